@@ -1,0 +1,145 @@
+//! The `rawko` command line: argument parsing and dispatch. Each command writes to the writers it
+//! is given, so tests run it in process and the binary hands it stdout and stderr.
+
+mod init;
+mod workflows;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+/// What a command hands to the process: its exit status.
+pub type ExitCode = i32;
+
+/// Everything went as asked.
+pub const EXIT_OK: ExitCode = 0;
+/// The command ran and found problems (an invalid workflow, an unknown key).
+pub const EXIT_PROBLEMS: ExitCode = 1;
+/// The command could not run as given (bad arguments, a missing workspace).
+pub const EXIT_USAGE: ExitCode = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rawko",
+    version,
+    about = "Runs coding-agent tasks through phased workflows and keeps agents on the rails",
+    long_about = "rawko runs coding-agent tasks through phased workflows: it gates every tool call by the \
+current phase, injects the phase's context before each agent turn, and reminds an agent that stops early.\n\n\
+Workflows are read from ~/.config/rawko/workflows, ~/.pi/agent/workflows, <workspace>/.pi/workflows and \
+<workspace>/.rawko/workflows (later roots override earlier ones by key).\n\n\
+Start with `rawko init`, then `rawko workflows show feature`."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The project directory [default: the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List, validate and preview workflows
+    #[command(subcommand)]
+    Workflows(WorkflowsCommand),
+    /// Write a starter workflow into <workspace>/.rawko/workflows
+    Init {
+        /// Overwrite files that already exist
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkflowsCommand {
+    /// List the workflows found: key, name, command, phase count and where each comes from
+    List,
+    /// Check every workflow and print each problem with its file and line (exit status 1 when
+    /// any workflow is invalid)
+    Validate,
+    /// Preview a workflow: every phase with its breadcrumb, tool policy and the context prompt
+    /// the agent will see
+    Show {
+        /// The workflow's key (its directory name) or its commandName
+        key: String,
+        /// The task description to fill into the prompts
+        #[arg(long, value_name = "TEXT")]
+        task: Option<String>,
+    },
+}
+
+/// What a command needs from its surroundings.
+pub struct Context<'a> {
+    pub workspace: PathBuf,
+    pub json: bool,
+    pub env: &'a dyn Fn(&str) -> Option<OsString>,
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+impl Context<'_> {
+    /// A path as the user should see it: relative to the workspace when inside it.
+    pub fn display_path(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.workspace) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+            _ => path.display().to_string(),
+        }
+    }
+}
+
+/// Runs a parsed command line. `cwd` is the default workspace.
+pub fn run(
+    cli: Cli,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ExitCode {
+    let workspace = match &cli.global.workspace {
+        Some(dir) if dir.is_absolute() => dir.clone(),
+        Some(dir) => cwd.join(dir),
+        None => cwd.to_path_buf(),
+    };
+    if !workspace.is_dir() {
+        let _ = writeln!(
+            err,
+            "error: workspace {} is not a directory (pass an existing project with --workspace DIR)",
+            workspace.display()
+        );
+        return EXIT_USAGE;
+    }
+    let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+    let mut ctx = Context {
+        workspace,
+        json: cli.global.json,
+        env,
+        out,
+        err,
+    };
+    let result = match cli.command {
+        Command::Workflows(WorkflowsCommand::List) => workflows::list(&mut ctx),
+        Command::Workflows(WorkflowsCommand::Validate) => workflows::validate(&mut ctx),
+        Command::Workflows(WorkflowsCommand::Show { key, task }) => {
+            workflows::show(&mut ctx, &key, task.as_deref())
+        }
+        Command::Init { force } => init::init(&mut ctx, force),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(ctx.err, "error: {e}");
+            EXIT_PROBLEMS
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! The texts a workflow produces: the context prompt injected before every agent turn, the
+//! not-done reminder, the completion and cancelled messages, the initial message, the session
+//! name and the breadcrumb. Templates use pi-workflows' `{variable}` syntax; a variable rawko does
+//! not know stays as written.
+
+use super::definition::{PhaseEntry, WorkflowDefinition, WorkflowSet};
+use super::state::{ActiveWorkflow, BreadcrumbLevel, WorkflowState};
+
+pub const DEFAULT_ROLE_INSTRUCTION: &str = "You are the ORCHESTRATOR for this workflow. You must NOT use the edit or write tools directly. All implementation work must be delegated to subagents via the delegate_to_subagents tool. Follow the phase instructions precisely.";
+
+pub const DEFAULT_ADVANCE_REMINDER: &str = "When you finish this phase, call the workflow_step tool with action='next' to advance to the next phase. If you need to restart the current scope from the beginning, use action='loop'.";
+
+pub const DEFAULT_BLOCK_REASON: &str = "[workflow] The tool \"{toolName}\" is blocked during the {phaseName} phase.\nRefer to the current phase instructions for allowed tools and approaches.\nWhen finished, call workflow_step to advance to the next phase.";
+
+pub const DEFAULT_NOT_DONE_REMINDER: &str = "⚠️ The {workflowName} is still active. Current phase: {phaseEmoji} {phaseName}.\n\nYou must NOT stop yet. The workflow requires you to complete the current phase and call workflow_step to advance.\n\nCurrent phase instructions:\n{phaseInstructions}\n\nContinue working on the current phase and call workflow_step when done.";
+
+pub const DEFAULT_COMPLETION_MESSAGE: &str = "✅ **{workflowName} Complete**\n\n**Task:** {taskDescription}\n**Task ID:** {taskId}\n**Phases completed:** {phaseCount}";
+
+pub const DEFAULT_CANCELLED_MESSAGE: &str =
+    "❌ **{workflowName} Cancelled**\n\n**Task:** {taskDescription}\n**Task ID:** {taskId}";
+
+/// Replaces every `{name}` whose name is in `vars`; anything else is left as written.
+pub fn resolve_template(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if name_len > 0 && after[name_len..].starts_with('}') {
+            let name = &after[..name_len];
+            match vars.iter().find(|(k, _)| *k == name) {
+                Some((_, value)) => out.push_str(value),
+                None => {
+                    out.push('{');
+                    out.push_str(name);
+                    out.push('}');
+                }
+            }
+            rest = &after[name_len + 1..];
+        } else {
+            out.push('{');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `Release Pipeline > Code Review [2/3] > 🔍 Static Analysis [1/2]`: the root workflow's name,
+/// then every level with its `[i/n]`; the emoji only on the concrete phase.
+pub fn breadcrumb_text(root_name: &str, levels: &[BreadcrumbLevel<'_>]) -> String {
+    let mut out = String::with_capacity(64);
+    out.push_str(root_name);
+    for level in levels {
+        out.push_str(" > ");
+        if !level.emoji.is_empty() {
+            out.push_str(level.emoji);
+            out.push(' ');
+        }
+        out.push_str(level.phase_name);
+        out.push_str(&format!(" [{}/{}]", level.index, level.total));
+    }
+    out
+}
+
+impl ActiveWorkflow<'_> {
+    /// The status-bar breadcrumb of this position.
+    pub fn breadcrumb_text(&self) -> String {
+        breadcrumb_text(&self.definition.name, &self.breadcrumb)
+    }
+
+    /// The 0-based position of the current phase in the flattened list of all phases.
+    fn flat_index(&self, set: &WorkflowSet) -> usize {
+        let mut index = 0;
+        for seg in &self.state.current_path {
+            if let Some(def) = set.get(&seg.workflow_key) {
+                for entry in def.phases.iter().take(seg.phase_index) {
+                    index += match entry {
+                        PhaseEntry::Phase(_) => 1,
+                        PhaseEntry::Subworkflow(k) => {
+                            set.get(k).map_or(0, |d| set.flatten(d).len())
+                        }
+                    };
+                }
+            }
+        }
+        index
+    }
+
+    /// The name of the entry before the current one in the innermost scope, or `(start)`.
+    fn previous_name<'s>(&self, set: &'s WorkflowSet) -> &'s str
+    where
+        Self: 's,
+    {
+        match self
+            .phase_index
+            .checked_sub(1)
+            .and_then(|i| self.scope.phases.get(i))
+        {
+            Some(entry) => set.entry_name(entry),
+            None => "(start)",
+        }
+    }
+
+    /// The template variables of the current phase.
+    fn prompt_vars<'s>(
+        &'s self,
+        set: &'s WorkflowSet,
+        path: &'s str,
+        step: &'s str,
+        blocked: &'s str,
+    ) -> [(&'s str, &'s str); 12] {
+        let phase = self.current_phase;
+        [
+            ("workflowName", &self.definition.name),
+            ("workflowKey", &self.state.workflow_key),
+            ("description", &self.state.task_description),
+            ("taskId", &self.state.task_id),
+            ("phaseId", &phase.id),
+            ("phaseName", &phase.name),
+            ("previousPhaseName", self.previous_name(set)),
+            (
+                "nextPhaseName",
+                self.next_entry.map_or("DONE", |e| set.entry_name(e)),
+            ),
+            ("blockedToolsList", blocked),
+            ("toolName", "workflow_step"),
+            ("breadcrumbPath", path),
+            ("globalStepCount", step),
+        ]
+    }
+
+    /// The phase's instructions with their template variables filled in.
+    pub fn instructions(&self, set: &WorkflowSet) -> String {
+        let path = self.path_names();
+        let step = self.state.global_step_count.to_string();
+        let blocked = blocked_list(self);
+        let vars = self.prompt_vars(set, &path, &step, &blocked);
+        resolve_template(&self.current_phase.instructions, &vars)
+    }
+
+    /// The context injected before every agent turn (pi-workflows' `buildContextPrompt`, with the
+    /// All Steps list of its later versions).
+    pub fn context_prompt(&self, set: &WorkflowSet) -> String {
+        let def = self.definition;
+        let phase = self.current_phase;
+        let path = self.path_names();
+        let step = self.state.global_step_count.to_string();
+        let blocked = blocked_list(self);
+        let vars = self.prompt_vars(set, &path, &step, &blocked);
+
+        let role = resolve_template(
+            def.role_instruction
+                .as_deref()
+                .unwrap_or(DEFAULT_ROLE_INSTRUCTION),
+            &vars,
+        );
+        let instructions = resolve_template(&phase.instructions, &vars);
+        let reminder = resolve_template(
+            def.advance_reminder
+                .as_deref()
+                .unwrap_or(DEFAULT_ADVANCE_REMINDER),
+            &vars,
+        );
+        let scope_total = self.scope.phases.len();
+        let position = self.phase_index + 1;
+
+        let mut out = String::with_capacity(1024 + instructions.len());
+        let mut line = |s: &str| {
+            out.push_str(s);
+            out.push('\n');
+        };
+        line(&format!(
+            "[Workflow path: {path} ▸ {} {}]",
+            phase.emoji, phase.name
+        ));
+        line("");
+        line(&role);
+        line("");
+        line(&format!("**Task:** {}", self.state.task_description));
+        line(&format!("**Task ID:** {}", self.state.task_id));
+        line(&format!(
+            "**Current Phase:** {} {}",
+            phase.emoji, phase.name
+        ));
+        if self.is_nested() {
+            line(&format!(
+                "**Progress:** Step {step} ({position}/{scope_total} in current scope)"
+            ));
+        } else {
+            line(&format!(
+                "**Progress:** Step {step} ({position}/{scope_total} phases)"
+            ));
+        }
+        line("");
+        line("**All Steps:**");
+        let current = self.flat_index(set);
+        for (i, p) in set.flatten(def).iter().enumerate() {
+            let marker = if i == current { '▶' } else { ' ' };
+            line(&format!("{marker} {}. {} {}", i + 1, p.emoji, p.name));
+        }
+        line("");
+        line("**What to do in this phase:**");
+        line(&instructions);
+        line("");
+        let profiles = if phase.available_profiles.is_empty() {
+            "(none)".to_owned()
+        } else {
+            phase.available_profiles.join(", ")
+        };
+        line(&format!(
+            "**Available subagent profiles for this phase:** {profiles}"
+        ));
+        line(&format!(
+            "**All profiles:** {}",
+            all_profiles(set, def).join(", ")
+        ));
+        line("");
+        out.push_str(&reminder);
+        out
+    }
+
+    /// The reminder sent when the agent stops while the workflow is still active.
+    pub fn not_done_reminder(&self, set: &WorkflowSet) -> String {
+        let phase = self.current_phase;
+        let instructions = self.instructions(set);
+        let vars = [
+            ("workflowName", self.definition.name.as_str()),
+            ("phaseName", &phase.name),
+            ("phaseEmoji", &phase.emoji),
+            ("phaseInstructions", &instructions),
+            ("taskDescription", &self.state.task_description),
+            ("taskId", &self.state.task_id),
+            ("workflowKey", &self.state.workflow_key),
+        ];
+        resolve_template(
+            self.definition
+                .not_done_reminder
+                .as_deref()
+                .unwrap_or(DEFAULT_NOT_DONE_REMINDER),
+            &vars,
+        )
+    }
+}
+
+fn blocked_list(active: &ActiveWorkflow<'_>) -> String {
+    let blocked = active.current_phase.blocked_tools();
+    if blocked.is_empty() {
+        "(none)".to_owned()
+    } else {
+        blocked.join(", ")
+    }
+}
+
+/// Every profile named by any phase of `def`, subworkflows included, first mention first.
+fn all_profiles<'a>(set: &'a WorkflowSet, def: &'a WorkflowDefinition) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for phase in set.flatten(def) {
+        for p in &phase.available_profiles {
+            if !seen.contains(&p.as_str()) {
+                seen.push(p);
+            }
+        }
+    }
+    seen
+}
+
+/// The message shown when a workflow finishes (`cancelled` picks the cancelled default).
+/// pi-workflows reuses `completionMessage` for both; so does rawko.
+pub fn finished_message(
+    def: &WorkflowDefinition,
+    set: &WorkflowSet,
+    state: &WorkflowState,
+) -> String {
+    let phase_count = set.flatten(def).len().to_string();
+    let vars = [
+        ("workflowName", def.name.as_str()),
+        ("taskDescription", &state.task_description),
+        ("taskId", &state.task_id),
+        ("phaseCount", &phase_count),
+    ];
+    let default = if state.cancelled {
+        DEFAULT_CANCELLED_MESSAGE
+    } else {
+        DEFAULT_COMPLETION_MESSAGE
+    };
+    resolve_template(def.completion_message.as_deref().unwrap_or(default), &vars)
+}
+
+/// The first user message of a task: the workflow's `initialMessage` with its variables.
+pub fn initial_message(def: &WorkflowDefinition, set: &WorkflowSet, description: &str) -> String {
+    let first = set.flatten(def).into_iter().next();
+    let profiles = first
+        .map(|p| p.available_profiles.join(", "))
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "(none)".to_owned());
+    let vars = [
+        ("workflowName", def.name.as_str()),
+        ("workflowKey", &def.key),
+        ("description", description),
+        ("firstPhaseId", first.map_or("", |p| p.id.as_str())),
+        ("firstPhaseName", first.map_or("", |p| p.name.as_str())),
+        ("firstPhaseEmoji", first.map_or("", |p| p.emoji.as_str())),
+        ("firstPhaseProfiles", &profiles),
+    ];
+    resolve_template(&def.initial_message, &vars)
+}
+
+/// The task's session name: the prefix and the description, cut at `sessionNameMaxLength`
+/// characters with `…`.
+pub fn session_name(def: &WorkflowDefinition, description: &str) -> String {
+    let max = def.session_name_max_length;
+    let mut name = def.session_name_prefix.clone();
+    if description.chars().count() > max {
+        name.extend(description.chars().take(max));
+        name.push('…');
+    } else {
+        name.push_str(description);
+    }
+    name
+}
+
+/// An ISO 8601 UTC timestamp (`2026-11-22T00:13:38.000Z`) from milliseconds since the epoch.
+pub fn iso_timestamp(millis: i64) -> String {
+    let secs = millis.div_euclid(1000);
+    let ms = millis.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
