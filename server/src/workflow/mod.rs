@@ -20,3 +20,6 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use gate::GateDecision;
 pub use load::{default_roots, load, LoadOutcome};
 pub use state::{ActiveWorkflow, NavError, PathSegment, WorkflowState};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,289 @@
+//! Server → client methods: what rawko tells or asks the editor about a task. The notifications
+//! carry a per-task `seq` that starts at 1 and grows by one with every notification of that task,
+//! so a client orders them by it and notices gaps.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::types::{BreadcrumbItem, TaskId, TaskState};
+use crate::{Notification, Request};
+
+/// Asks the user whether a tool call that the current phase blocks may run anyway.
+///
+/// A request with no answer within the approval timeout (default 120 s) counts as `reject_once`.
+#[derive(Debug)]
+pub enum ApproveToolCall {}
+
+impl Request for ApproveToolCall {
+    type Params = ApproveToolCallParams;
+    type Result = ApproveToolCallResult;
+    const METHOD: &'static str = "rawko/approveToolCall";
+}
+
+/// A choice the user is offered for a blocked tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOption {
+    /// Let this one call run.
+    AllowOnce,
+    /// Let this tool run for the rest of the task without asking again.
+    AllowAlways,
+    /// Refuse this call; the agent is told why.
+    RejectOnce,
+    /// Refuse this tool for the rest of the task without asking again.
+    RejectAlways,
+}
+
+impl ApprovalOption {
+    /// Every option, in the order a client should offer them.
+    pub const ALL: [ApprovalOption; 4] = [
+        ApprovalOption::AllowOnce,
+        ApprovalOption::AllowAlways,
+        ApprovalOption::RejectOnce,
+        ApprovalOption::RejectAlways,
+    ];
+}
+
+/// The user's answer to `rawko/approveToolCall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOutcome {
+    /// Let this one call run.
+    AllowOnce,
+    /// Let this tool run for the rest of the task without asking again.
+    AllowAlways,
+    /// Refuse this call; the agent is told why.
+    RejectOnce,
+    /// Refuse this tool for the rest of the task without asking again.
+    RejectAlways,
+    /// The user dismissed the question without choosing, or the task ended meanwhile; the call
+    /// does not run.
+    Cancelled,
+}
+
+impl From<ApprovalOption> for ApprovalOutcome {
+    fn from(option: ApprovalOption) -> Self {
+        match option {
+            ApprovalOption::AllowOnce => ApprovalOutcome::AllowOnce,
+            ApprovalOption::AllowAlways => ApprovalOutcome::AllowAlways,
+            ApprovalOption::RejectOnce => ApprovalOutcome::RejectOnce,
+            ApprovalOption::RejectAlways => ApprovalOutcome::RejectAlways,
+        }
+    }
+}
+
+/// The params of `rawko/approveToolCall`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveToolCallParams {
+    /// The task whose agent made the call.
+    pub task_id: TaskId,
+    /// The id of the tool call, as `rawko/output` notifications of kind `tool_call` name it.
+    pub tool_call_id: String,
+    /// The tool's name, e.g. `Write`.
+    pub tool: String,
+    /// The tool call's input, as the agent sent it.
+    pub input: serde_json::Value,
+    /// The name of the phase that blocks the tool.
+    pub phase: String,
+    /// Why the call was blocked, ready to show.
+    pub reason: String,
+    /// The choices to offer, in order.
+    pub options: Vec<ApprovalOption>,
+}
+
+/// The result of `rawko/approveToolCall`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveToolCallResult {
+    /// One of the offered options, or `cancelled`.
+    pub outcome: ApprovalOutcome,
+}
+
+/// The task's state, breadcrumb and status line changed.
+#[derive(Debug)]
+pub enum Status {}
+
+impl Notification for Status {
+    type Params = StatusParams;
+    const METHOD: &'static str = "rawko/status";
+}
+
+/// The params of `rawko/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The notification's place among the task's notifications, from 1.
+    pub seq: u64,
+    /// Where the task stands now.
+    pub state: TaskState,
+    /// The breadcrumb, outermost workflow first; empty when the task runs no workflow.
+    pub breadcrumb: Vec<BreadcrumbItem>,
+    /// The status line to show, e.g. `Feature > 🧪 Test [3/4]`.
+    pub text: String,
+    /// Why the state changed, when that is worth telling (e.g. an approval timed out).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+}
+
+/// The auto-continue countdown ticks: sent once a second while it runs.
+#[derive(Debug)]
+pub enum Countdown {}
+
+impl Notification for Countdown {
+    type Params = CountdownParams;
+    const METHOD: &'static str = "rawko/countdown";
+}
+
+/// The params of `rawko/countdown`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CountdownParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The notification's place among the task's notifications, from 1.
+    pub seq: u64,
+    /// Whole seconds until the reminder is sent; 0 on the last tick.
+    pub seconds_left: u32,
+    /// The text to show, e.g. `⏳ Auto-continuing in 3s`.
+    pub text: String,
+}
+
+/// Something for the task's output panel: the agent's text, tool calls and results, injected
+/// context, reminders, hook output.
+#[derive(Debug)]
+pub enum Output {}
+
+impl Notification for Output {
+    type Params = OutputParams;
+    const METHOD: &'static str = "rawko/output";
+}
+
+/// What a `rawko/output` notification carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputKind {
+    /// A piece of the agent's text, to append to what came before.
+    AssistantDelta,
+    /// The agent calls a tool.
+    ToolCall,
+    /// A tool call's result.
+    ToolResult,
+    /// The phase's context that rawko put before the agent's turn.
+    ContextInjected,
+    /// A reminder rawko sent because the agent stopped before the workflow was done.
+    Reminder,
+    /// What a hook printed.
+    HookOutput,
+    /// The workflow's completion message.
+    Completion,
+    /// An error the user should see (a provider error, a failed hook, a broken workflow).
+    Error,
+}
+
+/// The params of `rawko/output`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The notification's place among the task's notifications, from 1.
+    pub seq: u64,
+    /// What this is.
+    pub kind: OutputKind,
+    /// The text to show (Markdown for the agent's text).
+    pub text: String,
+    /// With `tool_call` and `tool_result`: the id of the tool call.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool_call_id: Option<String>,
+    /// With `tool_call` and `tool_result`: the tool's name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool: Option<String>,
+    /// With `tool_call`: the tool call's input.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input: Option<serde_json::Value>,
+    /// With `tool_result`: `true` when the tool failed or the call was blocked.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub is_error: Option<bool>,
+}
+
+/// The task ended. It is the task's last notification.
+#[derive(Debug)]
+pub enum TaskFinished {}
+
+impl Notification for TaskFinished {
+    type Params = TaskFinishedParams;
+    const METHOD: &'static str = "rawko/taskFinished";
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOutcome {
+    /// The workflow finished.
+    Complete,
+    /// The task stopped on an error or an exhausted limit.
+    Failed,
+    /// The user cancelled the task.
+    Cancelled,
+}
+
+/// The params of `rawko/taskFinished`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskFinishedParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The notification's place among the task's notifications, from 1.
+    pub seq: u64,
+    /// How the task ended.
+    pub outcome: TaskOutcome,
+    /// What was done, or why it failed, for people (Markdown).
+    pub summary: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc_examples::{check_notification, check_request};
+
+    #[test]
+    fn approve_tool_call() {
+        check_request::<ApproveToolCall>();
+    }
+
+    #[test]
+    fn status() {
+        check_notification::<Status>();
+    }
+
+    #[test]
+    fn countdown() {
+        check_notification::<Countdown>();
+    }
+
+    #[test]
+    fn output() {
+        check_notification::<Output>();
+    }
+
+    #[test]
+    fn task_finished() {
+        check_notification::<TaskFinished>();
+    }
+
+    #[test]
+    fn every_option_is_also_an_outcome() {
+        for option in ApprovalOption::ALL {
+            let as_option = serde_json::to_value(option).unwrap();
+            let as_outcome = serde_json::to_value(ApprovalOutcome::from(option)).unwrap();
+            assert_eq!(as_option, as_outcome);
+        }
+        assert_eq!(
+            serde_json::to_value(ApprovalOutcome::Cancelled).unwrap(),
+            serde_json::json!("cancelled")
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! Types that methods of both directions share: the task id, the task's state and the breadcrumb.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The id of a task, as `rawko/startTask` returned it. Opaque to clients: compare it, never parse it.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(transparent)]
+pub struct TaskId(pub String);
+
+impl TaskId {
+    /// The id as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for TaskId {
+    fn from(id: String) -> Self {
+        TaskId(id)
+    }
+}
+
+impl From<&str> for TaskId {
+    fn from(id: &str) -> Self {
+        TaskId(id.to_owned())
+    }
+}
+
+/// Where a task stands, as the status bar shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// The agent is working: a model turn, a tool or a hook is running.
+    Running,
+    /// A tool call was blocked by the phase's tools and waits for the user's answer to
+    /// `rawko/approveToolCall`.
+    WaitingApproval,
+    /// The agent stopped before the workflow was done; the auto-continue countdown runs and
+    /// `rawko/interrupt` can stop it.
+    Countdown,
+    /// The task cannot go on by itself and waits for the user: a message, a resume, or a decision
+    /// after a limit was reached or a countdown was interrupted.
+    Blocked,
+    /// The workflow finished and the task is done.
+    Complete,
+    /// The task stopped for good on an error or an exhausted limit.
+    Failed,
+    /// The user cancelled the task.
+    Cancelled,
+}
+
+impl TaskState {
+    /// `true` for the states a task never leaves: complete, failed, cancelled.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            TaskState::Complete | TaskState::Failed | TaskState::Cancelled
+        )
+    }
+}
+
+/// One level of the breadcrumb `Feature > 🧪 Test [3/4]`: the top-level workflow first, then each
+/// subworkflow the task is inside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BreadcrumbItem {
+    /// The name of the workflow (or subworkflow) at this level.
+    pub name: String,
+    /// The name of the current entry at this level: the phase's name at the innermost level, the
+    /// subworkflow's name above it.
+    pub phase_name: String,
+    /// The current phase's emoji at the innermost level; empty for subworkflow levels.
+    pub emoji: String,
+    /// The 1-based position of the current entry among this level's phases.
+    pub index: u32,
+    /// How many phases this level has.
+    pub total: u32,
+}
