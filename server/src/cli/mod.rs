@@ -111,6 +111,17 @@ pub fn run(
         Some(dir) => cwd.join(dir),
         None => cwd.to_path_buf(),
     };
+    // `init` may create the project directory; every other command needs an existing one.
+    if matches!(cli.command, Command::Init { .. }) && !workspace.exists() {
+        if let Err(e) = std::fs::create_dir_all(&workspace) {
+            let _ = writeln!(
+                err,
+                "error: cannot create workspace {}: {e}",
+                workspace.display()
+            );
+            return EXIT_USAGE;
+        }
+    }
     if !workspace.is_dir() {
         let _ = writeln!(
             err,

@@ -107,7 +107,10 @@ fn path(state: &WorkflowState) -> String {
 }
 
 fn crumb(state: &WorkflowState, set: &WorkflowSet) -> String {
-    state.resolve(set).map(|a| a.breadcrumb_text()).unwrap_or_else(|| "(inactive)".to_owned())
+    state
+        .resolve(set)
+        .map(|a| a.breadcrumb_text())
+        .unwrap_or_else(|| "(inactive)".to_owned())
 }
 
 /// Calls `next` until DONE and lists every position visited, with how it was reached.
@@ -123,12 +126,19 @@ fn walk(set: &WorkflowSet, key: &str) -> Vec<String> {
             Movement::Done => "done",
         };
         if step.movement == Movement::Done {
-            seen.push(format!("done   after {} (step {})", step.from, step.state.global_step_count));
+            seen.push(format!(
+                "done   after {} (step {})",
+                step.from, step.state.global_step_count
+            ));
             assert!(!step.state.active);
             return seen;
         }
         state = step.state;
-        seen.push(format!("{how:<6} {}  ({})", crumb(&state, set), path(&state)));
+        seen.push(format!(
+            "{how:<6} {}  ({})",
+            crumb(&state, set),
+            path(&state)
+        ));
     }
     panic!("workflow {key} never finished");
 }
@@ -153,7 +163,10 @@ fn linear_workflow_runs_to_done() {
 
 #[test]
 fn subworkflow_as_first_phase_is_entered_at_start() {
-    let set = set_of(&[wf("root", "Root", &["@sub", "z"]), wf("sub", "Sub", &["a", "b"])]);
+    let set = set_of(&[
+        wf("root", "Root", &["@sub", "z"]),
+        wf("sub", "Sub", &["a", "b"]),
+    ]);
     check_walk(
         &set,
         "root",
@@ -167,7 +180,10 @@ fn subworkflow_as_first_phase_is_entered_at_start() {
 
 #[test]
 fn subworkflow_as_parents_last_phase_finishes_the_workflow() {
-    let set = set_of(&[wf("root", "Root", &["a", "@sub"]), wf("sub", "Sub", &["b", "c"])]);
+    let set = set_of(&[
+        wf("root", "Root", &["a", "@sub"]),
+        wf("sub", "Sub", &["b", "c"]),
+    ]);
     check_walk(
         &set,
         "root",
@@ -236,7 +252,10 @@ fn a_finished_subworkflow_leads_straight_into_the_next_one() {
 
 #[test]
 fn loop_inside_a_subworkflow_resets_only_that_scope() {
-    let set = set_of(&[wf("root", "Root", &["a", "@sub", "z"]), wf("sub", "Sub", &["b", "c", "d"])]);
+    let set = set_of(&[
+        wf("root", "Root", &["a", "@sub", "z"]),
+        wf("sub", "Sub", &["b", "c", "d"]),
+    ]);
     let mut s = start(&set, "root");
     for _ in 0..3 {
         s = s.advance(&set).unwrap().state;
@@ -304,11 +323,17 @@ fn another_move_between_the_two_cancels_disarms_the_confirmation() {
     let set = set_of(&[wf("lin", "Linear", &["a", "b", "c"])]);
     let first = execute(Some(&start(&set, "lin")), &set, StepAction::Cancel);
     assert_eq!(first.result_type, ResultType::Cancel);
-    assert!(first.text.starts_with("⚠️ **Confirm cancellation** of workflow \"Ship it\"?"));
+    assert!(first
+        .text
+        .starts_with("⚠️ **Confirm cancellation** of workflow \"Ship it\"?"));
     let armed = first.state.unwrap();
     let moved = execute(Some(&armed), &set, StepAction::Next).state.unwrap();
     let again = execute(Some(&moved), &set, StepAction::Cancel);
-    assert!(again.text.contains("Confirm cancellation"), "{}", again.text);
+    assert!(
+        again.text.contains("Confirm cancellation"),
+        "{}",
+        again.text
+    );
     let done = execute(again.state.as_ref(), &set, StepAction::Cancel);
     assert_eq!(done.text, "Workflow cancelled: \"Ship it\"");
     assert!(done.state.unwrap().cancelled);
@@ -338,13 +363,22 @@ fn next_after_done_says_there_is_no_active_workflow() {
         "No active workflow. Use /workflow {name} {description} to start one."
     );
     assert!(result.state.is_none());
-    assert_eq!(execute(None, &set, StepAction::Loop).text, "No active workflow to loop.");
-    assert_eq!(execute(None, &set, StepAction::Cancel).text, "No active workflow to cancel.");
+    assert_eq!(
+        execute(None, &set, StepAction::Loop).text,
+        "No active workflow to loop."
+    );
+    assert_eq!(
+        execute(None, &set, StepAction::Cancel).text,
+        "No active workflow to cancel."
+    );
 }
 
 #[test]
 fn step_tool_next_texts() {
-    let set = set_of(&[wf("root", "Root", &["a", "@sub", "z"]), wf("sub", "Review", &["b"])]);
+    let set = set_of(&[
+        wf("root", "Root", &["a", "@sub", "z"]),
+        wf("sub", "Review", &["b"]),
+    ]);
     let s = start(&set, "root");
     let entered = execute(Some(&s), &set, StepAction::Next);
     expect![[r#"
@@ -364,13 +398,19 @@ fn step_tool_next_texts() {
     .assert_eq(&exited.text);
     let done = execute(exited.state.as_ref(), &set, StepAction::Next);
     assert_eq!(done.result_type, ResultType::Complete);
-    assert_eq!(done.text, "✓ Advanced: Z → DONE\n\n🎉 **All phases complete!**");
+    assert_eq!(
+        done.text,
+        "✓ Advanced: Z → DONE\n\n🎉 **All phases complete!**"
+    );
     assert!(!done.state.unwrap().active);
 }
 
 #[test]
 fn step_tool_status_and_loop_texts() {
-    let set = set_of(&[wf("root", "Root", &["a", "@sub"]), wf("sub", "Review", &["b", "c"])]);
+    let set = set_of(&[
+        wf("root", "Root", &["a", "@sub"]),
+        wf("sub", "Review", &["b", "c"]),
+    ]);
     let s = start(&set, "root").advance(&set).unwrap().state;
     let s = s.advance(&set).unwrap().state;
     let status = execute(Some(&s), &set, StepAction::Status);
@@ -399,11 +439,24 @@ fn step_tool_status_and_loop_texts() {
 
 #[test]
 fn step_tool_input_is_checked() {
-    assert_eq!(parse_input(&json!({"action": "next"})), Ok(StepAction::Next));
-    assert_eq!(parse_input(&json!({"action": "loop", "summary": "x"})), Ok(StepAction::Loop));
-    assert_eq!(parse_input(&json!({"action": "jump"})), Err("Unknown action: jump".to_owned()));
-    assert!(parse_input(&json!({})).unwrap_err().contains("needs an \"action\""));
-    assert!(parse_input(&json!({"action": 3})).unwrap_err().contains("must be a string"));
+    assert_eq!(
+        parse_input(&json!({"action": "next"})),
+        Ok(StepAction::Next)
+    );
+    assert_eq!(
+        parse_input(&json!({"action": "loop", "summary": "x"})),
+        Ok(StepAction::Loop)
+    );
+    assert_eq!(
+        parse_input(&json!({"action": "jump"})),
+        Err("Unknown action: jump".to_owned())
+    );
+    assert!(parse_input(&json!({}))
+        .unwrap_err()
+        .contains("needs an \"action\""));
+    assert!(parse_input(&json!({"action": 3}))
+        .unwrap_err()
+        .contains("must be a string"));
     assert!(parse_input(&json!("next")).is_err());
 }
 
@@ -450,7 +503,10 @@ fn a_state_that_no_longer_fits_is_stale_not_a_panic() {
 #[test]
 fn a_foreign_state_pointing_at_a_subworkflow_entry_is_understood() {
     // pi-workflows' loop leaves the path on a subworkflow entry without entering it.
-    let set = set_of(&[wf("root", "Root", &["@sub", "z"]), wf("sub", "Sub", &["a", "b"])]);
+    let set = set_of(&[
+        wf("root", "Root", &["@sub", "z"]),
+        wf("sub", "Sub", &["a", "b"]),
+    ]);
     let mut s = start(&set, "root");
     s.current_path.truncate(1);
     assert_eq!(crumb(&s, &set), "Root > Sub [1/2] > 🔹 A [1/2]");
@@ -473,7 +529,10 @@ fn gated_set(tools: Option<ToolPolicy>) -> WorkflowSet {
 
 #[test]
 fn gate_whitelist_blacklist_and_case() {
-    let white = gated_set(Some(ToolPolicy::Whitelist(vec!["Read".into(), "grep".into()])));
+    let white = gated_set(Some(ToolPolicy::Whitelist(vec![
+        "Read".into(),
+        "grep".into(),
+    ])));
     let s = start(&white, "wf");
     assert!(check(Some(&s), &white, "Read").is_allowed());
     assert!(check(Some(&s), &white, "read").is_allowed());
@@ -482,7 +541,10 @@ fn gate_whitelist_blacklist_and_case() {
     assert!(check(Some(&s), &white, "workflow_step").is_allowed());
     assert!(check(Some(&s), &white, "Workflow_Step").is_allowed());
 
-    let black = gated_set(Some(ToolPolicy::Blacklist(vec!["Write".into(), "Bash".into()])));
+    let black = gated_set(Some(ToolPolicy::Blacklist(vec![
+        "Write".into(),
+        "Bash".into(),
+    ])));
     let s = start(&black, "wf");
     assert!(check(Some(&s), &black, "Read").is_allowed());
     assert!(!check(Some(&s), &black, "bash").is_allowed());
@@ -502,16 +564,23 @@ fn gate_block_reason_default_and_template() {
         Block { reason: "[workflow] The tool \"Write\" is blocked during the Research phase.\nRefer to the current phase instructions for allowed tools and approaches.\nWhen finished, call workflow_step to advance to the next phase.", phase: "Research" }"#]]
     .assert_eq(&format!("{:?}", check(Some(&s), &set, "Write")));
 
-    let mut set = gated_set(Some(ToolPolicy::Blacklist(vec!["Write".into(), "Edit".into()])));
+    let mut set = gated_set(Some(ToolPolicy::Blacklist(vec![
+        "Write".into(),
+        "Edit".into(),
+    ])));
     let mut def = set.get("wf").unwrap().clone();
-    def.block_reason_template =
-        Some("{workflowName}/{phaseName}: no {toolName}; you may use {allowedTools}. {unknown}".into());
+    def.block_reason_template = Some(
+        "{workflowName}/{phaseName}: no {toolName}; you may use {allowedTools}. {unknown}".into(),
+    );
     set = WorkflowSet::from_map(IndexMap::from([("wf".to_owned(), def)]));
     let s = start(&set, "wf");
     let GateDecision::Block { reason, .. } = check(Some(&s), &set, "Edit") else {
         panic!("Edit must be blocked")
     };
-    assert_eq!(reason, "Flow/Research: no Edit; you may use all except: Write, Edit. {unknown}");
+    assert_eq!(
+        reason,
+        "Flow/Research: no Edit; you may use all except: Write, Edit. {unknown}"
+    );
 }
 
 #[test]
@@ -548,7 +617,11 @@ fn templates_keep_what_they_do_not_know() {
         ("{A}", "{A}"),
     ];
     for (template, want) in cases {
-        assert_eq!(resolve_template(template, &vars), want, "template {template:?}");
+        assert_eq!(
+            resolve_template(template, &vars),
+            want,
+            "template {template:?}"
+        );
     }
 }
 
@@ -563,12 +636,16 @@ fn breadcrumb_shows_every_level_and_one_emoji() {
         p.name = "Static Analysis".to_owned();
         p.emoji = "🔍".to_owned();
     }
-    let mut map: IndexMap<String, WorkflowDefinition> = set.iter().map(|d| (d.key.clone(), d.clone())).collect();
+    let mut map: IndexMap<String, WorkflowDefinition> =
+        set.iter().map(|d| (d.key.clone(), d.clone())).collect();
     map.insert("review".to_owned(), def);
     let set = WorkflowSet::from_map(map);
     let s = start(&set, "release").advance(&set).unwrap().state;
     let active = s.resolve(&set).unwrap();
-    assert_eq!(active.breadcrumb_text(), "Release Pipeline > Code Review [2/3] > 🔍 Static Analysis [1/2]");
+    assert_eq!(
+        active.breadcrumb_text(),
+        "Release Pipeline > Code Review [2/3] > 🔍 Static Analysis [1/2]"
+    );
     assert_eq!(breadcrumb_text("X", &[]), "X");
 }
 
@@ -579,10 +656,13 @@ fn context_prompt_of_a_nested_phase() {
         wf("l1", "Review", &["b", "@l2"]),
         wf("l2", "Checks", &["c", "d"]),
     ]);
-    let mut map: IndexMap<String, WorkflowDefinition> = set.iter().map(|d| (d.key.clone(), d.clone())).collect();
+    let mut map: IndexMap<String, WorkflowDefinition> =
+        set.iter().map(|d| (d.key.clone(), d.clone())).collect();
     let root = map.get_mut("root").unwrap();
-    root.role_instruction = Some("Role for {workflowName} ({workflowKey}), task {taskId}: {description}.".into());
-    root.advance_reminder = Some("Then go to {nextPhaseName}; step {globalStepCount}; {toolName}; {mystery}".into());
+    root.role_instruction =
+        Some("Role for {workflowName} ({workflowKey}), task {taskId}: {description}.".into());
+    root.advance_reminder =
+        Some("Then go to {nextPhaseName}; step {globalStepCount}; {toolName}; {mystery}".into());
     let l2 = map.get_mut("l2").unwrap();
     if let PhaseEntry::Phase(p) = &mut l2.phases[1] {
         p.instructions =
@@ -678,7 +758,8 @@ fn not_done_reminder_and_finished_messages() {
         **Task ID:** task-1
         **Phases completed:** 2"#]]
     .assert_eq(&super::texts::finished_message(def, &set, &done));
-    let CancelOutcome::Cancelled(cancelled) = s.cancel().unwrap().into_state().cancel().unwrap() else {
+    let CancelOutcome::Cancelled(cancelled) = s.cancel().unwrap().into_state().cancel().unwrap()
+    else {
         panic!()
     };
     expect![[r#"
@@ -742,10 +823,14 @@ fn record_round_trips_and_names_its_definitions() {
 
     let mut changed = set.get("sub").unwrap().clone();
     changed.fingerprint = "edited".to_owned();
-    let mut map: IndexMap<String, WorkflowDefinition> = set.iter().map(|d| (d.key.clone(), d.clone())).collect();
+    let mut map: IndexMap<String, WorkflowDefinition> =
+        set.iter().map(|d| (d.key.clone(), d.clone())).collect();
     map.insert("sub".to_owned(), changed);
     map.shift_remove("deep");
-    assert_eq!(back.changed_definitions(&WorkflowSet::from_map(map)), ["deep", "sub"]);
+    assert_eq!(
+        back.changed_definitions(&WorkflowSet::from_map(map)),
+        ["deep", "sub"]
+    );
 }
 
 #[test]
@@ -756,14 +841,44 @@ fn bad_records_are_clear_errors() {
         ("not json".into(), "not valid JSON"),
         ("[]".into(), "no \"version\""),
         ("{}".into(), "no \"version\""),
-        (good.replace("\"version\":1", "\"version\":2"), "has version 2, but this rawko reads version 1"),
-        (good.replace("\"version\":1", "\"version\":\"1\""), "has version \"1\""),
-        (good.replace("\"active\":true", "\"active\":\"yes\""), "is invalid"),
-        (good.replace("\"currentPath\":[{\"workflowKey\":\"lin\",\"phaseIndex\":0}]", "\"currentPath\":[]"), "currentPath is empty"),
-        (good.replace("\"phaseIndex\":0", "\"phaseIndex\":-1"), "is invalid"),
-        (good.replace("\"workflowKey\":\"lin\",\"phaseIndex\"", "\"workflowKey\":\"x\",\"phaseIndex\""), "currentPath starts at \"x\""),
-        (good.replace("{\"version\":1,", "{\"version\":1,\"extra\":1,"), "is invalid"),
-        (good.replace(",\"definitions\":", ",\"nodefs\":"), "is invalid"),
+        (
+            good.replace("\"version\":1", "\"version\":2"),
+            "has version 2, but this rawko reads version 1",
+        ),
+        (
+            good.replace("\"version\":1", "\"version\":\"1\""),
+            "has version \"1\"",
+        ),
+        (
+            good.replace("\"active\":true", "\"active\":\"yes\""),
+            "is invalid",
+        ),
+        (
+            good.replace(
+                "\"currentPath\":[{\"workflowKey\":\"lin\",\"phaseIndex\":0}]",
+                "\"currentPath\":[]",
+            ),
+            "currentPath is empty",
+        ),
+        (
+            good.replace("\"phaseIndex\":0", "\"phaseIndex\":-1"),
+            "is invalid",
+        ),
+        (
+            good.replace(
+                "\"workflowKey\":\"lin\",\"phaseIndex\"",
+                "\"workflowKey\":\"x\",\"phaseIndex\"",
+            ),
+            "currentPath starts at \"x\"",
+        ),
+        (
+            good.replace("{\"version\":1,", "{\"version\":1,\"extra\":1,"),
+            "is invalid",
+        ),
+        (
+            good.replace(",\"definitions\":", ",\"nodefs\":"),
+            "is invalid",
+        ),
     ];
     for (text, want) in cases {
         let err = WorkflowRecord::from_json(&text).expect_err(&text);
@@ -771,7 +886,10 @@ fn bad_records_are_clear_errors() {
         assert!(shown.contains(want), "{text}\n→ {shown}\nwanted {want}");
         assert!(matches!(
             err,
-            RecordError::Json(_) | RecordError::MissingVersion | RecordError::UnknownVersion { .. } | RecordError::Invalid(_)
+            RecordError::Json(_)
+                | RecordError::MissingVersion
+                | RecordError::UnknownVersion { .. }
+                | RecordError::Invalid(_)
         ));
     }
 }

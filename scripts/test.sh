@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test of rawko: formatting, lints and the whole test suite.
+# Safe to run again and again; it installs nothing it does not need.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || { echo "error: $1 not found: $2" >&2; exit 1; }
+}
+need cargo "install Rust with rustup (https://rustup.rs)"
+cargo fmt --version >/dev/null 2>&1 || { echo "error: rustfmt missing: rustup component add rustfmt" >&2; exit 1; }
+cargo clippy --version >/dev/null 2>&1 || { echo "error: clippy missing: rustup component add clippy" >&2; exit 1; }
+
+echo "==> cargo fmt --check"
+cargo fmt --all --check
+echo "==> cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "==> cargo test"
+cargo test --workspace --locked
