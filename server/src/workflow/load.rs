@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs;
+use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -92,8 +93,13 @@ pub fn load(roots: &[WorkflowRoot]) -> LoadOutcome {
     let mut diagnostics = Vec::new();
     let mut roots_found = Vec::new();
     // key → parsed definition (None when it failed), later roots replacing earlier ones.
-    let mut candidates: IndexMap<String, (Option<WorkflowDefinition>, PathBuf, WorkflowRoot)> =
-        IndexMap::new();
+    type Candidate = (
+        Option<WorkflowDefinition>,
+        PathBuf,
+        WorkflowRoot,
+        Range<usize>,
+    );
+    let mut candidates: IndexMap<String, Candidate> = IndexMap::new();
 
     for root in roots {
         let entries = match list_root(root, &mut diagnostics) {
@@ -111,6 +117,7 @@ pub fn load(roots: &[WorkflowRoot]) -> LoadOutcome {
                 report_non_workflow_dir(&dir, &key, &mut diagnostics);
                 continue;
             }
+            let first_diagnostic = diagnostics.len();
             let parsed = WorkflowParser {
                 key: &key,
                 dir: &dir,
@@ -119,13 +126,25 @@ pub fn load(roots: &[WorkflowRoot]) -> LoadOutcome {
                 diagnostics: &mut diagnostics,
             }
             .parse();
-            candidates.insert(key, (parsed, dir, root.clone()));
+            let range = first_diagnostic..diagnostics.len();
+            let replaced = candidates.insert(key, (parsed, dir.clone(), root.clone(), range));
+            if let Some((_, _, _, old_range)) = replaced {
+                // The earlier definition is not used: its problems no longer make anything invalid.
+                for d in &mut diagnostics[old_range] {
+                    d.severity = Severity::Warning;
+                    d.message = format!(
+                        "{} (this definition is overridden by {} and not used)",
+                        d.message,
+                        dir.display()
+                    );
+                }
+            }
         }
     }
 
     let mut skipped = Vec::new();
     let mut defs: IndexMap<String, WorkflowDefinition> = IndexMap::new();
-    for (key, (parsed, dir, root)) in candidates {
+    for (key, (parsed, dir, root, _)) in candidates {
         match parsed {
             Some(def) => {
                 defs.insert(key, def);
@@ -260,6 +279,12 @@ fn read_text(path: &Path, what: &str) -> Result<(String, Vec<u8>), Diagnostic> {
 fn parse_yaml(text: &str, path: &Path, line_offset: usize) -> Result<Value, Diagnostic> {
     serde_yaml_ng::from_str::<Value>(text).map_err(|e| {
         let message = format!("invalid YAML: {}", strip_location(&e.to_string()));
+        // The parser places a duplicate key at the start of its mapping; point at the duplicate.
+        if let Some(key) = duplicate_key(&message) {
+            if let Some(line) = nth_key_line(text, key, 2) {
+                return Diagnostic::error(path, message).at_line(Some(line + line_offset));
+            }
+        }
         match e.location() {
             Some(loc) => {
                 Diagnostic::error(path, message).at(loc.line() + line_offset, loc.column())
@@ -267,6 +292,12 @@ fn parse_yaml(text: &str, path: &Path, line_offset: usize) -> Result<Value, Diag
             None => Diagnostic::error(path, message),
         }
     })
+}
+
+/// The key named by serde_yaml's "duplicate entry with key \"K\"" message.
+fn duplicate_key(message: &str) -> Option<&str> {
+    let rest = message.split("duplicate entry with key \"").nth(1)?;
+    rest.split('"').next()
 }
 
 /// serde_yaml's messages end with "at line L column C"; the diagnostic carries those separately.
@@ -289,13 +320,44 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// The 1-based line, at or after `from`, that mentions `needle`.
-fn line_mentioning(text: &str, needle: &str, from: Option<usize>) -> Option<usize> {
-    let skip = from.unwrap_or(1).saturating_sub(1);
+/// The 1-based line of the `n`th (0-based) item of the top-level `phases:` list, or the
+/// `phases:` line itself when the list is written inline (`phases: [a.md, b.md]`).
+fn entry_line(text: &str, n: usize) -> Option<usize> {
+    let phases = key_line(text, "phases")?;
+    let mut item_indent: Option<usize> = None;
+    let mut seen = 0;
+    for (i, line) in text.lines().enumerate().skip(phases) {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - trimmed.len();
+        let is_item = trimmed == "-" || trimmed.starts_with("- ");
+        match item_indent {
+            None if is_item => item_indent = Some(indent),
+            None => return Some(phases),
+            Some(want) if is_item && indent == want => {}
+            Some(want) if indent > want => continue,
+            Some(_) => break,
+        }
+        if seen == n {
+            return Some(i + 1);
+        }
+        seen += 1;
+    }
+    Some(phases)
+}
+
+/// The 1-based line of the `nth` (1-based) line that starts with `key:`, at any indentation.
+fn nth_key_line(text: &str, key: &str, nth: usize) -> Option<usize> {
     text.lines()
         .enumerate()
-        .skip(skip)
-        .find(|(_, l)| l.contains(needle))
+        .filter(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })
+        .nth(nth.saturating_sub(1))
         .map(|(i, _)| i + 1)
 }
 
@@ -401,10 +463,25 @@ impl WorkflowParser<'_> {
             }
         };
 
-        let command_name = self.optional_string(&map, &text, &file, "commandName");
-        let initial_message = self.optional_string(&map, &text, &file, "initialMessage");
+        // For a workflow users start these two are required, so a wrong type is an error there.
+        let (command_name, initial_message) = if show == Show::User {
+            (
+                self.text_field(&map, &text, &file, "commandName"),
+                self.text_field(&map, &text, &file, "initialMessage"),
+            )
+        } else {
+            (
+                self.optional_string(&map, &text, &file, "commandName"),
+                self.optional_string(&map, &text, &file, "initialMessage"),
+            )
+        };
+        let wrong_type = |k: &str| {
+            map.get(k)
+                .is_some_and(|v| !v.is_null() && scalar_text(v).is_none())
+        };
         if show == Show::User {
             match &command_name {
+                None if wrong_type("commandName") => {}
                 None => self.error(
                     &file,
                     None,
@@ -423,6 +500,7 @@ impl WorkflowParser<'_> {
                 Some(_) => {}
             }
             match &initial_message {
+                None if wrong_type("initialMessage") => {}
                 None => self.error(
                     &file,
                     None,
@@ -535,6 +613,21 @@ impl WorkflowParser<'_> {
         }
     }
 
+    /// A text field whose wrong type is an error; `None` when missing or of the wrong type.
+    fn text_field(&mut self, map: &Mapping, text: &str, file: &Path, key: &str) -> Option<String> {
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => match scalar_text(v) {
+                Some(s) => Some(s),
+                None => {
+                    let msg = format!("{key} must be text, found {}", type_name(v));
+                    self.error(file, key_line(text, key), msg);
+                    None
+                }
+            },
+        }
+    }
+
     /// An optional text field; a value of the wrong type is reported and ignored.
     fn optional_string(
         &mut self,
@@ -595,13 +688,13 @@ impl WorkflowParser<'_> {
         let mut ok = true;
         for (i, item) in list.iter().enumerate() {
             let entry = match item {
-                Value::String(rel) => self.phase_file(rel, text, phases_line, file, hasher),
+                Value::String(rel) => self.phase_file(rel, entry_line(text, i), file, hasher),
                 Value::Mapping(m) => match m.get("subworkflow") {
                     Some(Value::String(k)) if !k.trim().is_empty() => {
                         Some(PhaseEntry::Subworkflow(k.clone()))
                     }
                     Some(Value::String(_)) => {
-                        let line = line_mentioning(text, "subworkflow", phases_line);
+                        let line = entry_line(text, i);
                         self.error(
                             file,
                             line,
@@ -612,7 +705,7 @@ impl WorkflowParser<'_> {
                     _ => {
                         self.error(
                             file,
-                            phases_line,
+                            entry_line(text, i),
                             format!("phases[{i}]: invalid phase entry: expected a file name or {{subworkflow: KEY}}"),
                         );
                         None
@@ -621,7 +714,7 @@ impl WorkflowParser<'_> {
                 other => {
                     self.error(
                         file,
-                        phases_line,
+                        entry_line(text, i),
                         format!(
                             "phases[{i}]: invalid phase entry: expected a file name or {{subworkflow: KEY}}, found {}",
                             type_name(other)
@@ -639,7 +732,11 @@ impl WorkflowParser<'_> {
                             first.display()
                         );
                         let phase_file = p.file.clone();
-                        self.error(&phase_file, Some(1), msg);
+                        let line = fs::read_to_string(&phase_file)
+                            .ok()
+                            .and_then(|t| key_line(&t, "id"))
+                            .or(Some(1));
+                        self.error(&phase_file, line, msg);
                         ok = false;
                     } else {
                         ids.insert(p.id.clone(), p.file.clone());
@@ -656,12 +753,10 @@ impl WorkflowParser<'_> {
     fn phase_file(
         &mut self,
         rel: &str,
-        text: &str,
-        phases_line: Option<usize>,
+        line: Option<usize>,
         file: &Path,
         hasher: &mut Sha256,
     ) -> Option<PhaseEntry> {
-        let line = line_mentioning(text, rel, phases_line).or(phases_line);
         if rel.trim().is_empty() {
             self.error(file, line, "empty phase file name");
             return None;
@@ -683,11 +778,7 @@ impl WorkflowParser<'_> {
             Err(d) => {
                 // Point at the entry in workflow.yaml for a missing file, at the file otherwise.
                 if !path.exists() {
-                    self.error(
-                        file,
-                        line,
-                        format!("phase file \"{rel}\" not found ({})", path.display()),
-                    );
+                    self.error(file, line, format!("phase file \"{rel}\" not found"));
                 } else {
                     self.push(d);
                 }
@@ -855,7 +946,14 @@ fn parse_phase(
         Some(Value::Mapping(t)) => {
             let list = |sink: &mut Sink, k: &str| -> Option<Vec<String>> {
                 match t.get(k) {
-                    None | Some(Value::Null) => None,
+                    None => None,
+                    Some(Value::Null) => {
+                        sink.warning(
+                            line_of("tools"),
+                            format!("tools.{k} has no value, so it restricts nothing; write `{k}: []` for an empty list"),
+                        );
+                        None
+                    }
                     Some(Value::Sequence(items)) => {
                         let mut out = Vec::with_capacity(items.len());
                         for item in items {
@@ -971,6 +1069,16 @@ fn parse_phase(
     })
 }
 
+/// The line in `def`'s workflow.yaml of its reference to subworkflow `target`.
+fn ref_line(def: &WorkflowDefinition, target: &str) -> Option<usize> {
+    let index = def
+        .phases
+        .iter()
+        .position(|e| matches!(e, PhaseEntry::Subworkflow(k) if k == target))?;
+    let text = fs::read_to_string(def.workflow_file()).ok()?;
+    entry_line(&text, index)
+}
+
 /// Drops every workflow that takes part in a subworkflow cycle (a self-reference counts).
 fn remove_cycles(
     defs: &mut IndexMap<String, WorkflowDefinition>,
@@ -1024,18 +1132,15 @@ fn remove_cycles(
             .map(|k| format!("\"{k}\""))
             .collect::<Vec<_>>()
             .join(" → ");
-        for key in &cycle[..cycle.len() - 1] {
+        for (j, key) in cycle[..cycle.len() - 1].iter().enumerate() {
             if !removed.insert(key.clone()) {
                 continue;
             }
             if let Some(def) = defs.get(key) {
-                let file = def.workflow_file();
-                let line = fs::read_to_string(&file)
-                    .ok()
-                    .and_then(|t| line_mentioning(&t, "subworkflow", None));
+                let line = ref_line(def, &cycle[j + 1]);
                 diagnostics.push(
                     Diagnostic::error(
-                        file,
+                        def.workflow_file(),
                         format!("subworkflow cycle {shown}; workflow \"{key}\" skipped"),
                     )
                     .at_line(line)
@@ -1083,17 +1188,15 @@ fn remove_dangling_refs(
             let Some(def) = defs.shift_remove(&key) else {
                 continue;
             };
-            let why = if invalid.contains(&target) || skipped.iter().any(|s| s.key == target) {
-                format!("references subworkflow \"{target}\", which was skipped because of its own errors")
-            } else if removed_here.contains(&target) {
+            let why = if removed_here.contains(&target) {
                 format!("references subworkflow \"{target}\", which was skipped because it references a missing workflow")
+            } else if invalid.contains(&target) || skipped.iter().any(|s| s.key == target) {
+                format!("references subworkflow \"{target}\", which was skipped because of its own errors")
             } else {
                 format!("references unknown subworkflow \"{target}\"")
             };
             let file = def.workflow_file();
-            let line = fs::read_to_string(&file)
-                .ok()
-                .and_then(|t| line_mentioning(&t, &target, key_line(&t, "phases")));
+            let line = ref_line(&def, &target);
             diagnostics.push(
                 Diagnostic::error(file, format!("{why}; workflow \"{key}\" skipped"))
                     .at_line(line)
