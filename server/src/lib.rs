@@ -1,6 +1,12 @@
 //! rawko: runs coding-agent tasks through phased workflows and keeps agents on the rails.
 //!
-//! `workflow` is the pure core; `cli` is the command-line face. See docs/architecture.md.
+//! Two pure cores (`workflow`, later `machine`), an imperative shell (`engine`, `provider`,
+//! `tools`, `config`), and faces on top (`lsp`, `cli`). See docs/architecture.md.
 
 pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod lsp;
+pub mod provider;
+pub mod tools;
 pub mod workflow;

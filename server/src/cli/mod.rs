@@ -1,6 +1,7 @@
 //! The `rawko` command line: argument parsing and dispatch. Each command writes to the writers it
 //! is given, so tests run it in process and the binary hands it stdout and stderr.
 
+mod demo;
 mod init;
 mod workflows;
 
@@ -58,6 +59,25 @@ pub enum Command {
         /// Overwrite files that already exist
         #[arg(long)]
         force: bool,
+    },
+    /// Run the JSON-RPC server on stdin/stdout (LSP framing) for an editor
+    Serve {
+        /// Accepted for editors that pass it; stdio is the only transport
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Watch a scripted agent run the starter workflow, offline: breadcrumb, streamed text, a
+    /// blocked tool call, the countdown and reminder, completion
+    Demo {
+        /// Ask about the blocked tool call instead of answering it automatically
+        #[arg(long)]
+        interactive: bool,
+        /// Run in this directory instead of a fresh temporary one (existing files are kept)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Length of one countdown tick in milliseconds
+        #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
+        tick_ms: u64,
     },
 }
 
@@ -145,6 +165,25 @@ pub fn run(
             workflows::show(&mut ctx, &key, task.as_deref())
         }
         Command::Init { force } => init::init(&mut ctx, force),
+        Command::Demo {
+            interactive,
+            dir,
+            tick_ms,
+        } => demo::demo(
+            &mut ctx,
+            demo::DemoOptions {
+                interactive,
+                dir,
+                tick: std::time::Duration::from_millis(tick_ms.max(1)),
+            },
+        ),
+        Command::Serve { .. } => {
+            let _ = writeln!(
+                ctx.err,
+                "error: `rawko serve` is started by the binary's main, not here"
+            );
+            return EXIT_USAGE;
+        }
     };
     match result {
         Ok(code) => code,

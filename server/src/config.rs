@@ -1,0 +1,209 @@
+//! rawko's settings: defaults, then `~/.config/rawko/config.json`, then `<workspace>/.rawko/config.json`,
+//! then what the editor passes as `initializationOptions`. Later layers override earlier ones key by
+//! key. A bad value is reported and the default kept, so a typo never stops the server.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// The settings the engine uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// How long a blocked tool call waits for the user before it counts as rejected.
+    pub approval_timeout: Duration,
+    /// How many not-done reminders may follow each other before the task fails.
+    pub max_reminders: u32,
+    /// The countdown before a reminder, in ticks.
+    pub countdown_seconds: u32,
+    /// How long one countdown tick lasts (1 s; shorter in tests).
+    pub countdown_tick: Duration,
+    /// The default time limit of a Bash tool call.
+    pub bash_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            approval_timeout: Duration::from_secs(120),
+            max_reminders: 8,
+            countdown_seconds: 3,
+            countdown_tick: Duration::from_secs(1),
+            bash_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// A settings layer that could not be used as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// The file, or `initializationOptions`.
+    pub source: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
+/// The config files, lowest precedence first.
+pub fn config_files(workspace: &Path, env: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut files = Vec::new();
+    let config =
+        non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")));
+    if let Some(config) = config {
+        files.push(config.join("rawko").join("config.json"));
+    }
+    files.push(workspace.join(".rawko").join("config.json"));
+    files
+}
+
+/// Reads the config files (a missing one is fine) and applies `overrides` last.
+pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<ConfigProblem>) {
+    let mut settings = Settings::default();
+    let mut problems = Vec::new();
+    for file in files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                problems.push(ConfigProblem {
+                    source: file.display().to_string(),
+                    message: format!("cannot read: {e}"),
+                });
+                continue;
+            }
+        };
+        let source = file.display().to_string();
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => apply(&mut settings, &map, &source, &mut problems),
+            Ok(_) => problems.push(ConfigProblem {
+                source,
+                message: "must be a JSON object".to_owned(),
+            }),
+            Err(e) => problems.push(ConfigProblem {
+                source,
+                message: format!("invalid JSON: {e}"),
+            }),
+        }
+    }
+    match overrides {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            apply(&mut settings, map, "initializationOptions", &mut problems)
+        }
+        Some(_) => problems.push(ConfigProblem {
+            source: "initializationOptions".to_owned(),
+            message: "must be a JSON object".to_owned(),
+        }),
+    }
+    (settings, problems)
+}
+
+fn apply(
+    settings: &mut Settings,
+    map: &Map<String, Value>,
+    source: &str,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let mut bad = |key: &str, want: &str, got: &Value| {
+        problems.push(ConfigProblem {
+            source: source.to_owned(),
+            message: format!("{key} must be {want}, found {got}; the default is used"),
+        });
+    };
+    let seconds = |v: &Value| {
+        v.as_f64()
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+    };
+    if let Some(v) = map.get("approvalTimeoutSeconds") {
+        match seconds(v) {
+            Some(s) => settings.approval_timeout = Duration::from_secs_f64(s),
+            None => bad("approvalTimeoutSeconds", "a number of seconds above 0", v),
+        }
+    }
+    if let Some(v) = map.get("maxReminders") {
+        match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) => settings.max_reminders = n,
+            None => bad("maxReminders", "a whole number", v),
+        }
+    }
+    if let Some(v) = map.get("countdownSeconds") {
+        match v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n <= 60)
+        {
+            Some(n) => settings.countdown_seconds = n,
+            None => bad("countdownSeconds", "a whole number from 0 to 60", v),
+        }
+    }
+    if let Some(v) = map.get("countdownTickMillis") {
+        match v.as_u64().filter(|n| (1..=60_000).contains(n)) {
+            Some(n) => settings.countdown_tick = Duration::from_millis(n),
+            None => bad("countdownTickMillis", "a whole number from 1 to 60000", v),
+        }
+    }
+    if let Some(v) = map.get("bashTimeoutSeconds") {
+        match seconds(v) {
+            Some(s) => settings.bash_timeout = Duration::from_secs_f64(s),
+            None => bad("bashTimeoutSeconds", "a number of seconds above 0", v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn layers_override_key_by_key_and_bad_values_keep_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("global.json");
+        let project = dir.path().join("project.json");
+        std::fs::write(
+            &global,
+            r#"{"maxReminders": 3, "countdownSeconds": 5, "hooks": {}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            &project,
+            r#"{"countdownSeconds": 2, "approvalTimeoutSeconds": "soon"}"#,
+        )
+        .unwrap();
+        let (s, problems) = load(
+            &[global, project.clone(), dir.path().join("missing.json")],
+            Some(&json!({"countdownTickMillis": 10})),
+        );
+        assert_eq!(s.max_reminders, 3);
+        assert_eq!(s.countdown_seconds, 2);
+        assert_eq!(s.countdown_tick, Duration::from_millis(10));
+        assert_eq!(s.approval_timeout, Duration::from_secs(120));
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].source, project.display().to_string());
+        assert!(
+            problems[0]
+                .message
+                .starts_with("approvalTimeoutSeconds must be"),
+            "{}",
+            problems[0]
+        );
+    }
+
+    #[test]
+    fn broken_files_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.json");
+        std::fs::write(&f, "{not json").unwrap();
+        let (s, problems) = load(&[f], Some(&json!([1])));
+        assert_eq!(s, Settings::default());
+        assert!(problems[0].message.starts_with("invalid JSON"));
+        assert_eq!(problems[1].message, "must be a JSON object");
+    }
+}

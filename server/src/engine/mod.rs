@@ -1,0 +1,277 @@
+//! The imperative shell: one actor per task runs the workflow, calls the provider and the tools,
+//! asks for approvals, counts down and reminds. Faces (the LSP server, `rawko demo`) start tasks
+//! here, send them commands and turn their events into what their user sees.
+//!
+//! A task is a tokio task that owns its state and receives [`TaskCommand`]s over a channel
+//! (invariant 3). It reports through [`TaskEvent`]s, in order, on one channel; the face gives them
+//! their `seq`. A snapshot shared behind a mutex lets a face answer `listTasks`/`getTask` without
+//! waiting on the actor.
+
+mod actor;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::config::Settings;
+use crate::provider::Provider;
+use crate::workflow::step::StepAction;
+use crate::workflow::WorkflowSet;
+
+/// Where a task is, as the editor shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    Running,
+    WaitingApproval,
+    Countdown,
+    /// Stopped and waiting for the user (after an interrupt).
+    Blocked,
+    Complete,
+    Failed,
+    Cancelled,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Running => "running",
+            TaskState::WaitingApproval => "waiting_approval",
+            TaskState::Countdown => "countdown",
+            TaskState::Blocked => "blocked",
+            TaskState::Complete => "complete",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            TaskState::Complete | TaskState::Failed | TaskState::Cancelled
+        )
+    }
+}
+
+/// What kind of output line a task produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    AssistantDelta,
+    ToolCall,
+    ToolResult,
+    ContextInjected,
+    Reminder,
+    HookOutput,
+    Completion,
+    Error,
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Complete,
+    Failed,
+    Cancelled,
+}
+
+/// The user's answer to a blocked tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalAnswer {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+    /// Dismissed, or the editor could not be asked: the call does not run.
+    Cancelled,
+}
+
+impl ApprovalAnswer {
+    pub fn allows(self) -> bool {
+        matches!(
+            self,
+            ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowAlways
+        )
+    }
+}
+
+/// One level of the breadcrumb.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Crumb {
+    pub name: String,
+    pub phase_name: String,
+    pub emoji: String,
+    /// 1-based.
+    pub index: usize,
+    pub total: usize,
+}
+
+/// A blocked tool call waiting for the user.
+#[derive(Debug)]
+pub struct ApprovalRequest {
+    pub tool_call_id: String,
+    pub tool: String,
+    pub input: Value,
+    pub phase: String,
+    pub reason: String,
+    /// Send the answer here. Dropped unanswered means the task stopped waiting (timeout, cancel).
+    pub reply: oneshot::Sender<ApprovalAnswer>,
+}
+
+/// Everything a task reports, in order.
+#[derive(Debug)]
+pub enum TaskEvent {
+    Status {
+        state: TaskState,
+        breadcrumb: Vec<Crumb>,
+        text: String,
+        reason: Option<String>,
+    },
+    Countdown {
+        seconds_left: u32,
+        text: String,
+    },
+    Output {
+        kind: OutputKind,
+        text: String,
+        tool_call_id: Option<String>,
+        tool: Option<String>,
+        input: Option<Value>,
+        is_error: Option<bool>,
+    },
+    Approval(ApprovalRequest),
+    Finished {
+        outcome: Outcome,
+        summary: String,
+    },
+}
+
+/// What a face can ask of a running task.
+#[derive(Debug)]
+pub enum TaskCommand {
+    Cancel,
+    /// Stops a countdown or the current turn; the task then waits for the user.
+    Interrupt,
+    SendMessage(String),
+    /// `next`, `loop` or `status` from the editor; the reply is the text to show.
+    Step {
+        action: StepAction,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+    /// Continue an interrupted task.
+    Resume,
+}
+
+/// One line of a task's history, for `getTask`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryItem {
+    pub at: i64,
+    pub event: String,
+    pub state_before: Option<TaskState>,
+    pub state_after: Option<TaskState>,
+    pub detail: Option<String>,
+}
+
+/// What a face may read of a task at any time.
+#[derive(Debug, Clone)]
+pub struct TaskSnapshot {
+    pub task_id: String,
+    pub description: String,
+    pub workflow: Option<String>,
+    pub state: TaskState,
+    pub breadcrumb: Vec<Crumb>,
+    pub breadcrumb_text: String,
+    pub status_text: String,
+    pub started_at: i64,
+    pub updated_at: i64,
+    pub history: Vec<HistoryItem>,
+}
+
+/// The handle a face keeps for a task.
+#[derive(Debug, Clone)]
+pub struct TaskHandle {
+    pub id: String,
+    commands: mpsc::UnboundedSender<TaskCommand>,
+    pub snapshot: Arc<Mutex<TaskSnapshot>>,
+}
+
+/// A command for a task whose actor has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the task has ended")]
+pub struct TaskEnded;
+
+impl TaskHandle {
+    pub fn send(&self, command: TaskCommand) -> Result<(), TaskEnded> {
+        self.commands.send(command).map_err(|_| TaskEnded)
+    }
+
+    pub fn snapshot(&self) -> TaskSnapshot {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub fn state(&self) -> TaskState {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .state
+    }
+}
+
+/// Everything needed to start a task.
+pub struct TaskSpec {
+    pub id: String,
+    pub description: String,
+    /// The workflow key, already checked against `workflows`.
+    pub workflow: Option<String>,
+    pub workflows: Arc<WorkflowSet>,
+    pub provider: Box<dyn Provider>,
+    pub workspace: PathBuf,
+    pub settings: Settings,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// A new task id: time-ordered and unique within the process.
+pub fn new_task_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed) + 1;
+    format!("task-{}-{n}", now_millis())
+}
+
+/// Starts a task's actor on the current tokio runtime. The events come out of the receiver in
+/// the order they happened; the channel closes after `Finished`.
+pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>) {
+    let (command_tx, command_rx) = mpsc::unbounded_channel();
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    let now = now_millis();
+    let snapshot = Arc::new(Mutex::new(TaskSnapshot {
+        task_id: spec.id.clone(),
+        description: spec.description.clone(),
+        workflow: spec.workflow.clone(),
+        state: TaskState::Running,
+        breadcrumb: Vec::new(),
+        breadcrumb_text: String::new(),
+        status_text: String::new(),
+        started_at: now,
+        updated_at: now,
+        history: Vec::new(),
+    }));
+    let handle = TaskHandle {
+        id: spec.id.clone(),
+        commands: command_tx,
+        snapshot: snapshot.clone(),
+    };
+    tokio::spawn(actor::run(spec, snapshot, event_tx, command_rx));
+    (handle, event_rx)
+}

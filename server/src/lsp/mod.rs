@@ -1,0 +1,650 @@
+//! The stdio JSON-RPC face: LSP framing on tower-lsp-server, the LSP lifecycle, rawko's custom
+//! methods, and one writer per task that sends its notifications in order with a `seq`.
+//!
+//! Handlers are thin (invariant 4): they check their input, forward to the task's actor and
+//! return. They never await the client; an approval request runs in its own spawned task.
+
+mod to_proto;
+
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use rawko_protocol::error_codes;
+use rawko_protocol::to_client::{
+    ApprovalOption, ApproveToolCall, ApproveToolCallParams, Countdown, Output, Status, TaskFinished,
+};
+use rawko_protocol::to_server::*;
+use rawko_protocol::types::TaskId;
+use rawko_protocol::Request as _;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::lsp_types::{
+    ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
+    InitializedParams, MessageType, ServerCapabilities, ServerInfo,
+};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt};
+
+use crate::config::{self, ConfigProblem, Settings};
+use crate::engine::{self, TaskCommand, TaskEvent, TaskHandle, TaskSpec, TaskState};
+use crate::provider::scripted::ScriptedProvider;
+use crate::provider::Provider;
+use crate::workflow::{default_roots, load, LoadOutcome, Severity, Show};
+
+/// The longest `rawko/sendMessage` text accepted.
+pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
+
+/// A rawko notification as tower-lsp-server's trait wants it.
+struct Notify<N>(PhantomData<N>);
+
+impl<N: rawko_protocol::Notification> tower_lsp_server::lsp_types::notification::Notification
+    for Notify<N>
+{
+    type Params = N::Params;
+    const METHOD: &'static str = N::METHOD;
+}
+
+/// A rawko request to the client as tower-lsp-server's trait wants it.
+struct Ask<R>(PhantomData<R>);
+
+impl<R: rawko_protocol::Request> tower_lsp_server::lsp_types::request::Request for Ask<R> {
+    type Params = R::Params;
+    type Result = R::Result;
+    const METHOD: &'static str = R::METHOD;
+}
+
+fn error(code: i64, message: impl Into<String>) -> Error {
+    Error {
+        code: ErrorCode::from(code),
+        message: message.into().into(),
+        data: None,
+    }
+}
+
+fn invalid_params(message: impl Into<String>) -> Error {
+    error(error_codes::INVALID_PARAMS, message)
+}
+
+/// Where the server runs and what it was told at start.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// `--workspace`; otherwise the editor's workspace folder, otherwise the current directory.
+    pub workspace: Option<PathBuf>,
+}
+
+struct Shared {
+    options: ServeOptions,
+    workspace: OnceLock<PathBuf>,
+    settings: OnceLock<Settings>,
+    config_problems: Mutex<Vec<ConfigProblem>>,
+    tasks: DashMap<String, TaskHandle>,
+}
+
+/// The language server.
+pub struct Backend {
+    client: Client,
+    shared: Arc<Shared>,
+}
+
+impl Backend {
+    fn new(client: Client, options: ServeOptions) -> Self {
+        Self {
+            client,
+            shared: Arc::new(Shared {
+                options,
+                workspace: OnceLock::new(),
+                settings: OnceLock::new(),
+                config_problems: Mutex::new(Vec::new()),
+                tasks: DashMap::new(),
+            }),
+        }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.shared
+            .workspace
+            .get()
+            .cloned()
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+    }
+
+    fn settings(&self) -> Settings {
+        self.shared.settings.get().cloned().unwrap_or_default()
+    }
+
+    async fn load_workflows(&self) -> LoadOutcome {
+        let workspace = self.workspace();
+        tokio::task::spawn_blocking(move || {
+            load(&default_roots(&workspace, |k| std::env::var_os(k)))
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    fn task(&self, id: &TaskId) -> Result<TaskHandle> {
+        self.shared
+            .tasks
+            .get(id.as_str())
+            .map(|h| h.clone())
+            .ok_or_else(|| error(error_codes::UNKNOWN_TASK, format!("unknown task \"{id}\"")))
+    }
+
+    /// Sends a command to a task that is still running.
+    fn command(&self, id: &TaskId, command: TaskCommand) -> Result<()> {
+        let handle = self.task(id)?;
+        let state = handle.state();
+        if state.is_finished() {
+            return Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!("task \"{id}\" has already ended ({})", state.as_str()),
+            ));
+        }
+        handle.send(command).map_err(|_| {
+            error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!("task \"{id}\" has already ended"),
+            )
+        })
+    }
+
+    async fn list_workflows(&self, _: ListWorkflowsParams) -> Result<ListWorkflowsResult> {
+        let outcome = self.load_workflows().await;
+        let set = &outcome.workflows;
+        Ok(ListWorkflowsResult {
+            workflows: set
+                .iter()
+                .map(|d| to_proto::workflow_summary(set, d))
+                .collect(),
+        })
+    }
+
+    async fn validate_workflows(
+        &self,
+        _: ValidateWorkflowsParams,
+    ) -> Result<ValidateWorkflowsResult> {
+        let outcome = self.load_workflows().await;
+        Ok(ValidateWorkflowsResult {
+            diagnostics: outcome
+                .diagnostics
+                .iter()
+                .map(|d| WorkflowDiagnostic {
+                    path: d.path.display().to_string(),
+                    line: d.line.and_then(|l| u32::try_from(l).ok()),
+                    column: d.column.and_then(|c| u32::try_from(c).ok()),
+                    severity: match d.severity {
+                        Severity::Error => rawko_protocol::to_server::Severity::Error,
+                        Severity::Warning => rawko_protocol::to_server::Severity::Warning,
+                    },
+                    workflow: d.workflow.clone(),
+                    message: d.message.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    async fn start_task(&self, params: StartTaskParams) -> Result<StartTaskResult> {
+        let description = params.description.trim().to_owned();
+        if description.is_empty() {
+            return Err(invalid_params("description is empty: say what the task is"));
+        }
+        if description.len() > MAX_MESSAGE_BYTES {
+            return Err(invalid_params("description is longer than 1 MiB"));
+        }
+        let workspace = self.workspace();
+        let outcome = self.load_workflows().await;
+        let set = outcome.workflows;
+        let workflow = match params
+            .workflow
+            .as_deref()
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            None => None,
+            Some(key) => {
+                let Some(def) = set.find(key) else {
+                    let known: Vec<&str> = set
+                        .iter()
+                        .filter(|d| d.show == Show::User)
+                        .map(|d| d.key.as_str())
+                        .collect();
+                    let broken = outcome.skipped.iter().any(|s| s.key == key);
+                    let message = if broken {
+                        format!("workflow \"{key}\" has errors; run `rawko workflows validate`")
+                    } else if known.is_empty() {
+                        format!("unknown workflow \"{key}\"; no workflows are defined (`rawko init` writes a starter)")
+                    } else {
+                        format!(
+                            "unknown workflow \"{key}\"; available: {}",
+                            known.join(", ")
+                        )
+                    };
+                    return Err(error(error_codes::WORKFLOW_NOT_FOUND, message));
+                };
+                if def.show == Show::Workflows {
+                    return Err(error(
+                        error_codes::WORKFLOW_NOT_FOUND,
+                        format!("workflow \"{key}\" is a subworkflow that can only run as part of another workflow"),
+                    ));
+                }
+                Some(def.key.clone())
+            }
+        };
+        let provider = make_provider(&params, &workspace)?;
+        let id = engine::new_task_id();
+        let (handle, events) = engine::spawn(TaskSpec {
+            id: id.clone(),
+            description,
+            workflow,
+            workflows: Arc::new(set),
+            provider,
+            workspace,
+            settings: self.settings(),
+        });
+        self.shared.tasks.insert(id.clone(), handle);
+        tokio::spawn(write_events(self.client.clone(), id.clone(), events));
+        Ok(StartTaskResult {
+            task_id: TaskId(id),
+        })
+    }
+
+    async fn cancel_task(&self, params: CancelTaskParams) -> Result<CancelTaskResult> {
+        self.command(&params.task_id, TaskCommand::Cancel)?;
+        Ok(CancelTaskResult {})
+    }
+
+    async fn step(&self, params: StepParams) -> Result<StepResult> {
+        let (reply, answer) = oneshot::channel();
+        self.command(
+            &params.task_id,
+            TaskCommand::Step {
+                action: to_proto::step_action(params.action),
+                reply,
+            },
+        )?;
+        match tokio::time::timeout(Duration::from_secs(10), answer).await {
+            Ok(Ok(Ok(text))) => Ok(StepResult { text }),
+            Ok(Ok(Err(message))) => Err(error(error_codes::TASK_STATE_CONFLICT, message)),
+            Ok(Err(_)) => Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!(
+                    "task \"{}\" ended before it could take the step",
+                    params.task_id
+                ),
+            )),
+            Err(_) => Err(error(
+                error_codes::INTERNAL_ERROR,
+                "the task did not answer within 10 s",
+            )),
+        }
+    }
+
+    async fn interrupt(&self, params: InterruptParams) -> Result<InterruptResult> {
+        self.command(&params.task_id, TaskCommand::Interrupt)?;
+        Ok(InterruptResult {})
+    }
+
+    async fn send_message(&self, params: SendMessageParams) -> Result<SendMessageResult> {
+        if params.text.len() > MAX_MESSAGE_BYTES {
+            return Err(invalid_params(format!(
+                "message is {} bytes; the limit is {MAX_MESSAGE_BYTES}",
+                params.text.len()
+            )));
+        }
+        if params.text.trim().is_empty() {
+            return Err(invalid_params("message is empty"));
+        }
+        self.command(&params.task_id, TaskCommand::SendMessage(params.text))?;
+        Ok(SendMessageResult {})
+    }
+
+    async fn list_tasks(&self, _: ListTasksParams) -> Result<ListTasksResult> {
+        let mut tasks: Vec<TaskSummary> = self
+            .shared
+            .tasks
+            .iter()
+            .map(|h| to_proto::task_summary(&h.snapshot()))
+            .collect();
+        tasks.sort_by(|a, b| {
+            a.started_at
+                .cmp(&b.started_at)
+                .then_with(|| a.task_id.cmp(&b.task_id))
+        });
+        Ok(ListTasksResult { tasks })
+    }
+
+    async fn get_task(&self, params: GetTaskParams) -> Result<GetTaskResult> {
+        let handle = self.task(&params.task_id)?;
+        Ok(GetTaskResult {
+            task: to_proto::task_detail(&handle.snapshot()),
+        })
+    }
+
+    async fn resume_task(&self, params: ResumeTaskParams) -> Result<ResumeTaskResult> {
+        let handle = self.task(&params.task_id)?;
+        let state = handle.state();
+        if state != TaskState::Blocked {
+            return Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!(
+                    "task \"{}\" is {}, not interrupted",
+                    params.task_id,
+                    state.as_str()
+                ),
+            ));
+        }
+        self.command(&params.task_id, TaskCommand::Resume)?;
+        Ok(ResumeTaskResult {})
+    }
+}
+
+/// Builds the provider a task asked for.
+fn make_provider(params: &StartTaskParams, workspace: &Path) -> Result<Box<dyn Provider>> {
+    let name = params
+        .provider
+        .as_deref()
+        .or(params.script.as_ref().map(|_| "scripted"));
+    match name {
+        Some("scripted") => {
+            let Some(script) = params.script.as_deref().filter(|s| !s.trim().is_empty()) else {
+                return Err(invalid_params("provider \"scripted\" needs a script: the path of a file of turns"));
+            };
+            let path = workspace.join(script);
+            ScriptedProvider::load(&path)
+                .map(|p| Box::new(p) as Box<dyn Provider>)
+                .map_err(|e| invalid_params(e.to_string()))
+        }
+        Some(other) => Err(invalid_params(format!(
+            "unknown provider \"{other}\"; this build knows: scripted"
+        ))),
+        None => Err(invalid_params(
+            "no provider: pass provider \"scripted\" with a script (model providers are configured in .rawko/config.json)",
+        )),
+    }
+}
+
+/// Sends a task's events to the client in order, numbering its notifications.
+async fn write_events(
+    client: Client,
+    task_id: String,
+    mut events: mpsc::UnboundedReceiver<TaskEvent>,
+) {
+    let mut seq = 0u64;
+    while let Some(event) = events.recv().await {
+        match event {
+            TaskEvent::Status {
+                state,
+                breadcrumb,
+                text,
+                reason,
+            } => {
+                seq += 1;
+                let params = to_proto::status(&task_id, seq, state, &breadcrumb, text, reason);
+                client.send_notification::<Notify<Status>>(params).await;
+            }
+            TaskEvent::Countdown { seconds_left, text } => {
+                seq += 1;
+                let params = to_proto::countdown(&task_id, seq, seconds_left, text);
+                client.send_notification::<Notify<Countdown>>(params).await;
+            }
+            TaskEvent::Output {
+                kind,
+                text,
+                tool_call_id,
+                tool,
+                input,
+                is_error,
+            } => {
+                seq += 1;
+                let params = to_proto::output(
+                    &task_id,
+                    seq,
+                    kind,
+                    text,
+                    tool_call_id,
+                    tool,
+                    input,
+                    is_error,
+                );
+                client.send_notification::<Notify<Output>>(params).await;
+            }
+            TaskEvent::Finished { outcome, summary } => {
+                seq += 1;
+                let params = to_proto::finished(&task_id, seq, outcome, summary);
+                client
+                    .send_notification::<Notify<TaskFinished>>(params)
+                    .await;
+            }
+            TaskEvent::Approval(request) => {
+                tokio::spawn(ask_approval(client.clone(), task_id.clone(), request));
+            }
+        }
+    }
+}
+
+/// Asks the editor about a blocked call. Runs on its own so nothing else waits for the user; gives
+/// up when the task stops waiting (its timeout, a cancel).
+async fn ask_approval(client: Client, task_id: String, request: engine::ApprovalRequest) {
+    let engine::ApprovalRequest {
+        tool_call_id,
+        tool,
+        input,
+        phase,
+        reason,
+        mut reply,
+    } = request;
+    let params = ApproveToolCallParams {
+        task_id: TaskId(task_id),
+        tool_call_id,
+        tool,
+        input,
+        phase,
+        reason,
+        options: ApprovalOption::ALL.to_vec(),
+    };
+    let ask = client.send_request::<Ask<ApproveToolCall>>(params);
+    let answer = tokio::select! {
+        answer = ask => answer,
+        () = reply.closed() => return,
+    };
+    let answer = match answer {
+        Ok(result) => to_proto::approval_answer(result.outcome),
+        Err(e) => {
+            tracing::warn!("approval request failed: {e}");
+            engine::ApprovalAnswer::Cancelled
+        }
+    };
+    let _ = reply.send(answer);
+}
+
+/// Parses `workspace/executeCommand` arguments as a method's params.
+fn command_params<P: DeserializeOwned>(arguments: &[Value]) -> Result<P> {
+    let value = arguments
+        .first()
+        .cloned()
+        .unwrap_or(Value::Object(Default::default()));
+    serde_json::from_value(value)
+        .map_err(|e| invalid_params(format!("invalid command arguments: {e}")))
+}
+
+fn to_value<T: Serialize>(value: T) -> Result<Option<Value>> {
+    serde_json::to_value(value)
+        .map(Some)
+        .map_err(|e| error(error_codes::INTERNAL_ERROR, e.to_string()))
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        #[allow(deprecated)]
+        let from_client = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .or_else(|| {
+                params
+                    .root_uri
+                    .as_ref()
+                    .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+            });
+        let workspace = self
+            .shared
+            .options
+            .workspace
+            .clone()
+            .or(from_client)
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        let files = config::config_files(&workspace, |k| std::env::var_os(k));
+        let (settings, problems) = config::load(&files, params.initialization_options.as_ref());
+        let _ = self.shared.workspace.set(workspace);
+        let _ = self.shared.settings.set(settings);
+        if let Ok(mut p) = self.shared.config_problems.lock() {
+            *p = problems;
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: rawko_protocol::commands::ALL
+                        .iter()
+                        .map(|(c, _)| (*c).to_owned())
+                        .collect(),
+                    ..Default::default()
+                }),
+                experimental: Some(serde_json::json!({"rawko": {"protocol": 1}})),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "rawko".to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        // Problems the user should see: bad settings, broken workflows. Sent after initialize,
+        // from a task of its own, so the handler returns at once.
+        let problems: Vec<String> = self
+            .shared
+            .config_problems
+            .lock()
+            .map(|p| p.iter().map(ToString::to_string).collect())
+            .unwrap_or_default();
+        let client = self.client.clone();
+        let workspace = self.workspace();
+        tokio::spawn(async move {
+            for p in problems {
+                client
+                    .show_message(MessageType::WARNING, format!("rawko config: {p}"))
+                    .await;
+            }
+            let outcome = tokio::task::spawn_blocking(move || {
+                load(&default_roots(&workspace, |k| std::env::var_os(k)))
+            })
+            .await
+            .unwrap_or_default();
+            let errors = outcome
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count();
+            if errors > 0 {
+                client
+                    .show_message(
+                        MessageType::WARNING,
+                        format!(
+                            "rawko: {} workflow{} skipped because of {errors} error{}; run \"Rawko: Validate Workflows\"",
+                            outcome.skipped.len(),
+                            if outcome.skipped.len() == 1 { " was" } else { "s were" },
+                            if errors == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .await;
+            }
+        });
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        for task in self.shared.tasks.iter() {
+            let _ = task.send(TaskCommand::Cancel);
+        }
+        Ok(())
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        let args = &params.arguments;
+        match params.command.as_str() {
+            rawko_protocol::commands::START_TASK => {
+                to_value(self.start_task(command_params(args)?).await?)
+            }
+            rawko_protocol::commands::CANCEL_TASK => {
+                to_value(self.cancel_task(command_params(args)?).await?)
+            }
+            rawko_protocol::commands::STEP => to_value(self.step(command_params(args)?).await?),
+            other => Err(invalid_params(format!(
+                "unknown command \"{other}\"; the commands are {}",
+                rawko_protocol::commands::ALL
+                    .iter()
+                    .map(|(c, _)| *c)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+}
+
+/// Runs the server on stdin/stdout until the client exits. Uses a current-thread runtime and,
+/// when stdin and stdout are pipes, non-blocking pipe I/O (the cheapest round trip).
+pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let (stdin, stdout) = stdio();
+        let (service, socket) = LspService::build(|client| Backend::new(client, options))
+            .custom_method(ListWorkflows::METHOD, Backend::list_workflows)
+            .custom_method(ValidateWorkflows::METHOD, Backend::validate_workflows)
+            .custom_method(StartTask::METHOD, Backend::start_task)
+            .custom_method(CancelTask::METHOD, Backend::cancel_task)
+            .custom_method(Step::METHOD, Backend::step)
+            .custom_method(Interrupt::METHOD, Backend::interrupt)
+            .custom_method(SendMessage::METHOD, Backend::send_message)
+            .custom_method(ListTasks::METHOD, Backend::list_tasks)
+            .custom_method(GetTask::METHOD, Backend::get_task)
+            .custom_method(ResumeTask::METHOD, Backend::resume_task)
+            .finish();
+        Server::new(stdin, stdout, socket).serve(service).await;
+    });
+    Ok(())
+}
+
+type Reader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+type Writer = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// stdin and stdout: non-blocking pipes when they are pipes, tokio's blocking-thread stdio
+/// otherwise (a terminal, a file).
+fn stdio() -> (Reader, Writer) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let stdin: Reader = match std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd)
+    {
+        Ok(rx) => Box::new(rx),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let stdout: Writer = match std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Sender::from_owned_fd)
+    {
+        Ok(tx) => Box::new(tx),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
+    (stdin, stdout)
+}

@@ -1,0 +1,195 @@
+//! Internal types to wire types, and back: the one place where the engine meets the protocol
+//! (invariant 2).
+
+use rawko_protocol::to_client::{
+    ApprovalOutcome, CountdownParams, OutputKind as WireOutputKind, OutputParams, StatusParams,
+    TaskFinishedParams, TaskOutcome,
+};
+use rawko_protocol::to_server::{
+    HistoryEntry, StepAction as WireStepAction, TaskDetail, TaskSummary, WorkflowSummary,
+};
+use rawko_protocol::types::{BreadcrumbItem, TaskId, TaskState as WireTaskState};
+
+use crate::engine::{ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState};
+use crate::workflow::step::StepAction;
+use crate::workflow::{Show, WorkflowDefinition, WorkflowSet};
+
+pub fn task_state(state: TaskState) -> WireTaskState {
+    match state {
+        TaskState::Running => WireTaskState::Running,
+        TaskState::WaitingApproval => WireTaskState::WaitingApproval,
+        TaskState::Countdown => WireTaskState::Countdown,
+        TaskState::Blocked => WireTaskState::Blocked,
+        TaskState::Complete => WireTaskState::Complete,
+        TaskState::Failed => WireTaskState::Failed,
+        TaskState::Cancelled => WireTaskState::Cancelled,
+    }
+}
+
+pub fn output_kind(kind: OutputKind) -> WireOutputKind {
+    match kind {
+        OutputKind::AssistantDelta => WireOutputKind::AssistantDelta,
+        OutputKind::ToolCall => WireOutputKind::ToolCall,
+        OutputKind::ToolResult => WireOutputKind::ToolResult,
+        OutputKind::ContextInjected => WireOutputKind::ContextInjected,
+        OutputKind::Reminder => WireOutputKind::Reminder,
+        OutputKind::HookOutput => WireOutputKind::HookOutput,
+        OutputKind::Completion => WireOutputKind::Completion,
+        OutputKind::Error => WireOutputKind::Error,
+    }
+}
+
+pub fn outcome(outcome: Outcome) -> TaskOutcome {
+    match outcome {
+        Outcome::Complete => TaskOutcome::Complete,
+        Outcome::Failed => TaskOutcome::Failed,
+        Outcome::Cancelled => TaskOutcome::Cancelled,
+    }
+}
+
+pub fn approval_answer(outcome: ApprovalOutcome) -> ApprovalAnswer {
+    match outcome {
+        ApprovalOutcome::AllowOnce => ApprovalAnswer::AllowOnce,
+        ApprovalOutcome::AllowAlways => ApprovalAnswer::AllowAlways,
+        ApprovalOutcome::RejectOnce => ApprovalAnswer::RejectOnce,
+        ApprovalOutcome::RejectAlways => ApprovalAnswer::RejectAlways,
+        ApprovalOutcome::Cancelled => ApprovalAnswer::Cancelled,
+    }
+}
+
+pub fn step_action(action: WireStepAction) -> StepAction {
+    match action {
+        WireStepAction::Next => StepAction::Next,
+        WireStepAction::Loop => StepAction::Loop,
+        WireStepAction::Status => StepAction::Status,
+    }
+}
+
+pub fn breadcrumb(crumbs: &[Crumb]) -> Vec<BreadcrumbItem> {
+    crumbs
+        .iter()
+        .map(|c| BreadcrumbItem {
+            name: c.name.clone(),
+            phase_name: c.phase_name.clone(),
+            emoji: c.emoji.clone(),
+            index: u32::try_from(c.index).unwrap_or(u32::MAX),
+            total: u32::try_from(c.total).unwrap_or(u32::MAX),
+        })
+        .collect()
+}
+
+fn millis(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0)
+}
+
+pub fn status(
+    task_id: &str,
+    seq: u64,
+    state: TaskState,
+    crumbs: &[Crumb],
+    text: String,
+    reason: Option<String>,
+) -> StatusParams {
+    StatusParams {
+        task_id: TaskId::from(task_id),
+        seq,
+        state: task_state(state),
+        breadcrumb: breadcrumb(crumbs),
+        text,
+        reason,
+    }
+}
+
+pub fn countdown(task_id: &str, seq: u64, seconds_left: u32, text: String) -> CountdownParams {
+    CountdownParams {
+        task_id: TaskId::from(task_id),
+        seq,
+        seconds_left,
+        text,
+    }
+}
+
+pub fn finished(task_id: &str, seq: u64, o: Outcome, summary: String) -> TaskFinishedParams {
+    TaskFinishedParams {
+        task_id: TaskId::from(task_id),
+        seq,
+        outcome: outcome(o),
+        summary,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn output(
+    task_id: &str,
+    seq: u64,
+    kind: OutputKind,
+    text: String,
+    tool_call_id: Option<String>,
+    tool: Option<String>,
+    input: Option<serde_json::Value>,
+    is_error: Option<bool>,
+) -> OutputParams {
+    OutputParams {
+        task_id: TaskId::from(task_id),
+        seq,
+        kind: output_kind(kind),
+        text,
+        tool_call_id,
+        tool,
+        input,
+        is_error,
+    }
+}
+
+pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
+    TaskSummary {
+        task_id: TaskId::from(s.task_id.as_str()),
+        description: s.description.clone(),
+        workflow: s.workflow.clone(),
+        state: task_state(s.state),
+        breadcrumb_text: s.breadcrumb_text.clone(),
+        started_at: millis(s.started_at),
+        updated_at: Some(millis(s.updated_at)),
+    }
+}
+
+pub fn task_detail(s: &TaskSnapshot) -> TaskDetail {
+    TaskDetail {
+        task_id: TaskId::from(s.task_id.as_str()),
+        description: s.description.clone(),
+        workflow: s.workflow.clone(),
+        state: task_state(s.state),
+        breadcrumb_text: s.breadcrumb_text.clone(),
+        started_at: millis(s.started_at),
+        updated_at: Some(millis(s.updated_at)),
+        breadcrumb: breadcrumb(&s.breadcrumb),
+        history: s
+            .history
+            .iter()
+            .enumerate()
+            .map(|(i, h)| HistoryEntry {
+                seq: i as u64 + 1,
+                at: millis(h.at),
+                event: h.event.clone(),
+                state_before: h.state_before.map(|s| s.as_str().to_owned()),
+                state_after: h.state_after.map(|s| s.as_str().to_owned()),
+                guard: None,
+                detail: h.detail.clone(),
+            })
+            .collect(),
+    }
+}
+
+pub fn workflow_summary(set: &WorkflowSet, def: &WorkflowDefinition) -> WorkflowSummary {
+    WorkflowSummary {
+        key: def.key.clone(),
+        name: def.name.clone(),
+        command_name: def.command_name.clone(),
+        phase_count: u32::try_from(set.flatten(def).len()).unwrap_or(u32::MAX),
+        show: match def.show {
+            Show::User => rawko_protocol::files::Show::User,
+            Show::Workflows => rawko_protocol::files::Show::Workflows,
+        },
+        source: def.dir.display().to_string(),
+    }
+}

@@ -1,0 +1,506 @@
+//! Bash: runs `sh -c COMMAND` in the workspace, in a process group of its own.
+//!
+//! The whole group is ended when the command is done, one way or another: on timeout (SIGTERM, then
+//! SIGKILL after a short grace), when the shell exits and leaves processes behind, and when the
+//! future running it is dropped (a guard kills the group with SIGKILL). So nothing an agent starts
+//! outlives its tool call, except a process that deliberately leaves the group (`setsid`).
+//!
+//! Output: stdout, then stderr under a `--- stderr ---` line, then the exit code; the two streams
+//! share the output cap.
+
+use std::future::Future;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::pin::Pin;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Child;
+use tokio::time::{sleep_until, Instant};
+
+use super::{Args, ToolContext, ToolOutput, MAX_BASH_TIMEOUT_SECS};
+
+/// How long the group gets between SIGTERM and SIGKILL, and to close its output after SIGKILL.
+const GRACE: Duration = Duration::from_secs(1);
+/// How long processes left behind by an exited shell may go on writing before they are ended.
+const LINGER: Duration = Duration::from_millis(300);
+
+pub(super) async fn bash(input: &Value, ctx: &ToolContext) -> ToolOutput {
+    let parsed = (|| {
+        let args = Args::new("Bash", input)?;
+        let command = args.str(&["command"])?;
+        let timeout = match args.opt_number(&["timeout"])? {
+            None => ctx.bash_timeout,
+            Some(seconds) if seconds > 0.0 && seconds <= MAX_BASH_TIMEOUT_SECS as f64 => {
+                Duration::from_secs_f64(seconds)
+            }
+            Some(seconds) => {
+                return Err(format!(
+                    "Bash: \"timeout\" is {seconds}; it must be more than 0 and at most {MAX_BASH_TIMEOUT_SECS} seconds"
+                ))
+            }
+        };
+        Ok((command, timeout))
+    })();
+    match parsed {
+        Ok((command, timeout)) => run_command(command, timeout, ctx).await,
+        Err(message) => ToolOutput::error(message),
+    }
+}
+
+/// The command's process group; dropping it kills whatever is left in the group.
+struct ProcessGroup {
+    id: Pid,
+}
+
+impl ProcessGroup {
+    fn signal(&self, signal: Signal) {
+        // ESRCH means the group is already empty: nothing to do.
+        let _ = killpg(self.id, signal);
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.signal(Signal::SIGKILL);
+    }
+}
+
+/// What is known so far about the running command.
+#[derive(Default)]
+struct Progress {
+    status: Option<io::Result<ExitStatus>>,
+    output_closed: bool,
+}
+
+/// Bytes read from one stream: the first `cap` of them, and how many there were in all.
+#[derive(Default)]
+struct Captured {
+    kept: Vec<u8>,
+    total: usize,
+}
+
+async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut Captured) {
+    let Some(mut stream) = stream else {
+        return;
+    };
+    let mut buffer = [0u8; 8192];
+    loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let room = cap.saturating_sub(into.kept.len());
+                into.kept.extend_from_slice(&buffer[..n.min(room)]);
+                into.total += n;
+            }
+        }
+    }
+}
+
+/// Waits until the shell has exited and its output is closed, or until `until`, or (with
+/// `leader_only`) until the shell alone has exited. True if the wait was met before `until`.
+async fn settle(
+    child: &mut Child,
+    reading: &mut Pin<&mut impl Future<Output = ()>>,
+    progress: &mut Progress,
+    until: Instant,
+    leader_only: bool,
+) -> bool {
+    loop {
+        if progress.status.is_some() && (leader_only || progress.output_closed) {
+            return true;
+        }
+        tokio::select! {
+            status = child.wait(), if progress.status.is_none() => progress.status = Some(status),
+            () = reading.as_mut(), if !progress.output_closed => progress.output_closed = true,
+            () = sleep_until(until) => return false,
+        }
+    }
+}
+
+enum Ending {
+    Exited(ExitStatus),
+    WaitFailed(io::Error),
+    TimedOut,
+}
+
+async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+    let mut child = match tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&ctx.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => return ToolOutput::error(format!("cannot start sh: {error}")),
+    };
+    let Some(group) = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(|id| ProcessGroup {
+            id: Pid::from_raw(id),
+        })
+    else {
+        return ToolOutput::error("cannot start sh: it has no process id");
+    };
+    let started = Instant::now();
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (mut out, mut err) = (Captured::default(), Captured::default());
+    let mut left_behind = false;
+    let ending = {
+        let cap = ctx.output_cap;
+        let reading = async {
+            tokio::join!(
+                capture(stdout, cap, &mut out),
+                capture(stderr, cap, &mut err)
+            );
+        };
+        tokio::pin!(reading);
+        let mut progress = Progress::default();
+        let finished = settle(
+            &mut child,
+            &mut reading,
+            &mut progress,
+            started + timeout,
+            true,
+        )
+        .await;
+        if finished {
+            // The shell is gone; give what it left behind a moment to finish writing.
+            if !settle(
+                &mut child,
+                &mut reading,
+                &mut progress,
+                Instant::now() + LINGER,
+                false,
+            )
+            .await
+            {
+                left_behind = true;
+                end_group(&group, &mut child, &mut reading, &mut progress).await;
+            }
+        } else {
+            end_group(&group, &mut child, &mut reading, &mut progress).await;
+        }
+        match progress.status {
+            Some(Ok(status)) if finished => Ending::Exited(status),
+            Some(Err(error)) if finished => Ending::WaitFailed(error),
+            _ => Ending::TimedOut,
+        }
+    };
+    drop(group);
+    report(ctx, &out, &err, &ending, timeout, left_behind)
+}
+
+/// SIGTERM to the group, then SIGKILL if it is not done within the grace.
+async fn end_group(
+    group: &ProcessGroup,
+    child: &mut Child,
+    reading: &mut Pin<&mut impl Future<Output = ()>>,
+    progress: &mut Progress,
+) {
+    group.signal(Signal::SIGTERM);
+    if settle(child, reading, progress, Instant::now() + GRACE, false).await {
+        return;
+    }
+    group.signal(Signal::SIGKILL);
+    // A process that left the group may still hold the output open: stop waiting for it.
+    settle(child, reading, progress, Instant::now() + GRACE, false).await;
+}
+
+fn report(
+    ctx: &ToolContext,
+    out: &Captured,
+    err: &Captured,
+    ending: &Ending,
+    timeout: Duration,
+    left_behind: bool,
+) -> ToolOutput {
+    let cap = ctx.output_cap;
+    // The streams share the cap; stderr keeps at least half of it when both are long.
+    let (mut out_keep, mut err_keep) = (out.kept.len(), err.kept.len());
+    if out_keep + err_keep > cap {
+        err_keep = err_keep.min((cap / 2).max(cap.saturating_sub(out_keep)));
+        out_keep = out_keep.min(cap - err_keep);
+    }
+    let mut content = String::new();
+    append_stream(&mut content, out, out_keep, "stdout");
+    if err.total > 0 {
+        content.push_str("--- stderr ---\n");
+        append_stream(&mut content, err, err_keep, "stderr");
+    }
+    if left_behind {
+        content.push_str("[processes the command left running were ended]\n");
+    }
+    let (status_line, is_error) = match ending {
+        Ending::Exited(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => (format!("exit code {code}"), code != 0),
+            (None, Some(signal)) => (format!("killed by {}", signal_name(signal)), true),
+            (None, None) => ("ended without an exit code".to_owned(), true),
+        },
+        Ending::WaitFailed(error) => (format!("cannot wait for the command: {error}"), true),
+        Ending::TimedOut => (
+            format!(
+                "timed out after {} s; the command and every process it started were killed",
+                timeout.as_secs_f64()
+            ),
+            true,
+        ),
+    };
+    content.push_str(&status_line);
+    ToolOutput { content, is_error }
+}
+
+fn append_stream(content: &mut String, stream: &Captured, keep: usize, name: &str) {
+    if stream.total == 0 {
+        return;
+    }
+    content.push_str(&String::from_utf8_lossy(&stream.kept[..keep]));
+    if !content.ends_with('\n') {
+        content.push('\n');
+    }
+    if keep < stream.total {
+        content.push_str(&format!(
+            "[{name} cut: showing the first {keep} of {} bytes]\n",
+            stream.total
+        ));
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    match Signal::try_from(signal) {
+        Ok(known) => known.as_str().to_owned(),
+        Err(_) => format!("signal {signal}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::super::test_support::workspace;
+    use super::super::{run, ToolOutput};
+
+    /// Whether process `pid` is gone; a zombie nobody reaped counts as gone.
+    fn is_gone(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            // The state follows the command name in parentheses, e.g. "123 (sleep) Z ...".
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        }
+    }
+
+    /// Waits up to 5 s for `pid` to be gone.
+    async fn gone_soon(pid: i32) -> bool {
+        for _ in 0..50 {
+            if is_gone(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
+    }
+
+    /// Waits (up to 10 s) for a file holding a process id followed by a newline.
+    async fn pid_in(file: &Path) -> i32 {
+        for _ in 0..100 {
+            if let Ok(text) = std::fs::read_to_string(file) {
+                if let Some(pid) = text.strip_suffix('\n').and_then(|t| t.parse().ok()) {
+                    return pid;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no process id in {}", file.display());
+    }
+
+    #[tokio::test]
+    async fn bash_reports_stdout_then_stderr_and_the_exit_code() {
+        let (_dir, ctx) = workspace();
+        let out = run(
+            "Bash",
+            &json!({"command": "echo out; echo err >&2; echo more"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(
+            out,
+            ToolOutput::ok("out\nmore\n--- stderr ---\nerr\nexit code 0")
+        );
+    }
+
+    #[tokio::test]
+    async fn bash_runs_in_the_workspace_with_no_input() {
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("marker.txt"), "").unwrap();
+        let out = run(
+            "Bash",
+            &json!({"command": "ls; readlink /proc/self/fd/0; pwd -P"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(
+            out.content,
+            format!(
+                "marker.txt\n/dev/null\n{}\nexit code 0",
+                ctx.workspace.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn bash_nonzero_exit_is_an_error() {
+        let (_dir, ctx) = workspace();
+        let out = run(
+            "Bash",
+            &json!({"command": "echo failing >&2; exit 3"}),
+            &ctx,
+        )
+        .await;
+        assert!(out.is_error);
+        assert_eq!(out.content, "--- stderr ---\nfailing\nexit code 3");
+        let out = run("Bash", &json!({"command": "kill -9 $$"}), &ctx).await;
+        assert!(out.is_error);
+        assert_eq!(out.content, "killed by SIGKILL");
+    }
+
+    #[tokio::test]
+    async fn bash_output_is_capped() {
+        let (_dir, mut ctx) = workspace();
+        ctx.output_cap = 1000;
+        let out = run(
+            "Bash",
+            &json!({"command": "yes abcdefghi | head -c 100000; echo oops >&2"}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content
+                .contains("[stdout cut: showing the first 995 of 100000 bytes]"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.ends_with("--- stderr ---\noops\nexit code 0"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.len() < 1200, "{}", out.content.len());
+
+        // When both streams are long, stderr keeps half of the cap.
+        let out = run(
+            "Bash",
+            &json!({"command": "yes out | head -c 5000; yes err | head -c 5000 >&2"}),
+            &ctx,
+        )
+        .await;
+        assert!(
+            out.content
+                .contains("[stdout cut: showing the first 500 of 5000 bytes]"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains("[stderr cut: showing the first 500 of 5000 bytes]"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn bash_timeout_kills_the_command_and_says_so() {
+        let (_dir, ctx) = workspace();
+        let started = Instant::now();
+        let out = run(
+            "Bash",
+            &json!({"command": "echo started; sleep 5", "timeout": 1}),
+            &ctx,
+        )
+        .await;
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "started\ntimed out after 1 s; the command and every process it started were killed"
+        );
+    }
+
+    #[tokio::test]
+    async fn bash_timeout_kills_background_children_too() {
+        let (dir, ctx) = workspace();
+        let started = Instant::now();
+        let out = run(
+            "Bash",
+            &json!({"command": "sleep 30 & echo $! > pid; wait", "timeout": 1}),
+            &ctx,
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(out.content.contains("timed out"), "{}", out.content);
+        let pid = pid_in(&dir.path().join("pid")).await;
+        assert!(gone_soon(pid).await, "background sleep {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn bash_ends_processes_left_behind_when_the_shell_exits() {
+        let (dir, ctx) = workspace();
+        let started = Instant::now();
+        let out = run(
+            "Bash",
+            &json!({"command": "sleep 30 & echo $! > pid; echo done"}),
+            &ctx,
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(
+            out,
+            ToolOutput::ok("done\n[processes the command left running were ended]\nexit code 0")
+        );
+        let pid = pid_in(&dir.path().join("pid")).await;
+        assert!(gone_soon(pid).await, "background sleep {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn bash_cancelled_kills_the_process_group() {
+        let (dir, ctx) = workspace();
+        let pid_file = dir.path().join("pid");
+        let input = json!({"command": "sleep 30 & echo $! > pid; wait"});
+        tokio::select! {
+            out = run("Bash", &input, &ctx) => panic!("the command finished: {out:?}"),
+            _ = pid_in(&pid_file) => {}
+        }
+        // The run future was dropped when select! returned.
+        let pid = pid_in(&pid_file).await;
+        assert!(gone_soon(pid).await, "background sleep {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn bash_refuses_bad_timeouts() {
+        let (_dir, ctx) = workspace();
+        let out = run("Bash", &json!({"command": "true", "timeout": 120000}), &ctx).await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "Bash: \"timeout\" is 120000; it must be more than 0 and at most 600 seconds"
+        );
+        let out = run("Bash", &json!({"command": "true", "timeout": "5"}), &ctx).await;
+        assert_eq!(out.content, "Bash: \"timeout\" must be a number");
+    }
+}

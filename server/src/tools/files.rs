@@ -1,0 +1,433 @@
+//! Read, Write and Edit: the file tools, each confined to the workspace by [`resolve`].
+
+use std::fs::{self, File, Metadata};
+use std::io::{BufRead, BufReader, ErrorKind};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{blocking, resolve, shown, truncate_to, Args, ToolContext, ToolOutput};
+
+/// A file whose first bytes hold a NUL is taken for binary, as git and ripgrep do.
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+const PATH: &[&str] = &["path", "file_path"];
+
+pub(super) async fn read(input: &Value, ctx: &ToolContext) -> ToolOutput {
+    let parsed = (|| {
+        let args = Args::new("Read", input)?;
+        Ok::<_, String>((
+            args.str(PATH)?.to_owned(),
+            args.positive(&["offset"])?.unwrap_or(1),
+            args.positive(&["limit"])?,
+        ))
+    })();
+    let (path, offset, limit) = match parsed {
+        Ok(parsed) => parsed,
+        Err(message) => return ToolOutput::error(message),
+    };
+    let ctx = ctx.clone();
+    blocking(move || read_file(&ctx, &path, offset, limit)).await
+}
+
+pub(super) async fn write(input: &Value, ctx: &ToolContext) -> ToolOutput {
+    let parsed = (|| {
+        let args = Args::new("Write", input)?;
+        Ok::<_, String>((
+            args.str(PATH)?.to_owned(),
+            args.str(&["content"])?.to_owned(),
+        ))
+    })();
+    let (path, content) = match parsed {
+        Ok(parsed) => parsed,
+        Err(message) => return ToolOutput::error(message),
+    };
+    let ctx = ctx.clone();
+    blocking(move || write_file(&ctx, &path, &content)).await
+}
+
+pub(super) async fn edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
+    let parsed = (|| {
+        let args = Args::new("Edit", input)?;
+        Ok::<_, String>(Replacement {
+            path: args.str(PATH)?.to_owned(),
+            old_text: args.str(&["old_text", "old_string"])?.to_owned(),
+            new_text: args.str(&["new_text", "new_string"])?.to_owned(),
+            replace_all: args.bool(&["replace_all"])?,
+        })
+    })();
+    let replacement = match parsed {
+        Ok(parsed) => parsed,
+        Err(message) => return ToolOutput::error(message),
+    };
+    let ctx = ctx.clone();
+    blocking(move || edit_file(&ctx, &replacement)).await
+}
+
+/// The metadata of an existing regular file, or why `given` is not one.
+fn regular_file(real: &Path, given: &str) -> Result<Metadata, String> {
+    let metadata = fs::metadata(real).map_err(|error| match error.kind() {
+        ErrorKind::NotFound => format!("file \"{given}\" does not exist"),
+        _ => format!("cannot read \"{given}\": {error}"),
+    })?;
+    if metadata.is_dir() {
+        return Err(format!(
+            "\"{given}\" is a directory, not a file; Glob lists what is in it"
+        ));
+    }
+    if !metadata.is_file() {
+        return Err(format!("\"{given}\" is not a regular file"));
+    }
+    Ok(metadata)
+}
+
+fn read_file(
+    ctx: &ToolContext,
+    given: &str,
+    offset: usize,
+    limit: Option<usize>,
+) -> Result<String, String> {
+    let real = resolve(ctx, given)?;
+    regular_file(&real, given)?;
+    let failed = |error: std::io::Error| format!("cannot read \"{given}\": {error}");
+    let mut reader = BufReader::new(File::open(&real).map_err(failed)?);
+    if reader
+        .fill_buf()
+        .map_err(failed)?
+        .iter()
+        .take(BINARY_SNIFF_BYTES)
+        .any(|byte| *byte == 0)
+    {
+        return Err(format!("\"{given}\" is a binary file, not text"));
+    }
+
+    let mut text = String::new();
+    let mut line = Vec::new();
+    let mut line_number = 0;
+    let mut lines_taken = 0;
+    let mut cut_at_line = None;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(failed)? == 0 {
+            break;
+        }
+        line_number += 1;
+        if line_number < offset {
+            continue;
+        }
+        if limit.is_some_and(|limit| lines_taken >= limit) {
+            break;
+        }
+        if line.contains(&0) {
+            return Err(format!("\"{given}\" is a binary file, not text"));
+        }
+        let line_text = std::str::from_utf8(&line)
+            .map_err(|_| format!("\"{given}\" is not UTF-8 text (line {line_number})"))?;
+        if text.len() + line_text.len() > ctx.output_cap {
+            // Whole lines only, unless the first line alone is over the cap.
+            if lines_taken == 0 {
+                text.push_str(truncate_to(line_text, ctx.output_cap));
+            }
+            cut_at_line = Some(line_number);
+            break;
+        }
+        text.push_str(line_text);
+        lines_taken += 1;
+    }
+
+    if offset > 1 && line_number < offset {
+        return Err(format!(
+            "offset {offset} is past the end of \"{given}\", which has {line_number} lines"
+        ));
+    }
+    if let Some(line) = cut_at_line {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let cap = ctx.output_cap;
+        if lines_taken > 0 {
+            text.push_str(&format!(
+                "[cut: the output reached the {cap}-byte cap; to read on, use offset {line}]"
+            ));
+        } else {
+            text.push_str(&format!(
+                "[cut: line {line} is longer than the {cap}-byte cap; only its start is shown]"
+            ));
+        }
+    }
+    Ok(text)
+}
+
+fn write_file(ctx: &ToolContext, given: &str, content: &str) -> Result<String, String> {
+    let real = resolve(ctx, given)?;
+    match fs::metadata(&real) {
+        Ok(metadata) if metadata.is_dir() => {
+            return Err(format!("\"{given}\" is a directory, not a file"))
+        }
+        Ok(metadata) if !metadata.is_file() => {
+            return Err(format!("\"{given}\" is not a regular file"))
+        }
+        _ => {}
+    }
+    if let Some(parent) = real.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|error| format!("cannot create the directories for \"{given}\": {error}"))?;
+    }
+    fs::write(&real, content).map_err(|error| format!("cannot write \"{given}\": {error}"))?;
+    Ok(format!(
+        "wrote {} bytes to {}",
+        content.len(),
+        shown(ctx, &real)
+    ))
+}
+
+struct Replacement {
+    path: String,
+    old_text: String,
+    new_text: String,
+    replace_all: bool,
+}
+
+fn edit_file(ctx: &ToolContext, edit: &Replacement) -> Result<String, String> {
+    let given = edit.path.as_str();
+    let real = resolve(ctx, given)?;
+    regular_file(&real, given)?;
+    let bytes = fs::read(&real).map_err(|error| format!("cannot read \"{given}\": {error}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("\"{given}\" is not UTF-8 text"))?;
+    if edit.old_text.is_empty() {
+        return Err(format!(
+            "old_text is empty; give the exact text to replace in \"{given}\""
+        ));
+    }
+    if edit.old_text == edit.new_text {
+        return Err("old_text and new_text are the same; nothing would change".to_owned());
+    }
+    let count = text.matches(edit.old_text.as_str()).count();
+    if count == 0 {
+        return Err(format!(
+            "old_text was not found in \"{given}\"; it must match the file exactly, including whitespace"
+        ));
+    }
+    if count > 1 && !edit.replace_all {
+        return Err(format!(
+            "old_text occurs {count} times in \"{given}\"; give more surrounding text to make it unique, or set replace_all"
+        ));
+    }
+    let new = text.replace(edit.old_text.as_str(), &edit.new_text);
+    fs::write(&real, new).map_err(|error| format!("cannot write \"{given}\": {error}"))?;
+    let occurrences = if count == 1 {
+        "occurrence"
+    } else {
+        "occurrences"
+    };
+    Ok(format!(
+        "replaced {count} {occurrences} in {}",
+        shown(ctx, &real)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::run;
+    use super::super::test_support::workspace;
+
+    #[tokio::test]
+    async fn read_returns_the_text() {
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+        let out = run("Read", &json!({"path": "a.txt"}), &ctx).await;
+        assert!(!out.is_error);
+        assert_eq!(out.content, "one\ntwo\nthree\n");
+    }
+
+    #[tokio::test]
+    async fn read_takes_offset_and_limit_in_lines() {
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\nfour").unwrap();
+        let out = run(
+            "Read",
+            &json!({"file_path": "a.txt", "offset": 2, "limit": 2}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "two\nthree\n");
+        let out = run("Read", &json!({"path": "a.txt", "offset": 4}), &ctx).await;
+        assert_eq!(out.content, "four");
+        let out = run("Read", &json!({"path": "a.txt", "offset": 9}), &ctx).await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "offset 9 is past the end of \"a.txt\", which has 4 lines"
+        );
+    }
+
+    #[tokio::test]
+    async fn read_cuts_at_the_output_cap_and_says_where_to_go_on() {
+        let (dir, mut ctx) = workspace();
+        ctx.output_cap = 10;
+        std::fs::write(dir.path().join("a.txt"), "1234\n5678\nabcd\n").unwrap();
+        let out = run("Read", &json!({"path": "a.txt"}), &ctx).await;
+        assert!(!out.is_error);
+        assert_eq!(
+            out.content,
+            "1234\n5678\n[cut: the output reached the 10-byte cap; to read on, use offset 3]"
+        );
+        let out = run("Read", &json!({"path": "a.txt", "offset": 3}), &ctx).await;
+        assert_eq!(out.content, "abcd\n");
+
+        std::fs::write(dir.path().join("long.txt"), "é".repeat(20)).unwrap();
+        let out = run("Read", &json!({"path": "long.txt"}), &ctx).await;
+        assert_eq!(
+            out.content,
+            "ééééé\n[cut: line 1 is longer than the 10-byte cap; only its start is shown]"
+        );
+    }
+
+    #[tokio::test]
+    async fn read_refuses_directories_binaries_and_missing_files() {
+        let (dir, ctx) = workspace();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("blob.bin"), b"\x7fELF\0\0\x01").unwrap();
+        std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+        for (path, expected) in [
+            (
+                "src",
+                "\"src\" is a directory, not a file; Glob lists what is in it",
+            ),
+            ("blob.bin", "\"blob.bin\" is a binary file, not text"),
+            ("latin1.txt", "\"latin1.txt\" is not UTF-8 text (line 1)"),
+            ("nope.txt", "file \"nope.txt\" does not exist"),
+        ] {
+            let out = run("Read", &json!({"path": path}), &ctx).await;
+            assert!(out.is_error, "{path}");
+            assert_eq!(out.content, expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn write_creates_parent_directories() {
+        let (dir, ctx) = workspace();
+        let out = run(
+            "Write",
+            &json!({"path": "notes/plan.md", "content": "the plan\n"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "wrote 9 bytes to notes/plan.md");
+        assert!(!out.is_error);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes/plan.md")).unwrap(),
+            "the plan\n"
+        );
+        let out = run(
+            "Write",
+            &json!({"path": "notes/plan.md", "content": "shorter"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "wrote 7 bytes to notes/plan.md");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes/plan.md")).unwrap(),
+            "shorter"
+        );
+        let out = run("Write", &json!({"path": "notes", "content": "x"}), &ctx).await;
+        assert!(out.is_error);
+        assert_eq!(out.content, "\"notes\" is a directory, not a file");
+    }
+
+    #[tokio::test]
+    async fn write_through_a_symlink_inside_writes_its_target() {
+        let (dir, ctx) = workspace();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("real", dir.path().join("alias")).unwrap();
+        let out = run(
+            "Write",
+            &json!({"path": "alias/x.txt", "content": "x"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "wrote 1 bytes to real/x.txt");
+        assert!(dir.path().join("real/x.txt").is_file());
+    }
+
+    #[tokio::test]
+    async fn edit_replaces_unique_text() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("main.rs");
+        std::fs::write(&file, "fn main() {\n    old();\n}\n").unwrap();
+        let out = run(
+            "Edit",
+            &json!({"path": "main.rs", "old_string": "old()", "new_string": "new()"}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(out.content, "replaced 1 occurrence in main.rs");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "fn main() {\n    new();\n}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn edit_refuses_missing_empty_and_ambiguous_text() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "x = 1\nx = 1\nx = 1\n").unwrap();
+        for (old, expected) in [
+            (
+                "y = 2",
+                "old_text was not found in \"a.txt\"; it must match the file exactly, including whitespace",
+            ),
+            (
+                "",
+                "old_text is empty; give the exact text to replace in \"a.txt\"",
+            ),
+            (
+                "x = 1",
+                "old_text occurs 3 times in \"a.txt\"; give more surrounding text to make it unique, or set replace_all",
+            ),
+        ] {
+            let out = run(
+                "Edit",
+                &json!({"path": "a.txt", "old_text": old, "new_text": "z"}),
+                &ctx,
+            )
+            .await;
+            assert!(out.is_error, "{old:?}");
+            assert_eq!(out.content, expected);
+        }
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "x = 1\nx = 1\nx = 1\n"
+        );
+        let out = run(
+            "Edit",
+            &json!({"path": "gone.txt", "old_text": "a", "new_text": "b"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "file \"gone.txt\" does not exist");
+    }
+
+    #[tokio::test]
+    async fn edit_with_replace_all_replaces_every_occurrence() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "x = 1\nx = 1\ny = 1\n").unwrap();
+        let out = run(
+            "Edit",
+            &json!({"path": "a.txt", "old_text": "x = 1", "new_text": "x = 2", "replace_all": true}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(out.content, "replaced 2 occurrences in a.txt");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "x = 2\nx = 2\ny = 1\n"
+        );
+    }
+}

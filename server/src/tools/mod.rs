@@ -1,0 +1,464 @@
+//! The built-in tools an agent calls: Read, Write, Edit, Glob, Grep and Bash.
+//!
+//! Every file tool goes through [`resolve`], which keeps it inside the workspace after following
+//! symlinks (invariant 7). Bash runs with the workspace as its working directory, in a process group
+//! of its own that is killed when the command ends, times out or is cancelled. Bad input never
+//! panics: it comes back as a [`ToolOutput`] with `is_error` set and a message the model can act on.
+//!
+//! File I/O runs on tokio's blocking pool, so a current-thread runtime is never blocked.
+
+mod bash;
+mod confine;
+mod files;
+mod search;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+pub use confine::resolve;
+
+/// The longest a Bash command may be given to run, in seconds.
+pub const MAX_BASH_TIMEOUT_SECS: u64 = 600;
+
+/// A tool as the model sees it: a name, what it does and the JSON Schema of its input.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: Value,
+}
+
+/// Where and how the tools run for one task.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace, canonical (symlinks resolved): every file tool stays inside it.
+    pub workspace: PathBuf,
+    /// How long a Bash command may run when its input gives no `timeout`.
+    pub bash_timeout: Duration,
+    /// The most bytes of output a tool returns; longer output is cut, with a note saying so.
+    pub output_cap: usize,
+}
+
+impl ToolContext {
+    /// A context for `workspace` (canonicalised) with a 120 s Bash timeout and a 64 KiB output cap.
+    pub fn new(workspace: &Path) -> std::io::Result<Self> {
+        let workspace = workspace.canonicalize()?;
+        if !workspace.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("workspace {} is not a directory", workspace.display()),
+            ));
+        }
+        Ok(ToolContext {
+            workspace,
+            bash_timeout: Duration::from_secs(120),
+            output_cap: 64 * 1024,
+        })
+    }
+}
+
+/// What a tool call gives back to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+impl From<Result<String, String>> for ToolOutput {
+    fn from(result: Result<String, String>) -> Self {
+        match result {
+            Ok(content) => ToolOutput::ok(content),
+            Err(message) => ToolOutput::error(message),
+        }
+    }
+}
+
+const TOOL_NAMES: [&str; 6] = ["Read", "Write", "Edit", "Glob", "Grep", "Bash"];
+
+/// The built-in tools with the JSON Schema of each input.
+///
+/// The schemas name the canonical fields; Claude Code's names (`file_path`, `old_string`,
+/// `new_string`, `-i`) are accepted as well.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "Read",
+            description: "Read a text file in the workspace. Returns its text, or the lines from \
+                          `offset` (1-based) on, at most `limit` of them. Long output is cut, with a \
+                          note saying where to read on.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "offset": {"type": "integer", "minimum": 1, "description": "first line to read (1-based)"},
+                    "limit": {"type": "integer", "minimum": 1, "description": "most lines to read"}
+                },
+                "required": ["path"]
+            }),
+        },
+        ToolSpec {
+            name: "Write",
+            description: "Write a file in the workspace, replacing it if it exists. Missing parent \
+                          directories are created.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "content": {"type": "string", "description": "the whole new content of the file"}
+                },
+                "required": ["path", "content"]
+            }),
+        },
+        ToolSpec {
+            name: "Edit",
+            description: "Replace exact text in a file in the workspace. `old_text` must occur \
+                          exactly once unless `replace_all` is true.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "old_text": {"type": "string", "description": "the exact text to replace"},
+                    "new_text": {"type": "string", "description": "the text to put in its place"},
+                    "replace_all": {"type": "boolean", "default": false, "description": "replace every occurrence"}
+                },
+                "required": ["path", "old_text", "new_text"]
+            }),
+        },
+        ToolSpec {
+            name: "Glob",
+            description: "List the files in the workspace whose paths match a glob pattern, \
+                          relative to `path` (default: the workspace). `*` stays within one \
+                          directory; `**/` matches any depth, e.g. `**/*.rs`. Files ignored by \
+                          .gitignore are left out. One workspace-relative path per line, sorted.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "glob pattern, e.g. src/**/*.rs"},
+                    "path": {"type": "string", "description": "directory to search in (default: the workspace)"}
+                },
+                "required": ["pattern"]
+            }),
+        },
+        ToolSpec {
+            name: "Grep",
+            description: "Search file contents in the workspace with a regular expression (Rust \
+                          regex syntax). Answers `file:line:text` lines. Files ignored by \
+                          .gitignore and binary files are skipped.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "regular expression"},
+                    "path": {"type": "string", "description": "file or directory to search (default: the workspace)"},
+                    "glob": {"type": "string", "description": "only files matching this glob, e.g. *.rs (a pattern without / matches file names)"},
+                    "case_insensitive": {"type": "boolean", "default": false}
+                },
+                "required": ["pattern"]
+            }),
+        },
+        ToolSpec {
+            name: "Bash",
+            description: "Run a shell command (sh -c) in the workspace directory, with no input. \
+                          Answers its stdout, then its stderr after a `--- stderr ---` line, then \
+                          the exit code. Processes it leaves running in the background are ended \
+                          when it exits.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "the command line"},
+                    "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_BASH_TIMEOUT_SECS, "description": "seconds before the command is killed (default 120)"}
+                },
+                "required": ["command"]
+            }),
+        },
+    ]
+}
+
+/// Whether `name` is a built-in tool (case-insensitive).
+pub fn is_builtin(name: &str) -> bool {
+    TOOL_NAMES
+        .iter()
+        .any(|tool| tool.eq_ignore_ascii_case(name))
+}
+
+/// Runs the built-in tool `name` (case-insensitive) with `input`.
+///
+/// An unknown tool or bad input gives an error output, never a panic. Dropping the future of a
+/// running Bash command kills its process group.
+pub async fn run(name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
+    match name.to_ascii_lowercase().as_str() {
+        "read" => files::read(input, ctx).await,
+        "write" => files::write(input, ctx).await,
+        "edit" => files::edit(input, ctx).await,
+        "glob" => search::glob(input, ctx).await,
+        "grep" => search::grep(input, ctx).await,
+        "bash" => bash::bash(input, ctx).await,
+        _ => ToolOutput::error(format!(
+            "unknown tool \"{name}\"; the built-in tools are {}",
+            TOOL_NAMES.join(", ")
+        )),
+    }
+}
+
+/// Runs blocking file work on tokio's blocking pool.
+async fn blocking<F>(work: F) -> ToolOutput
+where
+    F: FnOnce() -> Result<String, String> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result.into(),
+        Err(error) => ToolOutput::error(format!("the tool failed: {error}")),
+    }
+}
+
+/// A tool's input object, read by field name with aliases (the first name is the canonical one).
+struct Args<'a> {
+    tool: &'static str,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Args<'a> {
+    fn new(tool: &'static str, input: &'a Value) -> Result<Self, String> {
+        match input {
+            Value::Object(map) => Ok(Args { tool, map }),
+            other => Err(format!(
+                "{tool} takes a JSON object as input, not {}",
+                kind_of(other)
+            )),
+        }
+    }
+
+    /// The first of `names` that is present and not null.
+    fn get(&self, names: &[&str]) -> Option<&'a Value> {
+        names
+            .iter()
+            .find_map(|name| self.map.get(*name).filter(|value| !value.is_null()))
+    }
+
+    fn missing(&self, names: &[&str], what: &str) -> String {
+        format!("{} needs \"{}\" ({what})", self.tool, names[0])
+    }
+
+    fn wrong(&self, names: &[&str], what: &str) -> String {
+        format!("{}: \"{}\" must be {what}", self.tool, names[0])
+    }
+
+    fn opt_str(&self, names: &[&str]) -> Result<Option<&'a str>, String> {
+        match self.get(names) {
+            None => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(_) => Err(self.wrong(names, "a string")),
+        }
+    }
+
+    fn str(&self, names: &[&str]) -> Result<&'a str, String> {
+        self.opt_str(names)?
+            .ok_or_else(|| self.missing(names, "a string"))
+    }
+
+    fn bool(&self, names: &[&str]) -> Result<bool, String> {
+        match self.get(names) {
+            None => Ok(false),
+            Some(Value::Bool(flag)) => Ok(*flag),
+            Some(_) => Err(self.wrong(names, "true or false")),
+        }
+    }
+
+    /// An optional integer of at least 1.
+    fn positive(&self, names: &[&str]) -> Result<Option<usize>, String> {
+        match self.get(names) {
+            None => Ok(None),
+            Some(value) => value
+                .as_u64()
+                .filter(|n| *n >= 1)
+                .and_then(|n| usize::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| self.wrong(names, "a whole number of at least 1")),
+        }
+    }
+
+    fn opt_number(&self, names: &[&str]) -> Result<Option<f64>, String> {
+        match self.get(names) {
+            None => Ok(None),
+            Some(value) => value
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(names, "a number")),
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `path` relative to the workspace, for messages (`.` for the workspace itself).
+fn shown(ctx: &ToolContext, path: &Path) -> String {
+    match path.strip_prefix(&ctx.workspace) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn truncate_to(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::ToolContext;
+
+    /// A fresh workspace and a context for it.
+    pub(crate) fn workspace() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ctx = ToolContext::new(dir.path()).expect("context");
+        (dir, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::workspace;
+    use super::*;
+
+    #[test]
+    fn specs_name_the_six_tools_with_object_schemas() {
+        let specs = specs();
+        let names: Vec<_> = specs.iter().map(|spec| spec.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+        for spec in &specs {
+            assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
+            assert!(
+                spec.input_schema["required"].as_array().is_some(),
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
+    fn builtin_names_are_case_insensitive() {
+        assert!(is_builtin("Read"));
+        assert!(is_builtin("bash"));
+        assert!(is_builtin("GREP"));
+        assert!(!is_builtin("workflow_step"));
+        assert!(!is_builtin(""));
+    }
+
+    #[test]
+    fn context_canonicalises_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("w")).unwrap();
+        let ctx = ToolContext::new(&dir.path().join("w/../w/.")).unwrap();
+        assert_eq!(ctx.workspace, dir.path().canonicalize().unwrap().join("w"));
+        assert_eq!(ctx.bash_timeout, Duration::from_secs(120));
+        assert_eq!(ctx.output_cap, 65536);
+        assert!(ToolContext::new(&dir.path().join("missing")).is_err());
+    }
+
+    #[tokio::test]
+    async fn unknown_tool_is_an_error() {
+        let (_dir, ctx) = workspace();
+        let out = run("Frobnicate", &json!({}), &ctx).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("unknown tool \"Frobnicate\""),
+            "{out:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn tool_names_are_case_insensitive_when_run() {
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("a.txt"), "hi\n").unwrap();
+        let out = run("rEAD", &json!({"path": "a.txt"}), &ctx).await;
+        assert_eq!(out, ToolOutput::ok("hi\n"));
+    }
+
+    #[tokio::test]
+    async fn bad_input_is_a_clear_error() {
+        let (_dir, ctx) = workspace();
+        for (tool, input, expected) in [
+            (
+                "Read",
+                json!("a.txt"),
+                "Read takes a JSON object as input, not a string",
+            ),
+            ("Read", json!({}), "Read needs \"path\" (a string)"),
+            (
+                "Read",
+                json!({"path": 3}),
+                "Read: \"path\" must be a string",
+            ),
+            (
+                "Read",
+                json!({"path": "a", "offset": 0}),
+                "Read: \"offset\" must be a whole number of at least 1",
+            ),
+            (
+                "Write",
+                json!({"path": "a"}),
+                "Write needs \"content\" (a string)",
+            ),
+            (
+                "Edit",
+                json!({"path": "a", "old_text": "x", "new_text": "y", "replace_all": "yes"}),
+                "Edit: \"replace_all\" must be true or false",
+            ),
+            (
+                "Glob",
+                json!({"path": "."}),
+                "Glob needs \"pattern\" (a string)",
+            ),
+            (
+                "Bash",
+                json!({"command": ["ls"]}),
+                "Bash: \"command\" must be a string",
+            ),
+        ] {
+            let out = run(tool, &input, &ctx).await;
+            assert!(out.is_error, "{tool} {input}: {out:?}");
+            assert_eq!(out.content, expected, "{tool} {input}");
+        }
+    }
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        assert_eq!(truncate_to("héllo", 2), "h");
+        assert_eq!(truncate_to("héllo", 3), "hé");
+        assert_eq!(truncate_to("abc", 10), "abc");
+    }
+}

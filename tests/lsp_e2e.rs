@@ -1,0 +1,3 @@
+//! End-to-end tests of `rawko serve` (being written).
+
+mod support;

@@ -1,0 +1,1 @@
+//! A fake editor speaking LSP framing to the real binary (being written).
