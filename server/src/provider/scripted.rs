@@ -268,7 +268,7 @@ mod tests {
             assert!(message.contains(want), "{text:?}: {message}");
         }
         let (line, _) = ScriptedProvider::parse("turns:\n  - text: a\n  - text: [b\n").unwrap_err();
-        assert_eq!(line, Some(4));
+        assert_eq!(line, Some(3));
     }
 
     #[test]
