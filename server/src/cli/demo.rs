@@ -132,6 +132,8 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
             out,
             in_text: false,
             last_crumb: String::new(),
+            pending_header: None,
+            context_shown: false,
         };
         let mut finished = None;
         while let Some(event) = events.recv().await {
@@ -204,6 +206,11 @@ struct Printer<'a> {
     out: &'a mut dyn Write,
     in_text: bool,
     last_crumb: String,
+    /// A new phase's header, shown before the next line that belongs to the new phase (the
+    /// result of the `workflow_step` call that moved still belongs to the old one).
+    pending_header: Option<String>,
+    /// Whether the current phase's context injection was shown (once per phase is enough).
+    context_shown: bool,
 }
 
 fn first_line(text: &str) -> String {
@@ -211,7 +218,10 @@ fn first_line(text: &str) -> String {
     let first = lines.next().unwrap_or_default();
     let rest = lines.count();
     if rest > 0 {
-        format!("{first} (+{rest} lines)")
+        format!(
+            "{first} (+{rest} more line{})",
+            if rest == 1 { "" } else { "s" }
+        )
     } else {
         first.to_owned()
     }
@@ -226,7 +236,26 @@ impl Printer<'_> {
         Ok(())
     }
 
+    fn header(&mut self) -> io::Result<()> {
+        if let Some(crumb) = self.pending_header.take() {
+            self.end_text()?;
+            writeln!(self.out)?;
+            writeln!(self.out, "▶ {crumb}")?;
+        }
+        Ok(())
+    }
+
     fn show(&mut self, event: TaskEvent) -> io::Result<()> {
+        let belongs_to_old_phase = matches!(
+            event,
+            TaskEvent::Output {
+                kind: OutputKind::ToolResult,
+                ..
+            } | TaskEvent::Status { .. }
+        );
+        if !belongs_to_old_phase {
+            self.header()?;
+        }
         match event {
             TaskEvent::Output {
                 kind: OutputKind::AssistantDelta,
@@ -249,7 +278,14 @@ impl Printer<'_> {
                 self.end_text()?;
                 match kind {
                     OutputKind::ContextInjected => {
-                        writeln!(self.out, "  🔄 phase context injected")?
+                        if !self.context_shown {
+                            let lines = text.lines().count();
+                            writeln!(
+                                self.out,
+                                "  🔄 phase context injected before each turn ({lines} lines)"
+                            )?;
+                            self.context_shown = true;
+                        }
                     }
                     OutputKind::ToolCall => writeln!(self.out, "  🔧 {text}")?,
                     OutputKind::ToolResult => {
@@ -279,9 +315,8 @@ impl Printer<'_> {
                 let crumb = text.split(" — ").next().unwrap_or_default().to_owned();
                 if !breadcrumb.is_empty() && crumb != self.last_crumb && state == TaskState::Running
                 {
-                    self.end_text()?;
-                    writeln!(self.out)?;
-                    writeln!(self.out, "▶ {crumb}")?;
+                    self.pending_header = Some(crumb.clone());
+                    self.context_shown = false;
                     self.last_crumb = crumb;
                 }
                 if let Some(reason) = reason.filter(|_| state == TaskState::Running) {
@@ -297,6 +332,7 @@ impl Printer<'_> {
                 )?;
             }
             TaskEvent::Finished { outcome, summary } => {
+                self.header()?;
                 self.end_text()?;
                 if outcome != Outcome::Complete {
                     writeln!(self.out, "task {outcome:?}: {summary}")?;

@@ -636,7 +636,10 @@ fn stdio() -> (Reader, Writer) {
         .and_then(pipe::Receiver::from_owned_fd)
     {
         Ok(rx) => Box::new(rx),
-        Err(_) => Box::new(tokio::io::stdin()),
+        Err(e) => {
+            tracing::debug!("stdin is not a pipe ({e}); using tokio's stdin");
+            Box::new(tokio::io::stdin())
+        }
     };
     let stdout: Writer = match std::io::stdout()
         .as_fd()
@@ -644,7 +647,10 @@ fn stdio() -> (Reader, Writer) {
         .and_then(pipe::Sender::from_owned_fd)
     {
         Ok(tx) => Box::new(tx),
-        Err(_) => Box::new(tokio::io::stdout()),
+        Err(e) => {
+            tracing::debug!("stdout is not a pipe ({e}); using tokio's stdout");
+            Box::new(tokio::io::stdout())
+        }
     };
     (stdin, stdout)
 }
