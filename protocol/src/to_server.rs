@@ -42,7 +42,7 @@ pub struct WorkflowSummary {
     /// The short name users type to start it (`commandName` in `workflow.yaml`); empty for
     /// subworkflow-only workflows that have none.
     pub command_name: String,
-    /// How many entries the workflow's `phases` list has (a subworkflow counts as one).
+    /// How many phases a task goes through: the concrete phases, a subworkflow counted by its own phases.
     pub phase_count: u32,
     /// Whether users may start it (`user`) or it only runs inside another workflow (`workflows`).
     pub show: Show,

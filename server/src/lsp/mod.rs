@@ -5,8 +5,8 @@
 //! return. They never await the client; an approval request runs in its own spawned task.
 
 mod to_proto;
+mod transport;
 
-use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -28,7 +28,7 @@ use tower_lsp_server::lsp_types::{
     ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
     InitializedParams, MessageType, ServerCapabilities, ServerInfo,
 };
-use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt};
+use tower_lsp_server::{Client, LanguageServer, LspService, UriExt};
 
 use crate::config::{self, ConfigProblem, Settings};
 use crate::engine::{self, TaskCommand, TaskEvent, TaskHandle, TaskSpec, TaskState};
@@ -38,25 +38,6 @@ use crate::workflow::{default_roots, load, LoadOutcome, Severity, Show};
 
 /// The longest `rawko/sendMessage` text accepted.
 pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
-
-/// A rawko notification as tower-lsp-server's trait wants it.
-struct Notify<N>(PhantomData<N>);
-
-impl<N: rawko_protocol::Notification> tower_lsp_server::lsp_types::notification::Notification
-    for Notify<N>
-{
-    type Params = N::Params;
-    const METHOD: &'static str = N::METHOD;
-}
-
-/// A rawko request to the client as tower-lsp-server's trait wants it.
-struct Ask<R>(PhantomData<R>);
-
-impl<R: rawko_protocol::Request> tower_lsp_server::lsp_types::request::Request for Ask<R> {
-    type Params = R::Params;
-    type Result = R::Result;
-    const METHOD: &'static str = R::METHOD;
-}
 
 fn error(code: i64, message: impl Into<String>) -> Error {
     Error {
@@ -88,13 +69,15 @@ struct Shared {
 /// The language server.
 pub struct Backend {
     client: Client,
+    outgoing: Arc<transport::Outgoing>,
     shared: Arc<Shared>,
 }
 
 impl Backend {
-    fn new(client: Client, options: ServeOptions) -> Self {
+    fn new(client: Client, outgoing: Arc<transport::Outgoing>, options: ServeOptions) -> Self {
         Self {
             client,
+            outgoing,
             shared: Arc::new(Shared {
                 options,
                 workspace: OnceLock::new(),
@@ -246,7 +229,7 @@ impl Backend {
             settings: self.settings(),
         });
         self.shared.tasks.insert(id.clone(), handle);
-        tokio::spawn(write_events(self.client.clone(), id.clone(), events));
+        tokio::spawn(write_events(self.outgoing.clone(), id.clone(), events));
         Ok(StartTaskResult {
             task_id: TaskId(id),
         })
@@ -284,6 +267,15 @@ impl Backend {
     }
 
     async fn interrupt(&self, params: InterruptParams) -> Result<InterruptResult> {
+        if self.task(&params.task_id)?.state() == TaskState::Blocked {
+            return Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!(
+                    "task \"{}\" is already interrupted and waits for a message",
+                    params.task_id
+                ),
+            ));
+        }
         self.command(&params.task_id, TaskCommand::Interrupt)?;
         Ok(InterruptResult {})
     }
@@ -309,10 +301,18 @@ impl Backend {
             .iter()
             .map(|h| to_proto::task_summary(&h.snapshot()))
             .collect();
+        // The most recently started first; ids end in a counter that breaks ties.
+        let order = |id: &TaskId| {
+            id.as_str()
+                .rsplit('-')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
         tasks.sort_by(|a, b| {
-            a.started_at
-                .cmp(&b.started_at)
-                .then_with(|| a.task_id.cmp(&b.task_id))
+            b.started_at
+                .cmp(&a.started_at)
+                .then_with(|| order(&b.task_id).cmp(&order(&a.task_id)))
         });
         Ok(ListTasksResult { tasks })
     }
@@ -369,7 +369,7 @@ fn make_provider(params: &StartTaskParams, workspace: &Path) -> Result<Box<dyn P
 
 /// Sends a task's events to the client in order, numbering its notifications.
 async fn write_events(
-    client: Client,
+    out: Arc<transport::Outgoing>,
     task_id: String,
     mut events: mpsc::UnboundedReceiver<TaskEvent>,
 ) {
@@ -383,13 +383,18 @@ async fn write_events(
                 reason,
             } => {
                 seq += 1;
-                let params = to_proto::status(&task_id, seq, state, &breadcrumb, text, reason);
-                client.send_notification::<Notify<Status>>(params).await;
+                out.notify::<Status>(&to_proto::status(
+                    &task_id,
+                    seq,
+                    state,
+                    &breadcrumb,
+                    text,
+                    reason,
+                ));
             }
             TaskEvent::Countdown { seconds_left, text } => {
                 seq += 1;
-                let params = to_proto::countdown(&task_id, seq, seconds_left, text);
-                client.send_notification::<Notify<Countdown>>(params).await;
+                out.notify::<Countdown>(&to_proto::countdown(&task_id, seq, seconds_left, text));
             }
             TaskEvent::Output {
                 kind,
@@ -400,7 +405,7 @@ async fn write_events(
                 is_error,
             } => {
                 seq += 1;
-                let params = to_proto::output(
+                out.notify::<Output>(&to_proto::output(
                     &task_id,
                     seq,
                     kind,
@@ -409,26 +414,26 @@ async fn write_events(
                     tool,
                     input,
                     is_error,
-                );
-                client.send_notification::<Notify<Output>>(params).await;
+                ));
             }
             TaskEvent::Finished { outcome, summary } => {
                 seq += 1;
-                let params = to_proto::finished(&task_id, seq, outcome, summary);
-                client
-                    .send_notification::<Notify<TaskFinished>>(params)
-                    .await;
+                out.notify::<TaskFinished>(&to_proto::finished(&task_id, seq, outcome, summary));
             }
             TaskEvent::Approval(request) => {
-                tokio::spawn(ask_approval(client.clone(), task_id.clone(), request));
+                tokio::spawn(ask_approval(out.clone(), task_id.clone(), request));
             }
         }
     }
 }
 
-/// Asks the editor about a blocked call. Runs on its own so nothing else waits for the user; gives
-/// up when the task stops waiting (its timeout, a cancel).
-async fn ask_approval(client: Client, task_id: String, request: engine::ApprovalRequest) {
+/// Asks the editor about a blocked call. Runs on its own so nothing else waits for the user; when
+/// the task stops waiting (its timeout, a cancel) the request is withdrawn with `$/cancelRequest`.
+async fn ask_approval(
+    out: Arc<transport::Outgoing>,
+    task_id: String,
+    request: engine::ApprovalRequest,
+) {
     let engine::ApprovalRequest {
         tool_call_id,
         tool,
@@ -446,17 +451,30 @@ async fn ask_approval(client: Client, task_id: String, request: engine::Approval
         reason,
         options: ApprovalOption::ALL.to_vec(),
     };
-    let ask = client.send_request::<Ask<ApproveToolCall>>(params);
+    let (id, answer) = out.request::<ApproveToolCall>(&params);
     let answer = tokio::select! {
-        answer = ask => answer,
-        () = reply.closed() => return,
+        answer = answer => answer,
+        () = reply.closed() => {
+            out.cancel(&id);
+            return;
+        }
     };
     let answer = match answer {
-        Ok(result) => to_proto::approval_answer(result.outcome),
-        Err(e) => {
-            tracing::warn!("approval request failed: {e}");
+        Ok(Ok(result)) => {
+            match serde_json::from_value::<rawko_protocol::to_client::ApproveToolCallResult>(result)
+            {
+                Ok(r) => to_proto::approval_answer(r.outcome),
+                Err(e) => {
+                    tracing::warn!("the editor's approval answer is not understood: {e}");
+                    engine::ApprovalAnswer::Cancelled
+                }
+            }
+        }
+        Ok(Err(error)) => {
+            tracing::warn!("the editor answered the approval with an error: {error}");
             engine::ApprovalAnswer::Cancelled
         }
+        Err(_) => engine::ApprovalAnswer::Cancelled,
     };
     let _ = reply.send(answer);
 }
@@ -585,14 +603,17 @@ impl LanguageServer for Backend {
                 to_value(self.cancel_task(command_params(args)?).await?)
             }
             rawko_protocol::commands::STEP => to_value(self.step(command_params(args)?).await?),
-            other => Err(invalid_params(format!(
-                "unknown command \"{other}\"; the commands are {}",
-                rawko_protocol::commands::ALL
-                    .iter()
-                    .map(|(c, _)| *c)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
+            other => Err(error(
+                error_codes::METHOD_NOT_FOUND,
+                format!(
+                    "unknown command \"{other}\"; the commands are {}",
+                    rawko_protocol::commands::ALL
+                        .iter()
+                        .map(|(c, _)| *c)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
         }
     }
 }
@@ -605,19 +626,22 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         .build()?;
     runtime.block_on(async move {
         let (stdin, stdout) = stdio();
-        let (service, socket) = LspService::build(|client| Backend::new(client, options))
-            .custom_method(ListWorkflows::METHOD, Backend::list_workflows)
-            .custom_method(ValidateWorkflows::METHOD, Backend::validate_workflows)
-            .custom_method(StartTask::METHOD, Backend::start_task)
-            .custom_method(CancelTask::METHOD, Backend::cancel_task)
-            .custom_method(Step::METHOD, Backend::step)
-            .custom_method(Interrupt::METHOD, Backend::interrupt)
-            .custom_method(SendMessage::METHOD, Backend::send_message)
-            .custom_method(ListTasks::METHOD, Backend::list_tasks)
-            .custom_method(GetTask::METHOD, Backend::get_task)
-            .custom_method(ResumeTask::METHOD, Backend::resume_task)
-            .finish();
-        Server::new(stdin, stdout, socket).serve(service).await;
+        let (outgoing, frames) = transport::outgoing();
+        let for_backend = outgoing.clone();
+        let (service, socket) =
+            LspService::build(move |client| Backend::new(client, for_backend, options))
+                .custom_method(ListWorkflows::METHOD, Backend::list_workflows)
+                .custom_method(ValidateWorkflows::METHOD, Backend::validate_workflows)
+                .custom_method(StartTask::METHOD, Backend::start_task)
+                .custom_method(CancelTask::METHOD, Backend::cancel_task)
+                .custom_method(Step::METHOD, Backend::step)
+                .custom_method(Interrupt::METHOD, Backend::interrupt)
+                .custom_method(SendMessage::METHOD, Backend::send_message)
+                .custom_method(ListTasks::METHOD, Backend::list_tasks)
+                .custom_method(GetTask::METHOD, Backend::get_task)
+                .custom_method(ResumeTask::METHOD, Backend::resume_task)
+                .finish();
+        transport::serve(stdin, stdout, service, socket, outgoing, frames).await;
     });
     Ok(())
 }
