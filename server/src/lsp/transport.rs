@@ -139,13 +139,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if self.eof {
             return Ok(false);
         }
-        let mut chunk = [0u8; 64 * 1024];
-        let n = self.input.read(&mut chunk).await?;
+        // Read straight into the buffer's spare room (no zeroed scratch buffer per read).
+        self.buf.reserve(64 * 1024);
+        let n = self.input.read_buf(&mut self.buf).await?;
         if n == 0 {
             self.eof = true;
             return Ok(false);
         }
-        self.buf.extend_from_slice(&chunk[..n]);
         Ok(true)
     }
 
@@ -282,6 +282,17 @@ pub async fn serve<S, I, O>(
                 continue;
             }
         };
+        // The common case first: a well-formed request or notification, parsed in one go.
+        // (tower-lsp-server's Request defaults a missing method to "", so a response parses too.)
+        if let Some(request) = serde_json::from_slice::<Request>(&body)
+            .ok()
+            .filter(|r| !r.method().is_empty())
+        {
+            if !dispatch(&mut service, request, &outgoing).await {
+                break;
+            }
+            continue;
+        }
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
@@ -336,53 +347,67 @@ pub async fn serve<S, I, O>(
             }
             continue;
         }
-        let request: Request = match serde_json::from_value(value) {
-            Ok(r) => r,
-            Err(e) => {
-                outgoing.error(
-                    id,
-                    error_codes::INVALID_REQUEST,
-                    &format!("invalid request: {e}"),
-                );
-                continue;
-            }
-        };
-        let method = request.method().to_owned();
-        if futures::future::poll_fn(|cx| service.poll_ready(cx))
-            .await
-            .is_err()
-        {
-            break;
-        }
-        let call = service.call(request);
-        let respond = {
-            let outgoing = outgoing.clone();
-            async move {
-                if let Ok(Some(response)) = call.await {
-                    match serde_json::to_value(&response) {
-                        Ok(v) => outgoing.send(&v),
-                        Err(e) => tracing::error!("cannot serialise a response: {e}"),
-                    }
-                }
-            }
-        };
-        match method.as_str() {
-            // The lifecycle is ordered: nothing else runs until initialize has answered, and exit
-            // ends the loop.
-            "initialize" => respond.await,
-            "exit" => {
-                respond.await;
-                break;
-            }
-            _ => {
-                tokio::spawn(respond);
-            }
-        }
+        // It has a method but is not a valid request (a wrong jsonrpc version, bad params type…).
+        let why = serde_json::from_value::<Request>(value)
+            .err()
+            .map_or_else(|| "the method name is empty".to_owned(), |e| e.to_string());
+        outgoing.error(
+            id,
+            error_codes::INVALID_REQUEST,
+            &format!("invalid request: {why}"),
+        );
     }
     forward.abort();
     // Let the writer send what is queued (the answer to shutdown, say), then stop.
     let _ = stop_writer.send(());
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+}
+
+/// Hands a request to the service and sends its response. Returns `false` when the server should
+/// stop reading (after `exit`, or when the service has exited).
+async fn dispatch<S: LanguageServer>(
+    service: &mut LspService<S>,
+    request: Request,
+    outgoing: &Arc<Outgoing>,
+) -> bool {
+    if futures::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    let method = request.method().to_owned();
+    let call = service.call(request);
+    let respond = {
+        let outgoing = outgoing.clone();
+        async move {
+            if let Ok(Some(response)) = call.await {
+                match serde_json::to_vec(&response) {
+                    Ok(body) => {
+                        let _ = outgoing.frames.send(frame(&body));
+                    }
+                    Err(e) => tracing::error!("cannot serialise a response: {e}"),
+                }
+            }
+        }
+    };
+    match method.as_str() {
+        // The lifecycle is ordered: nothing else runs until initialize has answered, and exit
+        // ends the loop.
+        "initialize" => respond.await,
+        "exit" => {
+            respond.await;
+            return false;
+        }
+        _ => {
+            // Most handlers finish at once: answer those without a task of their own.
+            let mut respond = Box::pin(respond);
+            if futures::FutureExt::now_or_never(&mut respond).is_none() {
+                tokio::spawn(respond);
+            }
+        }
+    }
+    true
 }
 
 /// Writes frames in the order they were queued, until `stop` fires; then writes what is still
