@@ -52,6 +52,9 @@ pub enum TaskState {
     /// The task cannot go on by itself and waits for the user: a message, a resume, or a decision
     /// after a limit was reached or a countdown was interrupted.
     Blocked,
+    /// Found unfinished when rawko started (it, the editor or the machine stopped while the task
+    /// ran); `rawko/resumeTask` continues it from its last recorded step.
+    Interrupted,
     /// The workflow finished and the task is done.
     Complete,
     /// The task stopped for good on an error or an exhausted limit.

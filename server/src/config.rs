@@ -21,6 +21,15 @@ pub struct Settings {
     pub countdown_tick: Duration,
     /// The default time limit of a Bash tool call.
     pub bash_timeout: Duration,
+    /// The orchestrator's limit of agent runs per task.
+    pub max_iterations: u32,
+    /// How many failures in a row end a task.
+    pub max_failures: u32,
+    /// The agent a task starts with when the user names none.
+    pub default_agent: Option<String>,
+    /// The arbiter: `None` for the deterministic one, or the provider (and script) a model arbiter
+    /// is asked through.
+    pub arbiter: Option<crate::provider::ProviderSpec>,
 }
 
 impl Default for Settings {
@@ -31,6 +40,10 @@ impl Default for Settings {
             countdown_seconds: 3,
             countdown_tick: Duration::from_secs(1),
             bash_timeout: Duration::from_secs(120),
+            max_iterations: 50,
+            max_failures: 3,
+            default_agent: None,
+            arbiter: None,
         }
     }
 }
@@ -146,6 +159,58 @@ fn apply(
         match v.as_u64().filter(|n| (1..=60_000).contains(n)) {
             Some(n) => settings.countdown_tick = Duration::from_millis(n),
             None => bad("countdownTickMillis", "a whole number from 1 to 60000", v),
+        }
+    }
+    if let Some(v) = map.get("maxIterations") {
+        match v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+        {
+            Some(n) => settings.max_iterations = n,
+            None => bad("maxIterations", "a whole number above 0", v),
+        }
+    }
+    if let Some(v) = map.get("maxFailures") {
+        match v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+        {
+            Some(n) => settings.max_failures = n,
+            None => bad("maxFailures", "a whole number above 0", v),
+        }
+    }
+    if let Some(v) = map.get("defaultAgent") {
+        match v.as_str().filter(|s| !s.trim().is_empty()) {
+            Some(name) => settings.default_agent = Some(name.to_owned()),
+            None => bad("defaultAgent", "an agent name", v),
+        }
+    }
+    if let Some(v) = map.get("arbiter") {
+        // {"type": "deterministic"} or {"type": "model", "provider": "scripted", "script": "…", "model": "…"}
+        let kind = v.get("type").and_then(Value::as_str);
+        match kind {
+            Some("deterministic") => settings.arbiter = None,
+            Some("model") => match v.get("provider").and_then(Value::as_str) {
+                Some(provider) => {
+                    settings.arbiter = Some(crate::provider::ProviderSpec {
+                        name: provider.to_owned(),
+                        script: v.get("script").and_then(Value::as_str).map(PathBuf::from),
+                        model: v.get("model").and_then(Value::as_str).map(str::to_owned),
+                    })
+                }
+                None => bad(
+                    "arbiter.provider",
+                    "a provider name for the model arbiter",
+                    v,
+                ),
+            },
+            _ => bad(
+                "arbiter",
+                "{\"type\": \"deterministic\"} or {\"type\": \"model\", \"provider\": …}",
+                v,
+            ),
         }
     }
     if let Some(v) = map.get("bashTimeoutSeconds") {

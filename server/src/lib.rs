@@ -3,10 +3,13 @@
 //! Two pure cores (`workflow`, later `machine`), an imperative shell (`engine`, `provider`,
 //! `tools`, `config`), and faces on top (`lsp`, `cli`). See docs/architecture.md.
 
+pub mod agents;
 pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod lsp;
+pub mod machine;
 pub mod provider;
+pub mod store;
 pub mod tools;
 pub mod workflow;

@@ -124,9 +124,20 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
             description: "Add a --shout flag to greet.sh".to_owned(),
             workflow: Some("feature".to_owned()),
             workflows: Arc::new(outcome.workflows),
+            agents: Arc::new(crate::agents::AgentSet::default()),
             provider: Box::new(provider),
+            provider_spec: crate::provider::ProviderSpec {
+                name: "scripted".to_owned(),
+                script: Some(script),
+                model: None,
+            },
+            arbiter: engine::ArbiterSetup::Deterministic,
+            start_agent: None,
             workspace: dir.clone(),
             settings,
+            store: None,
+            resume: None,
+            then: None,
         });
         let mut printer = Printer {
             out,

@@ -1,21 +1,31 @@
-//! The task actor: the agent loop with the phase gate, approvals, `workflow_step`, the countdown
-//! and the not-done reminder. Every await point also listens for commands, so a cancel, an
-//! interrupt or a step from the editor is handled at once whatever the task is doing.
+//! The task actor. The orchestrator machine decides what happens next (select an agent, run it,
+//! evaluate the run, finish); this actor does it: the arbiter's choices, the agent loop with the
+//! phase gate, approvals and `workflow_step`, the countdown and the not-done reminder. Every event
+//! is appended to the task's log before it is announced, so a killed task resumes where it
+//! stopped. Every await point also listens for commands, so a cancel, an interrupt, a step or an
+//! override from the editor acts at once whatever the task is doing.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use super::arbiter::{self, View, DEFAULT_AGENT};
+use super::log::{LogEvent, LoggedCall, Replay};
 use super::{
-    now_millis, ApprovalAnswer, ApprovalRequest, Crumb, HistoryItem, Outcome, OutputKind,
-    TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState,
+    now_millis, ApprovalAnswer, ApprovalRequest, ArbiterSetup, Crumb, HistoryItem, Outcome,
+    OutputKind, TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState,
 };
+use crate::agents::{AgentDefinition, AgentSet};
 use crate::config::Settings;
-use crate::provider::{Message, Provider, ToolCall, ToolDescription, ToolResult, TurnRequest};
+use crate::machine::{self, ArbiterDecision, Effect, Machine, MachineConfig, MachineError};
+use crate::provider::{
+    Message, Provider, ProviderError, ToolCall, ToolDescription, ToolResult, TurnRequest,
+};
+use crate::store::TaskFiles;
 use crate::tools::{self, ToolContext};
 use crate::workflow::gate::{self, GateDecision};
 use crate::workflow::step::{self, ResultType, StepAction};
@@ -23,7 +33,7 @@ use crate::workflow::texts;
 use crate::workflow::{WorkflowSet, WorkflowState};
 
 /// Why a wait ended early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Stop {
     Cancel,
     Interrupt,
@@ -31,126 +41,54 @@ enum Stop {
     Message,
     /// A step from the editor changed the workflow (only when the wait asked to stop for one).
     Stepped,
+    /// An override from the editor: the machine takes it as an event.
+    Override(machine::Event),
 }
 
 /// How an agent run ended.
 enum RunEnd {
-    /// The model ended its turn without tool calls.
-    Stopped,
-    Interrupted,
-    Cancelled,
-    Failed(String),
+    /// The model ended its turn without tool calls (or hit the agent's turn limit).
+    Done(String),
+    Failed(MachineError),
+    /// Cancelled, or an override that replaces the run.
+    Event(machine::Event),
 }
 
 /// The part of the actor that waits and reacts to commands: everything but the conversation
-/// and the provider, which the awaited futures borrow.
+/// and the providers, which the awaited futures borrow.
 struct Control {
     id: String,
     description: String,
     set: Arc<WorkflowSet>,
+    agents: Arc<AgentSet>,
     workflow: Option<WorkflowState>,
+    machine: Machine,
     settings: Settings,
+    default_agent: String,
+    model_arbiter: bool,
     events: mpsc::UnboundedSender<TaskEvent>,
     snapshot: Arc<Mutex<TaskSnapshot>>,
     commands: mpsc::UnboundedReceiver<TaskCommand>,
+    files: Option<TaskFiles>,
     state: TaskState,
     pending_messages: VecDeque<String>,
     always_allowed: HashSet<String>,
     always_rejected: HashSet<String>,
     reminders_in_row: u32,
-}
-
-pub(super) async fn run(
-    spec: TaskSpec,
-    snapshot: Arc<Mutex<TaskSnapshot>>,
-    events: mpsc::UnboundedSender<TaskEvent>,
-    commands: mpsc::UnboundedReceiver<TaskCommand>,
-) {
-    let TaskSpec {
-        id,
-        description,
-        workflow,
-        workflows,
-        mut provider,
-        workspace,
-        settings,
-    } = spec;
-    let started_at = snapshot
-        .lock()
-        .map(|s| s.started_at)
-        .unwrap_or_else(|_| now_millis());
-    let mut ctl = Control {
-        id: id.clone(),
-        description: description.clone(),
-        set: workflows,
-        workflow: None,
-        settings,
-        events,
-        snapshot,
-        commands,
-        state: TaskState::Running,
-        pending_messages: VecDeque::new(),
-        always_allowed: HashSet::new(),
-        always_rejected: HashSet::new(),
-        reminders_in_row: 0,
-    };
-
-    let mut first_message = description.clone();
-    if let Some(key) = &workflow {
-        match WorkflowState::start(&ctl.set, key, &description, &id, started_at) {
-            Ok(state) => {
-                if let Some(def) = ctl.set.get(&state.workflow_key) {
-                    let initial = texts::initial_message(def, &ctl.set, &description);
-                    if !initial.trim().is_empty() {
-                        first_message = initial;
-                    }
-                }
-                ctl.workflow = Some(state);
-            }
-            Err(e) => {
-                ctl.finish(Outcome::Failed, format!("cannot start workflow: {e}"));
-                return;
-            }
-        }
-    }
-    let tools = match ToolContext::new(&workspace) {
-        Ok(mut tools) => {
-            tools.bash_timeout = ctl.settings.bash_timeout;
-            Arc::new(tools)
-        }
-        Err(e) => {
-            ctl.finish(
-                Outcome::Failed,
-                format!("cannot use workspace {}: {e}", workspace.display()),
-            );
-            return;
-        }
-    };
-    let mut conversation = Conversation {
-        messages: vec![Message::User(first_message)],
-        tools: tool_descriptions(),
-    };
-    ctl.set_status(TaskState::Running, None, "task started");
-
-    let (outcome, summary) = ctl
-        .main_loop(&mut conversation, provider.as_mut(), &tools)
-        .await;
-    ctl.finish(outcome, summary);
+    hit_max_iterations: bool,
+    last_output: String,
+    /// Tool calls of the last turn that a resumed task still has to run, and the results the
+    /// turn already has.
+    pending_calls: Vec<ToolCall>,
+    pending_results: Vec<ToolResult>,
+    /// Set when the log could not be written: the task stops, since it could not be resumed.
+    log_error: Option<String>,
 }
 
 /// The conversation the provider continues.
 struct Conversation {
     messages: Vec<Message>,
     tools: Vec<ToolDescription>,
-}
-
-impl Conversation {
-    fn last_assistant_text(&self) -> Option<&str> {
-        self.messages.iter().rev().find_map(|m| match m {
-            Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
-            _ => None,
-        })
-    }
 }
 
 fn tool_descriptions() -> Vec<ToolDescription> {
@@ -190,10 +128,269 @@ fn summarize_call(call: &ToolCall) -> String {
     }
 }
 
+fn answer_name(answer: ApprovalAnswer) -> &'static str {
+    match answer {
+        ApprovalAnswer::AllowOnce => "allow_once",
+        ApprovalAnswer::AllowAlways => "allow_always",
+        ApprovalAnswer::RejectOnce => "reject_once",
+        ApprovalAnswer::RejectAlways => "reject_always",
+        ApprovalAnswer::Cancelled => "cancelled",
+    }
+}
+
+fn outcome_of(o: machine::TaskOutcome) -> Outcome {
+    match o {
+        machine::TaskOutcome::Complete => Outcome::Complete,
+        machine::TaskOutcome::Failed => Outcome::Failed,
+        machine::TaskOutcome::Cancelled => Outcome::Cancelled,
+    }
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Complete => "complete",
+        Outcome::Failed => "failed",
+        Outcome::Cancelled => "cancelled",
+    }
+}
+
+fn provider_error(e: &ProviderError) -> MachineError {
+    MachineError::new(e.kind.as_str(), e.message.clone())
+}
+
+pub(super) async fn run(
+    spec: TaskSpec,
+    snapshot: Arc<Mutex<TaskSnapshot>>,
+    events: mpsc::UnboundedSender<TaskEvent>,
+    commands: mpsc::UnboundedReceiver<TaskCommand>,
+) {
+    let TaskSpec {
+        id,
+        description,
+        workflow,
+        workflows,
+        agents,
+        mut provider,
+        provider_spec,
+        arbiter,
+        start_agent,
+        workspace,
+        settings,
+        store,
+        resume,
+        then,
+    } = spec;
+    let started_at = snapshot
+        .lock()
+        .map(|s| s.started_at)
+        .unwrap_or_else(|_| now_millis());
+    let default_agent = start_agent
+        .clone()
+        .or_else(|| settings.default_agent.clone())
+        .or_else(|| {
+            // Without a workflow, a workspace's agents run the task, the planner first.
+            (workflow.is_none() && !agents.is_empty()).then(|| {
+                agents
+                    .get("planner")
+                    .map(|a| a.name.clone())
+                    .or_else(|| agents.names().next().map(str::to_owned))
+                    .unwrap_or_else(|| DEFAULT_AGENT.to_owned())
+            })
+        })
+        .flatten_default();
+    let machine_config = MachineConfig {
+        max_iterations: settings.max_iterations,
+        max_failures: settings.max_failures,
+        default_agent: Some(default_agent.clone()),
+    };
+    let (model_arbiter, mut arbiter_provider, arbiter_spec) = match arbiter {
+        ArbiterSetup::Deterministic => (false, None, None),
+        ArbiterSetup::Model { provider, spec } => (true, Some(provider), Some(spec)),
+    };
+    let mut ctl = Control {
+        id: id.clone(),
+        description: description.clone(),
+        set: workflows,
+        agents,
+        workflow: None,
+        machine: Machine::new(machine_config),
+        settings,
+        default_agent,
+        model_arbiter,
+        events,
+        snapshot,
+        commands,
+        files: None,
+        state: TaskState::Running,
+        pending_messages: VecDeque::new(),
+        always_allowed: HashSet::new(),
+        always_rejected: HashSet::new(),
+        reminders_in_row: 0,
+        hit_max_iterations: false,
+        last_output: String::new(),
+        pending_calls: Vec::new(),
+        pending_results: Vec::new(),
+        log_error: None,
+    };
+    let tools = match ToolContext::new(&workspace) {
+        Ok(mut tools) => {
+            tools.bash_timeout = ctl.settings.bash_timeout;
+            Arc::new(tools)
+        }
+        Err(e) => {
+            ctl.finish(
+                Outcome::Failed,
+                format!("cannot use workspace {}: {e}", workspace.display()),
+            );
+            return;
+        }
+    };
+    let mut conversation = Conversation {
+        messages: Vec::new(),
+        tools: tool_descriptions(),
+    };
+
+    let mut effects: VecDeque<Effect> = VecDeque::new();
+    match resume {
+        None => {
+            if let Some(dir) = &store {
+                match TaskFiles::create(dir, &id) {
+                    Ok(files) => ctl.files = Some(files),
+                    Err(e) => tracing::warn!("task {id} is not persisted: {e}"),
+                }
+            }
+            ctl.log(LogEvent::Started {
+                task_id: id.clone(),
+                description: description.clone(),
+                workflow: workflow.clone(),
+                workspace: workspace.clone(),
+                provider: provider_spec,
+                agent: start_agent,
+                arbiter: arbiter_spec,
+                started_at,
+            });
+            let mut first_message = description.clone();
+            if let Some(key) = &workflow {
+                match WorkflowState::start(&ctl.set, key, &description, &id, started_at) {
+                    Ok(state) => {
+                        if let Some(def) = ctl.set.get(&state.workflow_key) {
+                            let initial = texts::initial_message(def, &ctl.set, &description);
+                            if !initial.trim().is_empty() {
+                                first_message = initial;
+                            }
+                        }
+                        ctl.log(LogEvent::Workflow {
+                            state: state.clone(),
+                        });
+                        ctl.workflow = Some(state);
+                    }
+                    Err(e) => {
+                        ctl.finish(Outcome::Failed, format!("cannot start workflow: {e}"));
+                        return;
+                    }
+                }
+            }
+            ctl.log(LogEvent::UserMessage {
+                text: first_message.clone(),
+                source: "initial".to_owned(),
+            });
+            conversation.messages.push(Message::User(first_message));
+            ctl.set_status(TaskState::Running, None, "task started");
+            effects.extend(ctl.apply(machine::Event::StartTask {
+                task: description.clone(),
+            }));
+        }
+        Some((files, replay)) => {
+            ctl.files = Some(files);
+            let replay = *replay;
+            provider.resume_after(replay.turns_played);
+            if let Some(p) = &mut arbiter_provider {
+                p.resume_after(replay.arbiter_turns);
+            }
+            conversation.messages = replay.messages;
+            ctl.workflow = replay.workflow;
+            ctl.machine = replay.machine;
+            ctl.reminders_in_row = replay.reminders_in_row;
+            ctl.always_allowed = replay.always_allowed;
+            ctl.always_rejected = replay.always_rejected;
+            ctl.pending_calls = replay.pending_calls;
+            ctl.pending_results = replay.pending_results;
+            ctl.last_output = conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Assistant { text, .. } if !text.trim().is_empty() => {
+                        Some(text.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            if replay.finished.is_some() {
+                ctl.log(LogEvent::Reopened {
+                    reason: then.as_ref().map_or("resumed", |e| e.name()).to_owned(),
+                });
+            }
+            ctl.record(
+                "resumed",
+                None,
+                None,
+                Some(format!("from {} recorded events", replay.records)),
+            );
+            ctl.set_status(TaskState::Running, None, "resumed");
+            if let Some(event) = then {
+                effects.extend(ctl.apply_override(event, &mut conversation));
+            } else {
+                effects.extend(ctl.effects_to_continue());
+            }
+        }
+    }
+
+    let (outcome, summary) = ctl
+        .drive(
+            effects,
+            &mut conversation,
+            provider.as_mut(),
+            &mut arbiter_provider,
+            &tools,
+        )
+        .await;
+    ctl.finish(outcome, summary);
+}
+
+/// `Option<String>::flatten_default`: the default agent name when none was chosen.
+trait FlattenDefault {
+    fn flatten_default(self) -> String;
+}
+
+impl FlattenDefault for Option<String> {
+    fn flatten_default(self) -> String {
+        self.unwrap_or_else(|| DEFAULT_AGENT.to_owned())
+    }
+}
+
 impl Control {
     fn emit(&self, event: TaskEvent) {
         // The face may have gone (the editor closed); the task still runs to its end.
         let _ = self.events.send(event);
+    }
+
+    /// Appends an event to the task's log (on disk before anything is announced).
+    fn log(&mut self, event: LogEvent) {
+        let Some(files) = &mut self.files else { return };
+        let value = match serde_json::to_value(&event) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!("cannot serialise a log event: {e}");
+                return;
+            }
+        };
+        if let Err(e) = files.append(now_millis(), &value) {
+            tracing::error!("task {}: cannot write its log: {e}", self.id);
+            if self.log_error.is_none() {
+                self.log_error = Some(format!("cannot write the task log: {e}"));
+            }
+        }
     }
 
     fn output(&self, kind: OutputKind, text: impl Into<String>) {
@@ -210,8 +407,19 @@ impl Control {
     fn record(
         &self,
         event: &str,
-        before: Option<TaskState>,
-        after: Option<TaskState>,
+        before: Option<String>,
+        after: Option<String>,
+        detail: Option<String>,
+    ) {
+        self.record_guarded(event, before, after, None, detail);
+    }
+
+    fn record_guarded(
+        &self,
+        event: &str,
+        before: Option<String>,
+        after: Option<String>,
+        guard: Option<String>,
         detail: Option<String>,
     ) {
         if let Ok(mut snap) = self.snapshot.lock() {
@@ -222,9 +430,149 @@ impl Control {
                 event: event.to_owned(),
                 state_before: before,
                 state_after: after,
+                guard,
                 detail,
             });
         }
+    }
+
+    /// Applies an event to the machine: logged, recorded in the history with the guard that
+    /// decided, and the effects to run returned.
+    fn apply(&mut self, event: machine::Event) -> Vec<Effect> {
+        let step = self.machine.transition(&event, now_millis());
+        let record = step.record;
+        if !record.handled {
+            self.record(
+                &format!("machine:{}", event.name()),
+                Some(record.from.name().to_owned()),
+                Some(record.to.name().to_owned()),
+                Some(
+                    record
+                        .note
+                        .clone()
+                        .unwrap_or_else(|| "ignored in this state".to_owned()),
+                ),
+            );
+            return Vec::new();
+        }
+        self.log(LogEvent::Machine {
+            event: event.clone(),
+            from: record.from.name().to_owned(),
+            to: record.to.name().to_owned(),
+            guard: record.guard.map(str::to_owned),
+        });
+        self.machine = step.machine;
+        if let Ok(mut snap) = self.snapshot.lock() {
+            snap.machine_state = self.machine.state.name().to_owned();
+            snap.agent = self.machine.context.current_agent.clone();
+        }
+        self.record_guarded(
+            &format!("machine:{}", event.name()),
+            Some(record.from.name().to_owned()),
+            Some(record.to.name().to_owned()),
+            record.guard.map(str::to_owned),
+            record.note.clone(),
+        );
+        record.effects
+    }
+
+    /// What a resumed task does next, from the state its machine was left in.
+    fn effects_to_continue(&mut self) -> Vec<Effect> {
+        use machine::State;
+        match self.machine.state {
+            State::Idle => self.apply(machine::Event::StartTask {
+                task: self.description.clone(),
+            }),
+            State::Selecting | State::ErrorHandling => vec![Effect::SelectAgent],
+            State::Executing => vec![Effect::RunAgent {
+                agent: self
+                    .machine
+                    .context
+                    .current_agent
+                    .clone()
+                    .unwrap_or_else(|| self.default_agent.clone()),
+            }],
+            State::Evaluating => vec![Effect::Evaluate],
+            State::Complete => vec![Effect::Finish {
+                outcome: machine::TaskOutcome::Complete,
+                summary: self.last_output.clone(),
+            }],
+            State::Failed => vec![Effect::Finish {
+                outcome: machine::TaskOutcome::Failed,
+                summary: self
+                    .machine
+                    .context
+                    .last_error
+                    .as_ref()
+                    .map_or_else(|| "the task failed".to_owned(), |e| e.message.clone()),
+            }],
+            State::Cancelled => vec![Effect::Finish {
+                outcome: machine::TaskOutcome::Cancelled,
+                summary: "cancelled by the user".to_owned(),
+            }],
+        }
+    }
+
+    /// An override from the editor. A skipped step also moves the workflow on; a reset starts
+    /// the task over.
+    fn apply_override(
+        &mut self,
+        event: machine::Event,
+        conversation: &mut Conversation,
+    ) -> Vec<Effect> {
+        match &event {
+            machine::Event::SkipStep => {
+                if let Some(old) = self.workflow.clone() {
+                    let result = step::execute(Some(&old), &self.set, StepAction::Next);
+                    self.apply_step(&old, result.state, "skipStep");
+                }
+                self.apply(event)
+            }
+            machine::Event::Reset => {
+                let mut effects = self.apply(event);
+                effects.clear();
+                self.restart(conversation);
+                effects.extend(self.apply(machine::Event::StartTask {
+                    task: self.description.clone(),
+                }));
+                effects
+            }
+            _ => self.apply(event),
+        }
+    }
+
+    /// Starts the task over after a reset: a fresh workflow position and conversation.
+    fn restart(&mut self, conversation: &mut Conversation) {
+        let mut first = self.description.clone();
+        if let Some(old) = self.workflow.clone() {
+            if let Ok(state) = WorkflowState::start(
+                &self.set,
+                &old.workflow_key,
+                &self.description,
+                &self.id,
+                old.started_at,
+            ) {
+                if let Some(def) = self.set.get(&state.workflow_key) {
+                    let initial = texts::initial_message(def, &self.set, &self.description);
+                    if !initial.trim().is_empty() {
+                        first = initial;
+                    }
+                }
+                self.log(LogEvent::Workflow {
+                    state: state.clone(),
+                });
+                self.workflow = Some(state);
+            }
+        }
+        conversation.messages.clear();
+        self.pending_calls.clear();
+        self.pending_results.clear();
+        self.reminders_in_row = 0;
+        self.log(LogEvent::UserMessage {
+            text: first.clone(),
+            source: "initial".to_owned(),
+        });
+        conversation.messages.push(Message::User(first));
     }
 
     /// The breadcrumb of the current position, and its text.
@@ -253,7 +601,7 @@ impl Control {
         (crumbs, active.breadcrumb_text())
     }
 
-    /// Announces the task's state. `text` is the status line; `reason` says why, when it matters.
+    /// Announces the task's state. `reason` says why, when it matters.
     fn set_status(&mut self, state: TaskState, reason: Option<String>, event: &str) {
         let before = self.state;
         self.state = state;
@@ -263,6 +611,7 @@ impl Control {
             TaskState::WaitingApproval => format!("{crumb_text} — waiting for approval"),
             TaskState::Countdown => format!("{crumb_text} — auto-continuing"),
             TaskState::Blocked => format!("{crumb_text} — interrupted; send a message to continue"),
+            TaskState::Interrupted => format!("{crumb_text} — interrupted; resume to continue"),
             TaskState::Complete => format!("{crumb_text} — complete"),
             TaskState::Failed => format!("{crumb_text} — failed"),
             TaskState::Cancelled => format!("{crumb_text} — cancelled"),
@@ -270,10 +619,16 @@ impl Control {
         if let Ok(mut snap) = self.snapshot.lock() {
             snap.state = state;
             snap.breadcrumb = breadcrumb.clone();
-            snap.breadcrumb_text = crumb_text;
+            snap.breadcrumb_text = crumb_text.clone();
             snap.status_text = text.clone();
         }
-        self.record(event, Some(before), Some(state), reason.clone());
+        self.record(
+            event,
+            Some(before.as_str().to_owned()),
+            Some(state.as_str().to_owned()),
+            reason.clone(),
+        );
+        self.write_snapshot(&crumb_text);
         self.emit(TaskEvent::Status {
             state,
             breadcrumb,
@@ -282,8 +637,32 @@ impl Control {
         });
     }
 
+    /// The snapshot: a cache for listing tasks without replaying their logs.
+    fn write_snapshot(&self, crumb_text: &str) {
+        let Some(files) = &self.files else { return };
+        let snap = match self.snapshot.lock() {
+            Ok(s) => s.clone(),
+            Err(_) => return,
+        };
+        let value = json!({
+            "v": crate::store::FORMAT_VERSION,
+            "taskId": snap.task_id,
+            "description": snap.description,
+            "workflow": snap.workflow,
+            "workspace": snap.workspace,
+            "state": snap.state.as_str(),
+            "machineState": self.machine.state.name(),
+            "breadcrumbText": crumb_text,
+            "startedAt": snap.started_at,
+            "updatedAt": now_millis(),
+        });
+        if let Err(e) = files.write_snapshot(&value) {
+            tracing::warn!("task {}: cannot write its snapshot: {e}", self.id);
+        }
+    }
+
     /// Awaits `fut` while serving commands. Steps are answered at once; messages are queued
-    /// (or end the wait, with `stop_for_user`); cancel and interrupt end the wait.
+    /// (or end the wait, with `stop_for_user`); cancel, interrupt and overrides end the wait.
     async fn wait<T>(
         &mut self,
         fut: impl Future<Output = T>,
@@ -318,6 +697,7 @@ impl Control {
                                 return Err(Stop::Message);
                             }
                         }
+                        Some(TaskCommand::Override(event)) => return Err(Stop::Override(event)),
                     }
                 }
                 out = &mut fut => return Ok(out),
@@ -345,8 +725,8 @@ impl Control {
         changed
     }
 
-    /// Takes a new workflow state from a step; announces a phase change. Returns whether the
-    /// phase (or activity) changed.
+    /// Takes a new workflow state from a step: logged, and a phase change announced. Returns
+    /// whether the phase (or activity) changed.
     fn apply_step(
         &mut self,
         old: &WorkflowState,
@@ -357,6 +737,9 @@ impl Control {
         let moved = new.current_path != old.current_path
             || new.active != old.active
             || new.global_step_count != old.global_step_count;
+        if new != *old {
+            self.log(LogEvent::Workflow { state: new.clone() });
+        }
         self.workflow = Some(new);
         if moved {
             self.reminders_in_row = 0;
@@ -368,78 +751,242 @@ impl Control {
         moved
     }
 
-    fn workflow_done(&self) -> Option<bool> {
-        self.workflow.as_ref().map(|w| !w.active)
+    fn view<'a>(&'a self) -> View<'a> {
+        View {
+            machine: &self.machine,
+            agents: &self.agents,
+            default_agent: &self.default_agent,
+            workflow: self.workflow.as_ref(),
+            workflows: &self.set,
+            hit_max_iterations: self.hit_max_iterations,
+            last_output: &self.last_output,
+        }
     }
 
-    async fn main_loop(
+    /// Runs the machine's effects until it finishes.
+    async fn drive(
         &mut self,
+        mut effects: VecDeque<Effect>,
         conversation: &mut Conversation,
         provider: &mut dyn Provider,
+        arbiter: &mut Option<Box<dyn Provider>>,
         tools: &Arc<ToolContext>,
     ) -> (Outcome, String) {
         loop {
-            match self.agent_run(conversation, provider, tools).await {
-                RunEnd::Stopped => {}
-                RunEnd::Cancelled => {
-                    return (Outcome::Cancelled, "cancelled by the user".to_owned())
-                }
-                RunEnd::Failed(reason) => return (Outcome::Failed, reason),
-                RunEnd::Interrupted => {
-                    if let Err(end) = self.wait_for_user().await {
-                        return end;
-                    }
-                    continue;
-                }
+            if let Some(e) = self.log_error.take() {
+                return (Outcome::Failed, e);
             }
-            // The agent stopped. A message the user sent meanwhile comes first.
-            if !self.pending_messages.is_empty() {
-                continue;
-            }
-            let summary = || {
-                conversation
-                    .last_assistant_text()
-                    .unwrap_or("the agent finished")
-                    .to_owned()
-            };
-            match (&self.workflow, self.workflow_done()) {
-                (None, _) => return (Outcome::Complete, summary()),
-                (Some(w), Some(true)) if w.cancelled => {
-                    return (
-                        Outcome::Cancelled,
-                        "the agent cancelled the workflow".to_owned(),
-                    )
-                }
-                (Some(_), Some(true)) => return (Outcome::Complete, summary()),
-                _ => {}
-            }
-            if self.reminders_in_row >= self.settings.max_reminders {
-                let phase = self
-                    .workflow
-                    .as_ref()
-                    .and_then(|w| w.resolve(&self.set))
-                    .map(|a| format!("{} {}", a.current_phase.emoji, a.current_phase.name))
-                    .unwrap_or_default();
+            let Some(effect) = effects.pop_front() else {
                 return (
                     Outcome::Failed,
                     format!(
-                        "the agent stopped {} times in a row without finishing the {phase} phase; giving up (maxReminders is {})",
-                        self.reminders_in_row + 1,
-                        self.settings.max_reminders
+                        "the orchestrator stopped in state {} with nothing to do",
+                        self.machine.state.name()
                     ),
                 );
+            };
+            let event = match effect {
+                Effect::SelectAgent => match self.select(arbiter).await {
+                    Ok(Ok((agent, decision))) => machine::Event::AgentSelected {
+                        agent,
+                        decision: Some(decision),
+                    },
+                    Ok(Err(error)) => machine::Event::AgentSelectionFailed { error },
+                    Err(event) => event,
+                },
+                Effect::RunAgent { agent } => {
+                    match self.run_agent(conversation, provider, tools, &agent).await {
+                        RunEnd::Done(output) => machine::Event::AgentComplete {
+                            success: true,
+                            output,
+                        },
+                        RunEnd::Failed(error) => machine::Event::AgentError { error },
+                        RunEnd::Event(event) => event,
+                    }
+                }
+                Effect::Evaluate => match self.evaluate(conversation, arbiter).await {
+                    Ok(Ok(decision)) => machine::Event::ArbiterDecision { decision },
+                    Ok(Err(error)) => machine::Event::ArbiterError { error },
+                    Err(event) => event,
+                },
+                Effect::AbortAgent => continue,
+                Effect::Finish { outcome, summary } => return (outcome_of(outcome), summary),
+            };
+            let new = match event {
+                e @ (machine::Event::Reset | machine::Event::SkipStep) => {
+                    self.apply_override(e, conversation)
+                }
+                e => self.apply(e),
+            };
+            effects.extend(new);
+        }
+    }
+
+    /// Maps a stop that ends the current piece of work to the machine event it stands for.
+    fn stop_event(stop: Stop) -> machine::Event {
+        match stop {
+            Stop::Override(event) => event,
+            _ => machine::Event::Cancel,
+        }
+    }
+
+    /// The arbiter chooses the next agent.
+    async fn select(
+        &mut self,
+        arbiter: &mut Option<Box<dyn Provider>>,
+    ) -> Result<Result<(String, ArbiterDecision), MachineError>, machine::Event> {
+        if !self.model_arbiter {
+            return Ok(arbiter::select(&self.view()));
+        }
+        let prompt = arbiter::select_prompt(&self.view());
+        let answer = match self.ask_arbiter(arbiter, prompt).await? {
+            Ok(text) => text,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(match arbiter::parse_decision(&answer) {
+            Ok(ArbiterDecision::SelectMode { mode, reason }) => {
+                if mode == DEFAULT_AGENT || self.agents.get(&mode).is_some() {
+                    Ok((mode.clone(), ArbiterDecision::SelectMode { mode, reason }))
+                } else {
+                    Err(MachineError::new(
+                        "selection_failed",
+                        format!("the arbiter chose \"{mode}\", which is no agent"),
+                    ))
+                }
             }
-            match self.countdown().await {
-                Ok(true) => self.send_reminder(conversation),
-                Ok(false) => {}
-                Err(end) => return end,
+            Ok(other) => Err(MachineError::new(
+                "selection_failed",
+                format!(
+                    "the arbiter answered {} where an agent was to be selected",
+                    other.name()
+                ),
+            )),
+            Err(why) => Err(MachineError::new(
+                "arbiter_error",
+                format!("unparseable arbiter answer: {why}"),
+            )),
+        })
+    }
+
+    /// Asks the model arbiter; its answer (or failure) is logged like a turn.
+    async fn ask_arbiter(
+        &mut self,
+        arbiter: &mut Option<Box<dyn Provider>>,
+        prompt: String,
+    ) -> Result<Result<String, MachineError>, machine::Event> {
+        let Some(arbiter) = arbiter.as_mut() else {
+            return Ok(Err(MachineError::new(
+                "arbiter_error",
+                "no arbiter provider is configured",
+            )));
+        };
+        let messages = [Message::User(prompt)];
+        let request = TurnRequest {
+            system: Some(arbiter::SYSTEM_PROMPT),
+            messages: &messages,
+            context: None,
+            tools: &[],
+        };
+        let ignore = |_: &str| {};
+        match self.wait(arbiter.turn(request, &ignore), false).await {
+            Ok(Ok(turn)) => {
+                self.log(LogEvent::ArbiterTurn {
+                    text: Some(turn.text.clone()),
+                    error: None,
+                });
+                Ok(Ok(turn.text))
+            }
+            Ok(Err(e)) => {
+                self.log(LogEvent::ArbiterTurn {
+                    text: None,
+                    error: Some(e.to_string()),
+                });
+                Ok(Err(MachineError::new(
+                    "arbiter_error",
+                    format!("the arbiter failed: {e}"),
+                )))
+            }
+            Err(stop) => Err(Self::stop_event(stop)),
+        }
+    }
+
+    /// The arbiter judges the run that just ended. With an active workflow and a `CONTINUE`, the
+    /// countdown runs here and the not-done reminder goes into the conversation.
+    async fn evaluate(
+        &mut self,
+        conversation: &mut Conversation,
+        arbiter: &mut Option<Box<dyn Provider>>,
+    ) -> Result<Result<ArbiterDecision, MachineError>, machine::Event> {
+        if self
+            .workflow
+            .as_ref()
+            .is_some_and(|w| !w.active && w.cancelled)
+        {
+            return Err(machine::Event::Cancel);
+        }
+        // A message the user sent meanwhile comes first.
+        if !self.pending_messages.is_empty() {
+            return Ok(Ok(ArbiterDecision::Continue {
+                reason: "the user sent a message".to_owned(),
+            }));
+        }
+        let decision = if self.model_arbiter {
+            let prompt = arbiter::evaluate_prompt(&self.view());
+            match self.ask_arbiter(arbiter, prompt).await? {
+                Ok(text) => match arbiter::parse_decision(&text) {
+                    Ok(d) => d,
+                    Err(why) => {
+                        return Ok(Err(MachineError::new(
+                            "arbiter_error",
+                            format!("unparseable arbiter answer: {why}"),
+                        )))
+                    }
+                },
+                Err(e) => return Ok(Err(e)),
+            }
+        } else {
+            match arbiter::evaluate(&self.view()) {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(e)),
+            }
+        };
+        let workflow_active = self.workflow.as_ref().is_some_and(|w| w.active);
+        if !(workflow_active && matches!(decision, ArbiterDecision::Continue { .. })) {
+            return Ok(Ok(decision));
+        }
+        // The agent stopped while the workflow is still active.
+        if self.reminders_in_row >= self.settings.max_reminders {
+            let phase = self
+                .workflow
+                .as_ref()
+                .and_then(|w| w.resolve(&self.set))
+                .map(|a| format!("{} {}", a.current_phase.emoji, a.current_phase.name))
+                .unwrap_or_default();
+            return Ok(Err(MachineError::new(
+                "reminder_limit",
+                format!(
+                    "the agent stopped {} times in a row without finishing the {phase} phase; giving up (maxReminders is {})",
+                    self.reminders_in_row + 1,
+                    self.settings.max_reminders
+                ),
+            )));
+        }
+        match self.countdown().await? {
+            true => self.send_reminder(conversation),
+            false => {
+                if self.workflow.as_ref().is_some_and(|w| !w.active) {
+                    return Ok(Ok(ArbiterDecision::Complete {
+                        summary: self.last_output.clone(),
+                    }));
+                }
             }
         }
+        Ok(Ok(decision))
     }
 
     /// Counts down before the reminder. `Ok(true)`: it ran out and the reminder is due;
     /// `Ok(false)`: the user stepped in (a message, or a step) and the task goes on.
-    async fn countdown(&mut self) -> Result<bool, (Outcome, String)> {
+    async fn countdown(&mut self) -> Result<bool, machine::Event> {
         let seconds = self.settings.countdown_seconds;
         if seconds == 0 {
             return Ok(true);
@@ -455,9 +1002,6 @@ impl Control {
                 .await
             {
                 Ok(()) => {}
-                Err(Stop::Cancel) => {
-                    return Err((Outcome::Cancelled, "cancelled by the user".to_owned()))
-                }
                 Err(Stop::Interrupt) => {
                     self.record("countdown_interrupted", None, None, None);
                     self.wait_for_user().await?;
@@ -467,6 +1011,7 @@ impl Control {
                     self.set_status(TaskState::Running, None, "countdown_stopped");
                     return Ok(false);
                 }
+                Err(stop) => return Err(Self::stop_event(stop)),
             }
         }
         Ok(true)
@@ -482,6 +1027,10 @@ impl Control {
             return;
         };
         self.reminders_in_row += 1;
+        self.log(LogEvent::UserMessage {
+            text: reminder.clone(),
+            source: "reminder".to_owned(),
+        });
         self.record(
             "reminder",
             None,
@@ -494,7 +1043,8 @@ impl Control {
     }
 
     /// After an interrupt: waits until the user sends a message, resumes, steps, or cancels.
-    async fn wait_for_user(&mut self) -> Result<(), (Outcome, String)> {
+    async fn wait_for_user(&mut self) -> Result<(), machine::Event> {
+        self.log(LogEvent::Interrupted);
         self.set_status(
             TaskState::Blocked,
             Some("interrupted by the user".to_owned()),
@@ -503,40 +1053,94 @@ impl Control {
         loop {
             match self.wait(std::future::pending::<()>(), true).await {
                 Ok(()) => {}
-                Err(Stop::Cancel) => {
-                    return Err((Outcome::Cancelled, "cancelled by the user".to_owned()))
-                }
                 Err(Stop::Interrupt) => {}
                 Err(Stop::Message) => {
                     self.set_status(TaskState::Running, None, "resumed");
                     return Ok(());
                 }
                 Err(Stop::Stepped) => {
-                    if self.workflow_done() == Some(true) {
+                    if self.workflow.as_ref().is_some_and(|w| !w.active) {
                         self.set_status(TaskState::Running, None, "resumed");
                         return Ok(());
                     }
                 }
+                Err(stop) => return Err(Self::stop_event(stop)),
             }
         }
     }
 
-    /// Turns until the model stops calling tools.
-    async fn agent_run(
+    /// Moves queued user messages into the conversation.
+    fn deliver_messages(&mut self, conversation: &mut Conversation) {
+        let spoke = !self.pending_messages.is_empty();
+        while let Some(text) = self.pending_messages.pop_front() {
+            self.log(LogEvent::UserMessage {
+                text: text.clone(),
+                source: "user".to_owned(),
+            });
+            conversation.messages.push(Message::User(text));
+        }
+        if spoke {
+            // The user spoke: the reminders start counting again.
+            self.reminders_in_row = 0;
+        }
+    }
+
+    /// One agent run: turns until the model stops calling tools (or the agent's turn limit).
+    async fn run_agent(
         &mut self,
         conversation: &mut Conversation,
         provider: &mut dyn Provider,
         tools: &Arc<ToolContext>,
+        agent_name: &str,
     ) -> RunEnd {
+        let agent: Option<AgentDefinition> = self.agents.get(agent_name).cloned();
+        let max_turns = agent
+            .as_ref()
+            .and_then(|a| a.limits.max_iterations)
+            .map_or(usize::MAX, |n| n.max(1) as usize);
+        self.hit_max_iterations = false;
+        let mut turns = 0usize;
+
+        // A resumed task first runs the calls its last turn still had.
+        if !self.pending_calls.is_empty() {
+            let calls = std::mem::take(&mut self.pending_calls);
+            let mut results = std::mem::take(&mut self.pending_results);
+            let mut stopped = None;
+            for call in &calls {
+                if stopped.is_some() {
+                    results.push(ToolResult {
+                        tool_call_id: call.id.clone(),
+                        content: "interrupted by the user".to_owned(),
+                        is_error: true,
+                    });
+                    continue;
+                }
+                match self.tool_call(call, tools, agent.as_ref()).await {
+                    Ok(result) => results.push(result),
+                    Err(stop) => {
+                        stopped = Some(stop);
+                        results.push(ToolResult {
+                            tool_call_id: call.id.clone(),
+                            content: "interrupted by the user".to_owned(),
+                            is_error: true,
+                        });
+                    }
+                }
+            }
+            conversation.messages.push(Message::ToolResults(results));
+            match stopped {
+                None => {}
+                Some(Stop::Interrupt) => {
+                    if let Err(event) = self.wait_for_user().await {
+                        return RunEnd::Event(event);
+                    }
+                }
+                Some(other) => return RunEnd::Event(Self::stop_event(other)),
+            }
+        }
+
         loop {
-            let has_user_message = !self.pending_messages.is_empty();
-            while let Some(text) = self.pending_messages.pop_front() {
-                conversation.messages.push(Message::User(text));
-            }
-            if has_user_message {
-                // The user spoke: the reminders start counting again.
-                self.reminders_in_row = 0;
-            }
+            self.deliver_messages(conversation);
             if self.state != TaskState::Running {
                 self.set_status(TaskState::Running, None, "turn");
             }
@@ -560,6 +1164,7 @@ impl Control {
                 });
             };
             let request = TurnRequest {
+                system: agent.as_ref().map(|a| a.system_prompt.as_str()),
                 messages: &conversation.messages,
                 context: context.as_deref(),
                 tools: &conversation.tools,
@@ -567,24 +1172,50 @@ impl Control {
             let turn = match self.wait(provider.turn(request, &on_text), false).await {
                 Ok(Ok(turn)) => turn,
                 Ok(Err(e)) => {
+                    self.log(LogEvent::TurnFailed {
+                        kind: e.kind.as_str().to_owned(),
+                        message: e.message.clone(),
+                    });
                     let message = format!("provider {} failed: {e}", provider.name());
-                    self.output(OutputKind::Error, message.clone());
-                    return RunEnd::Failed(message);
+                    self.output(OutputKind::Error, message);
+                    return RunEnd::Failed(provider_error(&e));
                 }
-                Err(Stop::Cancel) => return RunEnd::Cancelled,
-                Err(_) => return RunEnd::Interrupted,
+                Err(Stop::Interrupt) => {
+                    if let Err(event) = self.wait_for_user().await {
+                        return RunEnd::Event(event);
+                    }
+                    continue;
+                }
+                Err(stop) => return RunEnd::Event(Self::stop_event(stop)),
             };
+            turns += 1;
+            self.log(LogEvent::Turn {
+                agent: agent_name.to_owned(),
+                text: turn.text.clone(),
+                tool_calls: turn
+                    .tool_calls
+                    .iter()
+                    .map(|c| LoggedCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        input: c.input.clone(),
+                    })
+                    .collect(),
+            });
+            if !turn.text.trim().is_empty() {
+                self.last_output = turn.text.clone();
+            }
             conversation.messages.push(Message::Assistant {
                 text: turn.text.clone(),
                 tool_calls: turn.tool_calls.clone(),
             });
             if turn.tool_calls.is_empty() {
-                return RunEnd::Stopped;
+                return RunEnd::Done(self.last_output.clone());
             }
             let mut results = Vec::with_capacity(turn.tool_calls.len());
             let mut stop = None;
             for call in &turn.tool_calls {
-                if let Some(stop) = stop {
+                if let Some(stop) = &stop {
                     // Keep the conversation whole: every call gets a result.
                     results.push(ToolResult {
                         tool_call_id: call.id.clone(),
@@ -596,7 +1227,7 @@ impl Control {
                     });
                     continue;
                 }
-                match self.tool_call(call, tools).await {
+                match self.tool_call(call, tools, agent.as_ref()).await {
                     Ok(result) => results.push(result),
                     Err(s) => {
                         stop = Some(s);
@@ -610,18 +1241,35 @@ impl Control {
             }
             conversation.messages.push(Message::ToolResults(results));
             match stop {
-                Some(Stop::Cancel) => return RunEnd::Cancelled,
-                Some(_) => return RunEnd::Interrupted,
                 None => {}
+                Some(Stop::Interrupt) => {
+                    if let Err(event) = self.wait_for_user().await {
+                        return RunEnd::Event(event);
+                    }
+                    continue;
+                }
+                Some(other) => return RunEnd::Event(Self::stop_event(other)),
+            }
+            if turns >= max_turns {
+                self.hit_max_iterations = true;
+                self.record(
+                    "agent_limit",
+                    None,
+                    None,
+                    Some(format!("{agent_name} reached its {max_turns} turns")),
+                );
+                return RunEnd::Done(self.last_output.clone());
             }
         }
     }
 
-    /// One tool call: `workflow_step`, or the gate, the approval when blocked, and the tool.
+    /// One tool call: `workflow_step`, or the agent's tool filter, the gate, the approval when
+    /// blocked, and the tool. Logged when it starts and when it finishes.
     async fn tool_call(
         &mut self,
         call: &ToolCall,
         tools: &Arc<ToolContext>,
+        agent: Option<&AgentDefinition>,
     ) -> Result<ToolResult, Stop> {
         self.emit(TaskEvent::Output {
             kind: OutputKind::ToolCall,
@@ -631,11 +1279,22 @@ impl Control {
             input: Some(call.input.clone()),
             is_error: None,
         });
+        self.log(LogEvent::ToolStarted {
+            id: call.id.clone(),
+            name: call.name.clone(),
+        });
         let (content, is_error) = if call.name.eq_ignore_ascii_case(step::TOOL_NAME) {
             self.workflow_step(call)
+        } else if let Some(refusal) = agent.and_then(|a| agent_refusal(a, call)) {
+            (refusal, true)
         } else {
             self.gated_call(call, tools).await?
         };
+        self.log(LogEvent::ToolFinished {
+            id: call.id.clone(),
+            content: content.clone(),
+            is_error,
+        });
         self.emit(TaskEvent::Output {
             kind: OutputKind::ToolResult,
             text: content.clone(),
@@ -761,15 +1420,20 @@ impl Control {
             }
             _ => {}
         }
+        self.log(LogEvent::Approval {
+            id: call.id.clone(),
+            tool: call.name.clone(),
+            answer: answer_name(answer).to_owned(),
+        });
         let detail = why
             .clone()
-            .unwrap_or_else(|| format!("{}: {answer:?}", call.name));
+            .unwrap_or_else(|| format!("{}: {}", call.name, answer_name(answer)));
         self.record("approval_resolved", None, None, Some(detail));
         self.set_status(TaskState::Running, why, "approval_resolved");
         Ok(answer)
     }
 
-    /// Ends the task: the last output, the final status, and `Finished`.
+    /// Ends the task: the last output, the final status, and `Finished` (logged first).
     fn finish(&mut self, outcome: Outcome, summary: String) {
         tracing::debug!(task = %self.id, ?outcome, %summary, "task finished");
         let message = self.workflow.as_ref().and_then(|w| {
@@ -783,6 +1447,10 @@ impl Control {
                 }
                 _ => None,
             }
+        });
+        self.log(LogEvent::Finished {
+            outcome: outcome_name(outcome).to_owned(),
+            summary: summary.clone(),
         });
         match outcome {
             Outcome::Complete => self.output(
@@ -812,6 +1480,27 @@ impl Control {
     }
 }
 
+/// Why the running agent may not make this call (its tool list, its Bash filter), if it may not.
+fn agent_refusal(agent: &AgentDefinition, call: &ToolCall) -> Option<String> {
+    if !agent.tool_allowed(&call.name) {
+        return Some(format!(
+            "the tool \"{}\" is not available to agent {}",
+            call.name, agent.name
+        ));
+    }
+    if call.name.eq_ignore_ascii_case("bash") {
+        let command = call
+            .input
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Err(why) = agent.check_bash(command) {
+            return Some(why);
+        }
+    }
+    None
+}
+
 fn format_duration(d: Duration) -> String {
     let secs = d.as_secs_f64();
     if secs >= 1.0 && (secs - secs.round()).abs() < 1e-9 {
@@ -819,4 +1508,14 @@ fn format_duration(d: Duration) -> String {
     } else {
         format!("{secs:.1} s")
     }
+}
+
+/// Rebuilds a task from its log directory, ready for [`super::spawn`]'s resume.
+pub fn load_replay(
+    dir: &std::path::Path,
+    config: &MachineConfig,
+) -> Result<(TaskFiles, Box<Replay>), String> {
+    let (files, contents) = TaskFiles::open(dir).map_err(|e| e.to_string())?;
+    let replay = super::log::replay(&contents.records, config)?;
+    Ok((files, Box::new(replay)))
 }

@@ -8,6 +8,9 @@
 //! waiting on the actor.
 
 mod actor;
+pub use actor::load_replay;
+pub mod arbiter;
+pub mod log;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,8 +20,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::agents::AgentSet;
 use crate::config::Settings;
-use crate::provider::Provider;
+use crate::provider::{Provider, ProviderSpec};
+use crate::store::TaskFiles;
 use crate::workflow::step::StepAction;
 use crate::workflow::WorkflowSet;
 
@@ -30,6 +35,8 @@ pub enum TaskState {
     Countdown,
     /// Stopped and waiting for the user (after an interrupt).
     Blocked,
+    /// Found unfinished when the server started (it or the machine stopped); resume continues it.
+    Interrupted,
     Complete,
     Failed,
     Cancelled,
@@ -42,10 +49,26 @@ impl TaskState {
             TaskState::WaitingApproval => "waiting_approval",
             TaskState::Countdown => "countdown",
             TaskState::Blocked => "blocked",
+            TaskState::Interrupted => "interrupted",
             TaskState::Complete => "complete",
             TaskState::Failed => "failed",
             TaskState::Cancelled => "cancelled",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<TaskState> {
+        [
+            TaskState::Running,
+            TaskState::WaitingApproval,
+            TaskState::Countdown,
+            TaskState::Blocked,
+            TaskState::Interrupted,
+            TaskState::Complete,
+            TaskState::Failed,
+            TaskState::Cancelled,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == s)
     }
 
     pub fn is_finished(self) -> bool {
@@ -162,6 +185,8 @@ pub enum TaskCommand {
     },
     /// Continue an interrupted task.
     Resume,
+    /// A manual override for the orchestrator (force an agent, skip a step, retry, reset).
+    Override(crate::machine::Event),
 }
 
 /// One line of a task's history, for `getTask`.
@@ -169,8 +194,10 @@ pub enum TaskCommand {
 pub struct HistoryItem {
     pub at: i64,
     pub event: String,
-    pub state_before: Option<TaskState>,
-    pub state_after: Option<TaskState>,
+    pub state_before: Option<String>,
+    pub state_after: Option<String>,
+    /// The machine guard that decided, for machine transitions.
+    pub guard: Option<String>,
     pub detail: Option<String>,
 }
 
@@ -187,6 +214,11 @@ pub struct TaskSnapshot {
     pub started_at: i64,
     pub updated_at: i64,
     pub history: Vec<HistoryItem>,
+    pub workspace: PathBuf,
+    /// The orchestrator machine's state.
+    pub machine_state: String,
+    /// The agent running (or last run).
+    pub agent: Option<String>,
 }
 
 /// The handle a face keeps for a task.
@@ -214,6 +246,16 @@ impl TaskHandle {
             .clone()
     }
 
+    /// A handle for a task that is not running (stored, finished or interrupted): commands fail.
+    pub fn stored(snapshot: TaskSnapshot) -> TaskHandle {
+        let (commands, _) = mpsc::unbounded_channel();
+        TaskHandle {
+            id: snapshot.task_id.clone(),
+            commands,
+            snapshot: Arc::new(Mutex::new(snapshot)),
+        }
+    }
+
     pub fn state(&self) -> TaskState {
         self.snapshot
             .lock()
@@ -222,16 +264,39 @@ impl TaskHandle {
     }
 }
 
-/// Everything needed to start a task.
+/// Which arbiter a task uses.
+pub enum ArbiterSetup {
+    /// Agent transitions and the phases' `agent:` keys decide.
+    Deterministic,
+    /// A model decides, asked through this provider.
+    Model {
+        provider: Box<dyn Provider>,
+        spec: ProviderSpec,
+    },
+}
+
+/// Everything needed to start (or resume) a task.
 pub struct TaskSpec {
     pub id: String,
     pub description: String,
     /// The workflow key, already checked against `workflows`.
     pub workflow: Option<String>,
     pub workflows: Arc<WorkflowSet>,
+    pub agents: Arc<AgentSet>,
     pub provider: Box<dyn Provider>,
+    /// How to build the provider again (written to the log).
+    pub provider_spec: ProviderSpec,
+    pub arbiter: ArbiterSetup,
+    /// The agent the task starts with, when the user chose one.
+    pub start_agent: Option<String>,
     pub workspace: PathBuf,
     pub settings: Settings,
+    /// The state directory to persist the task in; `None` keeps it in memory only.
+    pub store: Option<PathBuf>,
+    /// A task rebuilt from its log, to continue.
+    pub resume: Option<(TaskFiles, Box<log::Replay>)>,
+    /// An event for the machine right after resuming (retry or reset of a finished task).
+    pub then: Option<crate::machine::Event>,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -255,6 +320,7 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let now = now_millis();
+    let started_at = spec.resume.as_ref().map_or(now, |(_, r)| r.started_at);
     let snapshot = Arc::new(Mutex::new(TaskSnapshot {
         task_id: spec.id.clone(),
         description: spec.description.clone(),
@@ -263,9 +329,12 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
         breadcrumb: Vec::new(),
         breadcrumb_text: String::new(),
         status_text: String::new(),
-        started_at: now,
+        started_at,
         updated_at: now,
         history: Vec::new(),
+        workspace: spec.workspace.clone(),
+        machine_state: "idle".to_owned(),
+        agent: None,
     }));
     let handle = TaskHandle {
         id: spec.id.clone(),

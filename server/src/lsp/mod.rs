@@ -32,8 +32,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, UriExt};
 
 use crate::config::{self, ConfigProblem, Settings};
 use crate::engine::{self, TaskCommand, TaskEvent, TaskHandle, TaskSpec, TaskState};
-use crate::provider::scripted::ScriptedProvider;
-use crate::provider::Provider;
+use crate::provider::{Provider, ProviderSpec};
 use crate::workflow::{default_roots, load, LoadOutcome, Severity, Show};
 
 /// The longest `rawko/sendMessage` text accepted.
@@ -60,6 +59,8 @@ pub struct ServeOptions {
 
 struct Shared {
     options: ServeOptions,
+    /// Where tasks are persisted; `None` when no state directory can be found.
+    store: Option<PathBuf>,
     workspace: OnceLock<PathBuf>,
     settings: OnceLock<Settings>,
     config_problems: Mutex<Vec<ConfigProblem>>,
@@ -80,6 +81,7 @@ impl Backend {
             outgoing,
             shared: Arc::new(Shared {
                 options,
+                store: crate::store::state_dir(|k| std::env::var_os(k)),
                 workspace: OnceLock::new(),
                 settings: OnceLock::new(),
                 config_problems: Mutex::new(Vec::new()),
@@ -217,22 +219,246 @@ impl Backend {
                 Some(def.key.clone())
             }
         };
-        let provider = make_provider(&params, &workspace)?;
+        let (provider, provider_spec) = make_provider(&params, &workspace)?;
+        let agents = self.load_agents().await;
+        if let Some(agent) = params.agent.as_deref().filter(|a| !a.trim().is_empty()) {
+            if agent != engine::arbiter::DEFAULT_AGENT && agents.get(agent).is_none() {
+                let mut names: Vec<&str> = agents.names().collect();
+                names.push(engine::arbiter::DEFAULT_AGENT);
+                return Err(invalid_params(format!(
+                    "unknown agent \"{agent}\"; the agents are {}",
+                    names.join(", ")
+                )));
+            }
+        }
+        let settings = self.settings();
+        let arbiter = make_arbiter(&settings, &workspace)?;
         let id = engine::new_task_id();
-        let (handle, events) = engine::spawn(TaskSpec {
+        self.spawn_task(TaskSpec {
             id: id.clone(),
             description,
             workflow,
             workflows: Arc::new(set),
+            agents: Arc::new(agents),
             provider,
+            provider_spec,
+            arbiter,
+            start_agent: params.agent.filter(|a| !a.trim().is_empty()),
             workspace,
-            settings: self.settings(),
+            settings,
+            store: self.shared.store.clone(),
+            resume: None,
+            then: None,
         });
-        self.shared.tasks.insert(id.clone(), handle);
-        tokio::spawn(write_events(self.outgoing.clone(), id.clone(), events));
         Ok(StartTaskResult {
             task_id: TaskId(id),
         })
+    }
+
+    fn spawn_task(&self, spec: TaskSpec) {
+        let id = spec.id.clone();
+        let (handle, events) = engine::spawn(spec);
+        self.shared.tasks.insert(id.clone(), handle);
+        tokio::spawn(write_events(self.outgoing.clone(), id, events));
+    }
+
+    async fn load_agents(&self) -> crate::agents::AgentSet {
+        let workspace = self.workspace();
+        tokio::task::spawn_blocking(move || {
+            crate::agents::load(&crate::agents::default_roots(&workspace, |k| {
+                std::env::var_os(k)
+            }))
+            .agents
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// The tasks persisted for this workspace that are not running in this server: finished
+    /// ones, and unfinished ones (listed as interrupted, to resume).
+    fn stored_tasks(&self) -> Vec<engine::TaskSnapshot> {
+        let Some(store) = &self.shared.store else {
+            return Vec::new();
+        };
+        let workspace = self.workspace();
+        crate::store::task_dirs(store)
+            .into_iter()
+            .filter_map(|dir| stored_snapshot(&dir))
+            .filter(|s| s.workspace == workspace && !self.shared.tasks.contains_key(&s.task_id))
+            .collect()
+    }
+
+    /// Continues a task from its log (after a restart, or to retry or reset a finished one).
+    async fn resume_from_store(
+        &self,
+        id: &TaskId,
+        then: Option<crate::machine::Event>,
+    ) -> Result<()> {
+        let Some(store) = self.shared.store.clone() else {
+            return Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                "tasks are not persisted here (no state directory), so this one cannot be resumed",
+            ));
+        };
+        let dir = crate::store::TaskFiles::dir_of(&store, id.as_str());
+        if !dir.join("events.jsonl").is_file() {
+            return Err(error(
+                error_codes::UNKNOWN_TASK,
+                format!("unknown task \"{id}\""),
+            ));
+        }
+        let settings = self.settings();
+        let config = crate::machine::MachineConfig {
+            max_iterations: settings.max_iterations,
+            max_failures: settings.max_failures,
+            default_agent: settings.default_agent.clone(),
+        };
+        let (files, replay) =
+            tokio::task::spawn_blocking(move || engine::load_replay(&dir, &config))
+                .await
+                .map_err(|e| error(error_codes::INTERNAL_ERROR, e.to_string()))?
+                .map_err(|e| {
+                    error(
+                        error_codes::INTERNAL_ERROR,
+                        format!("cannot resume task \"{id}\": {e}"),
+                    )
+                })?;
+        if replay.finished.is_some() && then.is_none() {
+            return Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!(
+                    "task \"{id}\" has finished; use rawko/retry or rawko/reset to run it again"
+                ),
+            ));
+        }
+        let outcome = self.load_workflows().await;
+        let set = outcome.workflows;
+        if let Some(key) = &replay.workflow_key {
+            if set.get(key).is_none() {
+                return Err(error(
+                    error_codes::WORKFLOW_NOT_FOUND,
+                    format!("task \"{id}\" ran workflow \"{key}\", which no longer loads"),
+                ));
+            }
+        }
+        let provider = replay.provider.build().map_err(|e| {
+            error(
+                error_codes::INTERNAL_ERROR,
+                format!("cannot resume task \"{id}\": {e}"),
+            )
+        })?;
+        let arbiter = match &replay.arbiter {
+            None => engine::ArbiterSetup::Deterministic,
+            Some(spec) => engine::ArbiterSetup::Model {
+                provider: spec.build().map_err(|e| {
+                    error(
+                        error_codes::INTERNAL_ERROR,
+                        format!("cannot resume the arbiter: {e}"),
+                    )
+                })?,
+                spec: spec.clone(),
+            },
+        };
+        let agents = self.load_agents().await;
+        self.spawn_task(TaskSpec {
+            id: replay.task_id.clone(),
+            description: replay.description.clone(),
+            workflow: replay.workflow_key.clone(),
+            workflows: Arc::new(set),
+            agents: Arc::new(agents),
+            provider,
+            provider_spec: replay.provider.clone(),
+            arbiter,
+            start_agent: replay.agent.clone(),
+            workspace: replay.workspace.clone(),
+            settings,
+            store: Some(store),
+            resume: Some((files, replay)),
+            then,
+        });
+        Ok(())
+    }
+
+    /// An override for the orchestrator: sent to a running task, or applied to a stored one by
+    /// resuming it.
+    async fn override_task(
+        &self,
+        id: &TaskId,
+        event: crate::machine::Event,
+        name: &str,
+    ) -> Result<()> {
+        if let Some(handle) = self.shared.tasks.get(id.as_str()).map(|h| h.clone()) {
+            let state = handle.state();
+            if !state.is_finished()
+                && state != TaskState::Interrupted
+                && handle.send(TaskCommand::Override(event.clone())).is_ok()
+            {
+                return Ok(());
+            }
+        }
+        let stored_state = self.task_state_anywhere(id);
+        match (&event, stored_state) {
+            (_, None) => Err(error(
+                error_codes::UNKNOWN_TASK,
+                format!("unknown task \"{id}\""),
+            )),
+            (crate::machine::Event::Retry, Some(TaskState::Failed | TaskState::Interrupted))
+            | (crate::machine::Event::Reset, Some(_))
+            | (_, Some(TaskState::Interrupted)) => self.resume_from_store(id, Some(event)).await,
+            (_, Some(state)) => Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!("task \"{id}\" is {}; {name} does not apply", state.as_str()),
+            )),
+        }
+    }
+
+    /// A task's state, running or stored.
+    fn task_state_anywhere(&self, id: &TaskId) -> Option<TaskState> {
+        if let Some(h) = self.shared.tasks.get(id.as_str()) {
+            return Some(h.state());
+        }
+        let store = self.shared.store.as_ref()?;
+        stored_snapshot(&crate::store::TaskFiles::dir_of(store, id.as_str())).map(|s| s.state)
+    }
+
+    async fn force_agent(&self, params: ForceAgentParams) -> Result<ForceAgentResult> {
+        let agents = self.load_agents().await;
+        if params.agent != engine::arbiter::DEFAULT_AGENT && agents.get(&params.agent).is_none() {
+            let mut names: Vec<&str> = agents.names().collect();
+            names.push(engine::arbiter::DEFAULT_AGENT);
+            return Err(invalid_params(format!(
+                "unknown agent \"{}\"; the agents are {}",
+                params.agent,
+                names.join(", ")
+            )));
+        }
+        self.override_task(
+            &params.task_id,
+            crate::machine::Event::ForceAgent {
+                agent: params.agent.clone(),
+            },
+            "forceAgent",
+        )
+        .await?;
+        Ok(ForceAgentResult {})
+    }
+
+    async fn skip_step(&self, params: SkipStepParams) -> Result<SkipStepResult> {
+        self.override_task(&params.task_id, crate::machine::Event::SkipStep, "skipStep")
+            .await?;
+        Ok(SkipStepResult {})
+    }
+
+    async fn retry(&self, params: RetryParams) -> Result<RetryResult> {
+        self.override_task(&params.task_id, crate::machine::Event::Retry, "retry")
+            .await?;
+        Ok(RetryResult {})
+    }
+
+    async fn reset(&self, params: ResetParams) -> Result<ResetResult> {
+        self.override_task(&params.task_id, crate::machine::Event::Reset, "reset")
+            .await?;
+        Ok(ResetResult {})
     }
 
     async fn cancel_task(&self, params: CancelTaskParams) -> Result<CancelTaskResult> {
@@ -301,6 +527,7 @@ impl Backend {
             .iter()
             .map(|h| to_proto::task_summary(&h.snapshot()))
             .collect();
+        tasks.extend(self.stored_tasks().iter().map(to_proto::task_summary));
         // The most recently started first; ids end in a counter that breaks ties.
         let order = |id: &TaskId| {
             id.as_str()
@@ -318,14 +545,37 @@ impl Backend {
     }
 
     async fn get_task(&self, params: GetTaskParams) -> Result<GetTaskResult> {
-        let handle = self.task(&params.task_id)?;
-        Ok(GetTaskResult {
-            task: to_proto::task_detail(&handle.snapshot()),
+        if let Ok(handle) = self.task(&params.task_id) {
+            return Ok(GetTaskResult {
+                task: to_proto::task_detail(&handle.snapshot()),
+            });
+        }
+        let store = self.shared.store.clone();
+        let id = params.task_id.clone();
+        let detail = tokio::task::spawn_blocking(move || {
+            let dir = crate::store::TaskFiles::dir_of(store.as_ref()?, id.as_str());
+            stored_detail(&dir)
         })
+        .await
+        .ok()
+        .flatten();
+        match detail {
+            Some(snapshot) => Ok(GetTaskResult {
+                task: to_proto::task_detail(&snapshot),
+            }),
+            None => Err(error(
+                error_codes::UNKNOWN_TASK,
+                format!("unknown task \"{}\"", params.task_id),
+            )),
+        }
     }
 
     async fn resume_task(&self, params: ResumeTaskParams) -> Result<ResumeTaskResult> {
-        let handle = self.task(&params.task_id)?;
+        let Ok(handle) = self.task(&params.task_id) else {
+            // Not running here: a task found unfinished in the store.
+            self.resume_from_store(&params.task_id, None).await?;
+            return Ok(ResumeTaskResult {});
+        };
         let state = handle.state();
         if state != TaskState::Blocked {
             return Err(error(
@@ -342,29 +592,174 @@ impl Backend {
     }
 }
 
-/// Builds the provider a task asked for.
-fn make_provider(params: &StartTaskParams, workspace: &Path) -> Result<Box<dyn Provider>> {
+/// Builds the provider a task asked for, and the spec that builds it again on resume.
+fn make_provider(
+    params: &StartTaskParams,
+    workspace: &Path,
+) -> Result<(Box<dyn Provider>, ProviderSpec)> {
     let name = params
         .provider
         .as_deref()
         .or(params.script.as_ref().map(|_| "scripted"));
-    match name {
+    let spec = match name {
         Some("scripted") => {
             let Some(script) = params.script.as_deref().filter(|s| !s.trim().is_empty()) else {
                 return Err(invalid_params("provider \"scripted\" needs a script: the path of a file of turns"));
             };
-            let path = workspace.join(script);
-            ScriptedProvider::load(&path)
-                .map(|p| Box::new(p) as Box<dyn Provider>)
-                .map_err(|e| invalid_params(e.to_string()))
+            ProviderSpec {
+                name: "scripted".to_owned(),
+                script: Some(workspace.join(script)),
+                model: params.model.clone(),
+            }
         }
-        Some(other) => Err(invalid_params(format!(
-            "unknown provider \"{other}\"; this build knows: scripted"
-        ))),
-        None => Err(invalid_params(
-            "no provider: pass provider \"scripted\" with a script (model providers are configured in .rawko/config.json)",
-        )),
+        Some(other) => {
+            return Err(invalid_params(format!(
+                "unknown provider \"{other}\"; this build knows: scripted"
+            )))
+        }
+        None => {
+            return Err(invalid_params(
+                "no provider: pass provider \"scripted\" with a script (model providers are configured in .rawko/config.json)",
+            ))
+        }
+    };
+    let provider = spec.build().map_err(invalid_params)?;
+    Ok((provider, spec))
+}
+
+/// The arbiter the settings ask for.
+fn make_arbiter(settings: &Settings, workspace: &Path) -> Result<engine::ArbiterSetup> {
+    let Some(spec) = &settings.arbiter else {
+        return Ok(engine::ArbiterSetup::Deterministic);
+    };
+    let mut spec = spec.clone();
+    if let Some(script) = &spec.script {
+        spec.script = Some(workspace.join(script));
     }
+    let provider = spec
+        .build()
+        .map_err(|e| invalid_params(format!("the model arbiter cannot start: {e}")))?;
+    Ok(engine::ArbiterSetup::Model { provider, spec })
+}
+
+/// A stored task's summary from its snapshot (or, without one, from its log's first record).
+fn stored_snapshot(dir: &Path) -> Option<engine::TaskSnapshot> {
+    let from_snapshot = crate::store::read_snapshot(dir).and_then(|v| {
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let mut state = TaskState::parse(&text("state")?)?;
+        if !state.is_finished() {
+            state = TaskState::Interrupted;
+        }
+        Some(engine::TaskSnapshot {
+            task_id: text("taskId")?,
+            description: text("description").unwrap_or_default(),
+            workflow: text("workflow"),
+            state,
+            breadcrumb: Vec::new(),
+            breadcrumb_text: text("breadcrumbText").unwrap_or_default(),
+            status_text: String::new(),
+            started_at: v.get("startedAt").and_then(Value::as_i64).unwrap_or(0),
+            updated_at: v.get("updatedAt").and_then(Value::as_i64).unwrap_or(0),
+            history: Vec::new(),
+            workspace: PathBuf::from(text("workspace").unwrap_or_default()),
+            machine_state: text("machineState").unwrap_or_default(),
+            agent: None,
+        })
+    });
+    from_snapshot.or_else(|| stored_detail(dir))
+}
+
+/// A stored task in full, its history read from its log.
+fn stored_detail(dir: &Path) -> Option<engine::TaskSnapshot> {
+    let contents = crate::store::read_log(&dir.join("events.jsonl")).ok()?;
+    let mut snap: Option<engine::TaskSnapshot> = None;
+    let mut finished: Option<TaskState> = None;
+    let mut history = Vec::new();
+    for record in &contents.records {
+        let event: engine::log::LogEvent = serde_json::from_value(record.event.clone()).ok()?;
+        let kind = record
+            .event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("event")
+            .to_owned();
+        let mut item = engine::HistoryItem {
+            at: record.at,
+            event: kind,
+            state_before: None,
+            state_after: None,
+            guard: None,
+            detail: None,
+        };
+        match event {
+            engine::log::LogEvent::Started {
+                task_id,
+                description,
+                workflow,
+                workspace,
+                started_at,
+                ..
+            } => {
+                snap = Some(engine::TaskSnapshot {
+                    task_id,
+                    description,
+                    workflow,
+                    state: TaskState::Interrupted,
+                    breadcrumb: Vec::new(),
+                    breadcrumb_text: String::new(),
+                    status_text: String::new(),
+                    started_at,
+                    updated_at: started_at,
+                    history: Vec::new(),
+                    workspace,
+                    machine_state: "idle".to_owned(),
+                    agent: None,
+                });
+            }
+            engine::log::LogEvent::Machine {
+                event,
+                from,
+                to,
+                guard,
+            } => {
+                item.event = format!("machine:{}", event.name());
+                item.state_before = Some(from);
+                item.state_after = Some(to.clone());
+                item.guard = guard;
+                if let Some(s) = &mut snap {
+                    s.machine_state = to;
+                }
+            }
+            engine::log::LogEvent::Finished { outcome, summary } => {
+                finished = TaskState::parse(&outcome);
+                item.detail = Some(summary);
+            }
+            engine::log::LogEvent::Reopened { reason } => {
+                finished = None;
+                item.detail = Some(reason);
+            }
+            engine::log::LogEvent::ToolStarted { name, .. } => item.detail = Some(name),
+            engine::log::LogEvent::Approval { tool, answer, .. } => {
+                item.detail = Some(format!("{tool}: {answer}"))
+            }
+            _ => {}
+        }
+        if let Some(s) = &mut snap {
+            s.updated_at = record.at;
+        }
+        history.push(item);
+    }
+    let mut snap = snap?;
+    snap.state = finished.unwrap_or(TaskState::Interrupted);
+    snap.history = history;
+    if let Some(v) = crate::store::read_snapshot(dir) {
+        snap.breadcrumb_text = v
+            .get("breadcrumbText")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+    }
+    Some(snap)
 }
 
 /// Sends a task's events to the client in order, numbering its notifications.
@@ -640,6 +1035,10 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
                 .custom_method(ListTasks::METHOD, Backend::list_tasks)
                 .custom_method(GetTask::METHOD, Backend::get_task)
                 .custom_method(ResumeTask::METHOD, Backend::resume_task)
+                .custom_method(ForceAgent::METHOD, Backend::force_agent)
+                .custom_method(SkipStep::METHOD, Backend::skip_step)
+                .custom_method(Retry::METHOD, Backend::retry)
+                .custom_method(Reset::METHOD, Backend::reset)
                 .finish();
         transport::serve(stdin, stdout, service, socket, outgoing, frames).await;
     });

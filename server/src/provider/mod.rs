@@ -6,9 +6,11 @@ pub mod scripted;
 
 use std::fmt;
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One message of the conversation the provider continues.
@@ -48,6 +50,8 @@ pub struct ToolDescription {
 
 /// Everything a provider needs for one turn.
 pub struct TurnRequest<'a> {
+    /// The running agent's system prompt.
+    pub system: Option<&'a str>,
     /// The conversation so far.
     pub messages: &'a [Message],
     /// The phase context, injected fresh before every turn (not kept in the conversation).
@@ -154,4 +158,39 @@ pub trait Provider: Send {
 
     /// Runs one turn: streams text to `on_text` and returns the whole turn.
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a>;
+
+    /// Continues a resumed task whose log recorded `turns` turns of this provider. Providers that
+    /// are given the whole conversation each turn need nothing; a scripted one skips what it played.
+    fn resume_after(&mut self, _turns: usize) {}
+}
+
+/// How to build a task's provider again, as written in its log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSpec {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl ProviderSpec {
+    /// Builds the provider; the error says what is wrong with the spec.
+    pub fn build(&self) -> Result<Box<dyn Provider>, String> {
+        match self.name.as_str() {
+            "scripted" => {
+                let script = self
+                    .script
+                    .as_ref()
+                    .ok_or("provider \"scripted\" needs a script: the path of a file of turns")?;
+                scripted::ScriptedProvider::load(script)
+                    .map(|p| Box::new(p) as Box<dyn Provider>)
+                    .map_err(|e| e.to_string())
+            }
+            other => Err(format!(
+                "unknown provider \"{other}\"; this build knows: scripted"
+            )),
+        }
+    }
 }

@@ -158,6 +158,10 @@ impl Provider for ScriptedProvider {
         "scripted"
     }
 
+    fn resume_after(&mut self, turns: usize) {
+        self.next = turns.min(self.turns.len());
+    }
+
     fn turn<'a>(&'a mut self, _request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
             let (turn, index) = self.play()?;
@@ -215,6 +219,7 @@ mod tests {
 
     fn request() -> TurnRequest<'static> {
         TurnRequest {
+            system: None,
             messages: &[],
             context: None,
             tools: &[],

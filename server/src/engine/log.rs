@@ -1,0 +1,300 @@
+//! What a task writes to its log, and how a log is replayed into the state a resumed task
+//! continues from: the machine, the workflow position, the conversation, the tool calls still to
+//! run, and how far the provider got.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::machine::{self, Machine, MachineConfig};
+use crate::provider::{Message, ProviderSpec, ToolCall, ToolResult};
+use crate::store::LogRecord;
+use crate::workflow::WorkflowState;
+
+/// A tool call as logged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// One event of a task's log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LogEvent {
+    /// The first record: everything needed to build the task again.
+    #[serde(rename_all = "camelCase")]
+    Started {
+        task_id: String,
+        description: String,
+        workflow: Option<String>,
+        workspace: PathBuf,
+        provider: ProviderSpec,
+        #[serde(default)]
+        agent: Option<String>,
+        #[serde(default)]
+        arbiter: Option<ProviderSpec>,
+        started_at: i64,
+    },
+    /// An event the orchestrator machine took, and where it led.
+    Machine {
+        event: machine::Event,
+        from: String,
+        to: String,
+        #[serde(default)]
+        guard: Option<String>,
+    },
+    /// The workflow moved.
+    Workflow {
+        state: WorkflowState,
+    },
+    /// A user message went into the conversation (`initial`, `reminder`, `user`).
+    UserMessage {
+        text: String,
+        source: String,
+    },
+    /// A model turn finished.
+    #[serde(rename_all = "camelCase")]
+    Turn {
+        agent: String,
+        text: String,
+        tool_calls: Vec<LoggedCall>,
+    },
+    /// A model turn failed (it still counts as played).
+    TurnFailed {
+        kind: String,
+        message: String,
+    },
+    /// The model arbiter answered (or failed to).
+    ArbiterTurn {
+        #[serde(default)]
+        text: Option<String>,
+        #[serde(default)]
+        error: Option<String>,
+    },
+    ToolStarted {
+        id: String,
+        name: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolFinished {
+        id: String,
+        content: String,
+        is_error: bool,
+    },
+    Approval {
+        id: String,
+        tool: String,
+        answer: String,
+    },
+    /// The user interrupted; the task waits for them.
+    Interrupted,
+    /// A finished task was opened again (retry, reset).
+    Reopened {
+        reason: String,
+    },
+    Finished {
+        outcome: String,
+        summary: String,
+    },
+}
+
+/// A task rebuilt from its log.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub task_id: String,
+    pub description: String,
+    pub workflow_key: Option<String>,
+    pub workspace: PathBuf,
+    pub provider: ProviderSpec,
+    pub agent: Option<String>,
+    pub arbiter: Option<ProviderSpec>,
+    pub started_at: i64,
+    pub machine: Machine,
+    pub workflow: Option<WorkflowState>,
+    pub messages: Vec<Message>,
+    /// The last turn's tool calls that have no recorded result, in order.
+    pub pending_calls: Vec<ToolCall>,
+    /// The results the last turn's calls already have.
+    pub pending_results: Vec<ToolResult>,
+    /// The agent of the last turn.
+    pub last_agent: Option<String>,
+    pub turns_played: usize,
+    pub arbiter_turns: usize,
+    pub reminders_in_row: u32,
+    pub always_allowed: HashSet<String>,
+    pub always_rejected: HashSet<String>,
+    pub interrupted: bool,
+    pub finished: Option<(String, String)>,
+    pub records: usize,
+}
+
+/// Rebuilds a task from its records. Fails with a message naming the record that does not fit.
+pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, String> {
+    let mut iter = records.iter();
+    let first = iter.next().ok_or("the log is empty")?;
+    let start: LogEvent = serde_json::from_value(first.event.clone())
+        .map_err(|e| format!("record 1 is not a task start: {e}"))?;
+    let LogEvent::Started {
+        task_id,
+        description,
+        workflow,
+        workspace,
+        provider,
+        agent,
+        arbiter,
+        started_at,
+    } = start
+    else {
+        return Err("record 1 is not a task start".to_owned());
+    };
+    let mut r = Replay {
+        task_id,
+        description,
+        workflow_key: workflow,
+        workspace,
+        provider,
+        agent,
+        arbiter,
+        started_at,
+        machine: Machine::new(config.clone()),
+        workflow: None,
+        messages: Vec::new(),
+        pending_calls: Vec::new(),
+        pending_results: Vec::new(),
+        last_agent: None,
+        turns_played: 0,
+        arbiter_turns: 0,
+        reminders_in_row: 0,
+        always_allowed: HashSet::new(),
+        always_rejected: HashSet::new(),
+        interrupted: false,
+        finished: None,
+        records: records.len(),
+    };
+    // The calls of the last turn and the results recorded for them.
+    let mut open_calls: Vec<ToolCall> = Vec::new();
+    let mut results: HashMap<String, ToolResult> = HashMap::new();
+    let flush =
+        |r: &mut Replay, open: &mut Vec<ToolCall>, results: &mut HashMap<String, ToolResult>| {
+            if open.is_empty() {
+                return;
+            }
+            let done: Vec<ToolResult> = open.iter().filter_map(|c| results.remove(&c.id)).collect();
+            r.messages.push(Message::ToolResults(done));
+            open.clear();
+            results.clear();
+        };
+    for record in iter {
+        let event: LogEvent = serde_json::from_value(record.event.clone())
+            .map_err(|e| format!("record {} is not understood: {e}", record.seq))?;
+        match event {
+            LogEvent::Started { .. } => {
+                return Err(format!("record {} starts the task again", record.seq))
+            }
+            LogEvent::Machine { event, .. } => {
+                r.machine = r.machine.transition(&event, record.at).machine;
+                if matches!(
+                    event,
+                    machine::Event::StartTask { .. } | machine::Event::Reset
+                ) {
+                    r.reminders_in_row = 0;
+                }
+            }
+            LogEvent::Workflow { state } => {
+                let moved = r.workflow.as_ref().is_none_or(|w| {
+                    w.current_path != state.current_path
+                        || w.global_step_count != state.global_step_count
+                });
+                if moved {
+                    r.reminders_in_row = 0;
+                }
+                r.workflow = Some(state);
+            }
+            LogEvent::UserMessage { text, source } => {
+                flush(&mut r, &mut open_calls, &mut results);
+                match source.as_str() {
+                    "reminder" => r.reminders_in_row += 1,
+                    "user" => r.reminders_in_row = 0,
+                    _ => {}
+                }
+                r.interrupted = false;
+                r.messages.push(Message::User(text));
+            }
+            LogEvent::Turn {
+                agent,
+                text,
+                tool_calls,
+            } => {
+                flush(&mut r, &mut open_calls, &mut results);
+                r.turns_played += 1;
+                r.last_agent = Some(agent);
+                let calls: Vec<ToolCall> = tool_calls
+                    .into_iter()
+                    .map(|c| ToolCall {
+                        id: c.id,
+                        name: c.name,
+                        input: c.input,
+                    })
+                    .collect();
+                r.messages.push(Message::Assistant {
+                    text,
+                    tool_calls: calls.clone(),
+                });
+                open_calls = calls;
+            }
+            LogEvent::TurnFailed { .. } => {
+                flush(&mut r, &mut open_calls, &mut results);
+                r.turns_played += 1;
+            }
+            LogEvent::ArbiterTurn { .. } => r.arbiter_turns += 1,
+            LogEvent::ToolStarted { .. } => {}
+            LogEvent::ToolFinished {
+                id,
+                content,
+                is_error,
+            } => {
+                results.insert(
+                    id.clone(),
+                    ToolResult {
+                        tool_call_id: id,
+                        content,
+                        is_error,
+                    },
+                );
+            }
+            LogEvent::Approval { tool, answer, .. } => {
+                let key = tool.to_ascii_lowercase();
+                match answer.as_str() {
+                    "allow_always" => {
+                        r.always_allowed.insert(key);
+                    }
+                    "reject_always" => {
+                        r.always_rejected.insert(key);
+                    }
+                    _ => {}
+                }
+            }
+            LogEvent::Interrupted => r.interrupted = true,
+            LogEvent::Reopened { .. } => r.finished = None,
+            LogEvent::Finished { outcome, summary } => r.finished = Some((outcome, summary)),
+        }
+    }
+    // The last turn: calls with results are kept, the others are still to run.
+    for call in &open_calls {
+        match results.remove(&call.id) {
+            Some(result) => r.pending_results.push(result),
+            None => r.pending_calls.push(call.clone()),
+        }
+    }
+    if r.pending_calls.is_empty() && !open_calls.is_empty() {
+        // Every call has its result: the turn is complete.
+        let done = std::mem::take(&mut r.pending_results);
+        r.messages.push(Message::ToolResults(done));
+    }
+    Ok(r)
+}

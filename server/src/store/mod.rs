@@ -1,0 +1,353 @@
+//! Task persistence: each task appends every event to its own log (one JSON line each, fsync'd
+//! before the event is announced) and keeps a snapshot, a cache written by atomic rename
+//! (invariant 6). The log is the truth: resume replays it.
+//!
+//! Layout under the state directory (`$XDG_STATE_HOME/rawko`, `~/.local/state/rawko`):
+//! `tasks/<task-id>/events.jsonl` and `tasks/<task-id>/snapshot.json`.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format version of log records and snapshots.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The state directory rawko keeps tasks in.
+pub fn state_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    non_empty("XDG_STATE_HOME")
+        .or_else(|| non_empty("HOME").map(|h| h.join(".local").join("state")))
+        .map(|d| d.join("rawko"))
+}
+
+/// One line of a task's log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogRecord {
+    pub v: u32,
+    /// 1-based, one more than the line before.
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at: i64,
+    pub event: Value,
+}
+
+/// A problem with a task's files.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The files of one task.
+#[derive(Debug)]
+pub struct TaskFiles {
+    dir: PathBuf,
+    log: Option<File>,
+    next_seq: u64,
+}
+
+/// What reading a log found.
+#[derive(Debug, Default)]
+pub struct LogContents {
+    pub records: Vec<LogRecord>,
+    /// A last line cut short by a crash (not counted as an event; rewritten over on append).
+    pub torn_tail: bool,
+}
+
+impl TaskFiles {
+    /// The directory of task `id` under `state_dir`.
+    pub fn dir_of(state_dir: &Path, id: &str) -> PathBuf {
+        state_dir.join("tasks").join(id)
+    }
+
+    /// Creates a new task's directory and empty log.
+    pub fn create(state_dir: &Path, id: &str) -> Result<TaskFiles, StoreError> {
+        let dir = Self::dir_of(state_dir, id);
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let mut files = TaskFiles {
+            dir,
+            log: None,
+            next_seq: 1,
+        };
+        files.open_log()?;
+        Ok(files)
+    }
+
+    /// Opens an existing task for appending after reading its log; a torn last line is cut off.
+    pub fn open(dir: &Path) -> Result<(TaskFiles, LogContents), StoreError> {
+        let contents = read_log(&dir.join("events.jsonl"))?;
+        let path = dir.join("events.jsonl");
+        if contents.torn_tail {
+            // Keep exactly the complete lines, so the next append starts a fresh line.
+            let text = fs::read(&path).map_err(io_err(&path))?;
+            let keep = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let file = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(io_err(&path))?;
+            file.set_len(keep as u64).map_err(io_err(&path))?;
+            file.sync_all().map_err(io_err(&path))?;
+        }
+        let mut files = TaskFiles {
+            dir: dir.to_owned(),
+            log: None,
+            next_seq: contents.records.last().map_or(1, |r| r.seq + 1),
+        };
+        files.open_log()?;
+        Ok((files, contents))
+    }
+
+    fn open_log(&mut self) -> Result<(), StoreError> {
+        let path = self.dir.join("events.jsonl");
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        self.log = Some(file);
+        Ok(())
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends an event and waits until it is on disk. Returns its `seq`.
+    pub fn append(&mut self, at: i64, event: &Value) -> Result<u64, StoreError> {
+        let path = self.dir.join("events.jsonl");
+        let record = LogRecord {
+            v: FORMAT_VERSION,
+            seq: self.next_seq,
+            at,
+            event: event.clone(),
+        };
+        let mut line = serde_json::to_vec(&record).map_err(|e| StoreError::Io {
+            path: path.clone(),
+            source: io::Error::other(e),
+        })?;
+        line.push(b'\n');
+        let file = match &mut self.log {
+            Some(f) => f,
+            None => {
+                self.open_log()?;
+                self.log.as_mut().ok_or_else(|| StoreError::Io {
+                    path: path.clone(),
+                    source: io::Error::other("log not open"),
+                })?
+            }
+        };
+        file.write_all(&line).map_err(io_err(&path))?;
+        file.sync_data().map_err(io_err(&path))?;
+        self.next_seq += 1;
+        Ok(record.seq)
+    }
+
+    /// Writes the snapshot by writing a temporary file, syncing it and renaming it over the old one.
+    pub fn write_snapshot(&self, snapshot: &Value) -> Result<(), StoreError> {
+        write_atomic(&self.dir.join("snapshot.json"), snapshot)
+    }
+}
+
+/// Writes JSON to `path` through a synced temporary file and a rename.
+pub fn write_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
+    let tmp = path.with_extension("json.tmp");
+    let body = serde_json::to_vec(value).map_err(|e| StoreError::Io {
+        path: path.to_owned(),
+        source: io::Error::other(e),
+    })?;
+    {
+        let mut file = File::create(&tmp).map_err(io_err(&tmp))?;
+        file.write_all(&body).map_err(io_err(&tmp))?;
+        file.sync_all().map_err(io_err(&tmp))?;
+    }
+    fs::rename(&tmp, path).map_err(io_err(path))?;
+    if let Some(dir) = path.parent() {
+        // Make the rename itself durable.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+/// Reads a log. Every complete line must be a valid record of a known version, with `seq`
+/// counting up from 1; a last line without its newline is a write cut short by a crash.
+pub fn read_log(path: &Path) -> Result<LogContents, StoreError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LogContents::default()),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let mut reader = BufReader::new(file);
+    let mut contents = LogContents::default();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            contents.torn_tail = true;
+            break;
+        }
+        let corrupt = |message: String| StoreError::Corrupt {
+            path: path.to_owned(),
+            line: number,
+            message,
+        };
+        let record: LogRecord =
+            serde_json::from_slice(&line).map_err(|e| corrupt(format!("not a log record: {e}")))?;
+        if record.v != FORMAT_VERSION {
+            return Err(corrupt(format!(
+                "record of format version {}, but this rawko reads version {FORMAT_VERSION}",
+                record.v
+            )));
+        }
+        let want = contents.records.last().map_or(1, |r| r.seq + 1);
+        if record.seq != want {
+            return Err(corrupt(format!(
+                "seq {} where {want} was expected",
+                record.seq
+            )));
+        }
+        contents.records.push(record);
+    }
+    Ok(contents)
+}
+
+/// Reads a snapshot, if there is a readable one of this version.
+pub fn read_snapshot(dir: &Path) -> Option<Value> {
+    let text = fs::read(dir.join("snapshot.json")).ok()?;
+    let value: Value = serde_json::from_slice(&text).ok()?;
+    (value.get("v").and_then(Value::as_u64) == Some(u64::from(FORMAT_VERSION))).then_some(value)
+}
+
+/// The directories of every stored task.
+pub fn task_dirs(state_dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = fs::read_dir(state_dir.join("tasks")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("events.jsonl").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn append_read_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = TaskFiles::create(dir.path(), "t1").unwrap();
+        assert_eq!(files.append(1, &json!({"type": "a"})).unwrap(), 1);
+        assert_eq!(files.append(2, &json!({"type": "b"})).unwrap(), 2);
+        let task_dir = TaskFiles::dir_of(dir.path(), "t1");
+        let (mut again, contents) = TaskFiles::open(&task_dir).unwrap();
+        assert_eq!(contents.records.len(), 2);
+        assert!(!contents.torn_tail);
+        assert_eq!(again.append(3, &json!({"type": "c"})).unwrap(), 3);
+        assert_eq!(
+            read_log(&task_dir.join("events.jsonl"))
+                .unwrap()
+                .records
+                .len(),
+            3
+        );
+        assert_eq!(task_dirs(dir.path()), vec![task_dir]);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = TaskFiles::create(dir.path(), "t").unwrap();
+        files.append(1, &json!({"type": "a"})).unwrap();
+        let log = files.dir().join("events.jsonl");
+        let mut f = OpenOptions::new().append(true).open(&log).unwrap();
+        f.write_all(b"{\"v\":1,\"seq\":2,\"at\":2,\"ev").unwrap();
+        drop(files);
+        let (mut files, contents) = TaskFiles::open(&TaskFiles::dir_of(dir.path(), "t")).unwrap();
+        assert!(contents.torn_tail);
+        assert_eq!(contents.records.len(), 1);
+        assert_eq!(files.append(3, &json!({"type": "b"})).unwrap(), 2);
+        let again = read_log(&log).unwrap();
+        assert_eq!(again.records.len(), 2);
+        assert!(!again.torn_tail);
+    }
+
+    #[test]
+    fn corrupt_and_foreign_logs_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        for (text, want) in [
+            ("not json\n", ":1: not a log record"),
+            (
+                "{\"v\":2,\"seq\":1,\"at\":0,\"event\":{}}\n",
+                "format version 2",
+            ),
+            (
+                "{\"v\":1,\"seq\":2,\"at\":0,\"event\":{}}\n",
+                "seq 2 where 1 was expected",
+            ),
+        ] {
+            fs::write(&log, text).unwrap();
+            let err = read_log(&log).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn snapshots_are_replaced_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = TaskFiles::create(dir.path(), "t").unwrap();
+        files.write_snapshot(&json!({"v": 1, "n": 1})).unwrap();
+        files.write_snapshot(&json!({"v": 1, "n": 2})).unwrap();
+        assert_eq!(read_snapshot(files.dir()).unwrap()["n"], 2);
+        assert!(!files.dir().join("snapshot.json.tmp").exists());
+        fs::write(files.dir().join("snapshot.json"), "{\"v\": 9}").unwrap();
+        assert!(read_snapshot(files.dir()).is_none());
+    }
+
+    #[test]
+    fn the_state_dir_follows_xdg() {
+        let env = |k: &str| match k {
+            "XDG_STATE_HOME" => Some(OsString::from("/s")),
+            "HOME" => Some(OsString::from("/h")),
+            _ => None,
+        };
+        assert_eq!(state_dir(env), Some(PathBuf::from("/s/rawko")));
+        let env = |k: &str| (k == "HOME").then(|| OsString::from("/h"));
+        assert_eq!(state_dir(env), Some(PathBuf::from("/h/.local/state/rawko")));
+    }
+}
