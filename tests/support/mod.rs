@@ -123,7 +123,7 @@ pub struct Editor {
     /// Whether a failure message already showed the report.
     reported: bool,
     workspace: PathBuf,
-    _home: TempDir,
+    _home: Option<TempDir>,
 }
 
 impl Editor {
@@ -131,7 +131,15 @@ impl Editor {
     /// PI_CODING_AGENT_DIR in a temporary directory of its own.
     pub fn spawn(workspace: &Path) -> Self {
         let home = TempDir::new().expect("temp home");
-        let h = home.path();
+        let mut editor = Self::spawn_in(workspace, home.path());
+        editor._home = Some(home);
+        editor
+    }
+
+    /// Like [`Editor::spawn`], with HOME and the XDG directories under `home`, which the caller
+    /// keeps: a second server started on the same `home` sees the first one's stored tasks.
+    pub fn spawn_in(workspace: &Path, home: &Path) -> Self {
+        let h = home;
         let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
             .arg("serve")
             .arg("--workspace")
@@ -187,8 +195,20 @@ impl Editor {
             next_id: 1,
             reported: false,
             workspace: workspace.to_owned(),
-            _home: home,
+            _home: None,
         }
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits for it to be gone.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.closed = Some("killed by the test".to_owned());
+    }
+
+    /// The state directory the server keeps its tasks in.
+    pub fn state_dir(home: &Path) -> PathBuf {
+        home.join(".local/state/rawko")
     }
 
     /// Sends `initialize` (with `rootUri`, `workspaceFolders` and `initializationOptions`), waits
