@@ -325,7 +325,7 @@ fn init_restores_a_deleted_file_and_keeps_the_rest() {
         "{text}"
     );
     assert_eq!(
-        text.matches("kept ").count(),
+        text.matches("kept  .rawko/workflows/").count(),
         STARTER_FILES.len() - 1,
         "{text}"
     );

@@ -78,7 +78,7 @@ impl BashFilter {
     pub fn check(&self, command: &str) -> Result<(), BashRejection> {
         if !self.allowed_commands.is_empty() {
             let word = first_command_word(command);
-            if !self.allowed_commands.iter().any(|c| *c == word) {
+            if !self.allowed_commands.contains(&word) {
                 return Err(BashRejection::NotAllowed { command: word });
             }
         }

@@ -19,7 +19,7 @@ use indexmap::IndexMap;
 pub use crate::workflow::{Diagnostic, Severity};
 pub use filter::{BashFilter, BashRejection, InvalidPattern};
 pub use load::{default_roots, load, AgentLoadOutcome, SkippedAgent};
-pub use parse::{parse_file, parse_str, ParsedAgent};
+pub use parse::{is_valid_name, parse_file, parse_str, ParsedAgent};
 pub use validate::{is_known_tool, known_tools, validate_set};
 
 /// The transition target that ends the task instead of naming an agent.

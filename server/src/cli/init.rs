@@ -6,6 +6,7 @@ use std::io;
 use std::path::Path;
 
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
+use crate::agents;
 use crate::workflow::{default_roots, load, Severity};
 
 /// The starter files, relative to `.rawko/workflows`.
@@ -40,12 +41,39 @@ pub const STARTER_WORKFLOWS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The starter agents, relative to `.rawko/agents`: planner → developer → tester → reviewer.
+pub const STARTER_AGENTS: &[(&str, &str)] = &[
+    (
+        "planner.md",
+        include_str!("../../starter/agents/planner.md"),
+    ),
+    (
+        "developer.md",
+        include_str!("../../starter/agents/developer.md"),
+    ),
+    ("tester.md", include_str!("../../starter/agents/tester.md")),
+    (
+        "reviewer.md",
+        include_str!("../../starter/agents/reviewer.md"),
+    ),
+];
+
 pub fn init(ctx: &mut Context<'_>, force: bool) -> io::Result<ExitCode> {
     let root = ctx.workspace.join(".rawko").join("workflows");
+    let agents_root = ctx.workspace.join(".rawko").join("agents");
     let mut written = Vec::new();
     let mut kept = Vec::new();
     for (rel, content) in STARTER_WORKFLOWS {
         let path = root.join(rel);
+        if path.exists() && !force {
+            kept.push(path);
+            continue;
+        }
+        write_file(&path, content)?;
+        written.push(path);
+    }
+    for (rel, content) in STARTER_AGENTS {
+        let path = agents_root.join(rel);
         if path.exists() && !force {
             kept.push(path);
             continue;
@@ -79,6 +107,23 @@ pub fn init(ctx: &mut Context<'_>, force: bool) -> io::Result<ExitCode> {
             ctx.err,
             "the workflows in {} have errors; run `rawko workflows validate`",
             ctx.display_path(&root)
+        )?;
+        return Ok(EXIT_PROBLEMS);
+    }
+    let outcome = agents::load(&agents::default_roots(&ctx.workspace, ctx.env));
+    let problems: Vec<_> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error && d.path.starts_with(&agents_root))
+        .collect();
+    if !problems.is_empty() {
+        for d in problems {
+            writeln!(ctx.err, "{}: {}", ctx.display_path(&d.path), d.message)?;
+        }
+        writeln!(
+            ctx.err,
+            "the agents in {} have errors; run `rawko agents validate`",
+            ctx.display_path(&agents_root)
         )?;
         return Ok(EXIT_PROBLEMS);
     }

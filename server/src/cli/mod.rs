@@ -1,8 +1,10 @@
 //! The `rawko` command line: argument parsing and dispatch. Each command writes to the writers it
 //! is given, so tests run it in process and the binary hands it stdout and stderr.
 
+mod agents;
 mod demo;
 mod init;
+mod tasks;
 mod workflows;
 
 use std::ffi::OsString;
@@ -54,11 +56,23 @@ pub enum Command {
     /// List, validate and preview workflows
     #[command(subcommand)]
     Workflows(WorkflowsCommand),
-    /// Write a starter workflow into <workspace>/.rawko/workflows
+    /// List and validate agents (from ~/.config/rawko/agents and <workspace>/.rawko/agents)
+    #[command(subcommand)]
+    Agents(AgentsCommand),
+    /// Write the starter workflows and agents into <workspace>/.rawko
     Init {
         /// Overwrite files that already exist
         #[arg(long)]
         force: bool,
+    },
+    /// List and inspect the tasks kept in the task store
+    #[command(subcommand)]
+    Tasks(TasksCommand),
+    /// Show the orchestrator's state machine
+    Machine {
+        /// Print it as a Mermaid state chart (stateDiagram-v2)
+        #[arg(long)]
+        mermaid: bool,
     },
     /// Run the JSON-RPC server on stdin/stdout (LSP framing) for an editor
     Serve {
@@ -78,6 +92,31 @@ pub enum Command {
         /// Length of one countdown tick in milliseconds
         #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
         tick_ms: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List the agents found: name, display name, tools, where a success leads and the file
+    List,
+    /// Check every agent file and the transitions between agents; print each problem with its
+    /// file and line (exit status 1 when any agent is invalid)
+    Validate,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// The tasks of this workspace, newest first: id, state, start, where it is
+    List {
+        /// Tasks of every workspace
+        #[arg(long)]
+        all: bool,
+    },
+    /// One task: its state and its whole history (every orchestrator transition with the guard
+    /// that decided, every phase change, tool call and approval)
+    Show {
+        /// The task id, as `rawko tasks list` shows it
+        id: String,
     },
 }
 
@@ -164,7 +203,12 @@ pub fn run(
         Command::Workflows(WorkflowsCommand::Show { key, task }) => {
             workflows::show(&mut ctx, &key, task.as_deref())
         }
+        Command::Agents(AgentsCommand::List) => agents::list(&mut ctx),
+        Command::Agents(AgentsCommand::Validate) => agents::validate(&mut ctx),
         Command::Init { force } => init::init(&mut ctx, force),
+        Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
+        Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
+        Command::Machine { mermaid } => machine(&mut ctx, mermaid),
         Command::Demo {
             interactive,
             dir,
@@ -187,9 +231,39 @@ pub fn run(
     };
     match result {
         Ok(code) => code,
+        // The reader went away (`rawko … | head`): nothing to say.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
         Err(e) => {
             let _ = writeln!(ctx.err, "error: {e}");
             EXIT_PROBLEMS
         }
     }
+}
+
+/// `rawko machine [--mermaid]`
+fn machine(ctx: &mut Context<'_>, mermaid: bool) -> std::io::Result<ExitCode> {
+    if mermaid {
+        write!(ctx.out, "{}", crate::machine::mermaid())?;
+        return Ok(EXIT_OK);
+    }
+    writeln!(
+        ctx.out,
+        "FROM            EVENT                   GUARD                   TO"
+    )?;
+    for row in crate::machine::TRANSITIONS {
+        writeln!(
+            ctx.out,
+            "{:<15} {:<23} {:<23} {}",
+            row.from.name(),
+            row.event.unwrap_or("(always)"),
+            row.guard.unwrap_or("-"),
+            row.to.name()
+        )?;
+    }
+    writeln!(ctx.out)?;
+    writeln!(
+        ctx.out,
+        "`rawko machine --mermaid` prints it as a state chart"
+    )?;
+    Ok(EXIT_OK)
 }

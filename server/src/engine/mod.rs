@@ -11,6 +11,7 @@ mod actor;
 pub use actor::load_replay;
 pub mod arbiter;
 pub mod log;
+pub mod stored;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

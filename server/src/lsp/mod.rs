@@ -283,7 +283,7 @@ impl Backend {
         let workspace = self.workspace();
         crate::store::task_dirs(store)
             .into_iter()
-            .filter_map(|dir| stored_snapshot(&dir))
+            .filter_map(|dir| engine::stored::snapshot(&dir))
             .filter(|s| s.workspace == workspace && !self.shared.tasks.contains_key(&s.task_id))
             .collect()
     }
@@ -418,7 +418,8 @@ impl Backend {
             return Some(h.state());
         }
         let store = self.shared.store.as_ref()?;
-        stored_snapshot(&crate::store::TaskFiles::dir_of(store, id.as_str())).map(|s| s.state)
+        engine::stored::snapshot(&crate::store::TaskFiles::dir_of(store, id.as_str()))
+            .map(|s| s.state)
     }
 
     async fn force_agent(&self, params: ForceAgentParams) -> Result<ForceAgentResult> {
@@ -554,7 +555,7 @@ impl Backend {
         let id = params.task_id.clone();
         let detail = tokio::task::spawn_blocking(move || {
             let dir = crate::store::TaskFiles::dir_of(store.as_ref()?, id.as_str());
-            stored_detail(&dir)
+            engine::stored::detail(&dir)
         })
         .await
         .ok()
@@ -640,126 +641,6 @@ fn make_arbiter(settings: &Settings, workspace: &Path) -> Result<engine::Arbiter
         .build()
         .map_err(|e| invalid_params(format!("the model arbiter cannot start: {e}")))?;
     Ok(engine::ArbiterSetup::Model { provider, spec })
-}
-
-/// A stored task's summary from its snapshot (or, without one, from its log's first record).
-fn stored_snapshot(dir: &Path) -> Option<engine::TaskSnapshot> {
-    let from_snapshot = crate::store::read_snapshot(dir).and_then(|v| {
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        let mut state = TaskState::parse(&text("state")?)?;
-        if !state.is_finished() {
-            state = TaskState::Interrupted;
-        }
-        Some(engine::TaskSnapshot {
-            task_id: text("taskId")?,
-            description: text("description").unwrap_or_default(),
-            workflow: text("workflow"),
-            state,
-            breadcrumb: Vec::new(),
-            breadcrumb_text: text("breadcrumbText").unwrap_or_default(),
-            status_text: String::new(),
-            started_at: v.get("startedAt").and_then(Value::as_i64).unwrap_or(0),
-            updated_at: v.get("updatedAt").and_then(Value::as_i64).unwrap_or(0),
-            history: Vec::new(),
-            workspace: PathBuf::from(text("workspace").unwrap_or_default()),
-            machine_state: text("machineState").unwrap_or_default(),
-            agent: None,
-        })
-    });
-    from_snapshot.or_else(|| stored_detail(dir))
-}
-
-/// A stored task in full, its history read from its log.
-fn stored_detail(dir: &Path) -> Option<engine::TaskSnapshot> {
-    let contents = crate::store::read_log(&dir.join("events.jsonl")).ok()?;
-    let mut snap: Option<engine::TaskSnapshot> = None;
-    let mut finished: Option<TaskState> = None;
-    let mut history = Vec::new();
-    for record in &contents.records {
-        let event: engine::log::LogEvent = serde_json::from_value(record.event.clone()).ok()?;
-        let kind = record
-            .event
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("event")
-            .to_owned();
-        let mut item = engine::HistoryItem {
-            at: record.at,
-            event: kind,
-            state_before: None,
-            state_after: None,
-            guard: None,
-            detail: None,
-        };
-        match event {
-            engine::log::LogEvent::Started {
-                task_id,
-                description,
-                workflow,
-                workspace,
-                started_at,
-                ..
-            } => {
-                snap = Some(engine::TaskSnapshot {
-                    task_id,
-                    description,
-                    workflow,
-                    state: TaskState::Interrupted,
-                    breadcrumb: Vec::new(),
-                    breadcrumb_text: String::new(),
-                    status_text: String::new(),
-                    started_at,
-                    updated_at: started_at,
-                    history: Vec::new(),
-                    workspace,
-                    machine_state: "idle".to_owned(),
-                    agent: None,
-                });
-            }
-            engine::log::LogEvent::Machine {
-                event,
-                from,
-                to,
-                guard,
-            } => {
-                item.event = format!("machine:{}", event.name());
-                item.state_before = Some(from);
-                item.state_after = Some(to.clone());
-                item.guard = guard;
-                if let Some(s) = &mut snap {
-                    s.machine_state = to;
-                }
-            }
-            engine::log::LogEvent::Finished { outcome, summary } => {
-                finished = TaskState::parse(&outcome);
-                item.detail = Some(summary);
-            }
-            engine::log::LogEvent::Reopened { reason } => {
-                finished = None;
-                item.detail = Some(reason);
-            }
-            engine::log::LogEvent::ToolStarted { name, .. } => item.detail = Some(name),
-            engine::log::LogEvent::Approval { tool, answer, .. } => {
-                item.detail = Some(format!("{tool}: {answer}"))
-            }
-            _ => {}
-        }
-        if let Some(s) = &mut snap {
-            s.updated_at = record.at;
-        }
-        history.push(item);
-    }
-    let mut snap = snap?;
-    snap.state = finished.unwrap_or(TaskState::Interrupted);
-    snap.history = history;
-    if let Some(v) = crate::store::read_snapshot(dir) {
-        snap.breadcrumb_text = v
-            .get("breadcrumbText")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-    }
-    Some(snap)
 }
 
 /// Sends a task's events to the client in order, numbering its notifications.

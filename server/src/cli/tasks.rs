@@ -1,0 +1,157 @@
+//! `rawko tasks list | show`: the tasks in the task store, from a terminal.
+
+use std::io;
+
+use serde_json::{json, Value};
+
+use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
+use crate::engine::{stored, TaskSnapshot};
+use crate::store;
+use crate::workflow::texts::iso_timestamp;
+
+fn summary_json(s: &TaskSnapshot) -> Value {
+    json!({
+        "taskId": s.task_id,
+        "description": s.description,
+        "workflow": s.workflow,
+        "state": s.state.as_str(),
+        "machineState": s.machine_state,
+        "breadcrumbText": s.breadcrumb_text,
+        "workspace": s.workspace,
+        "startedAt": s.started_at,
+        "updatedAt": s.updated_at,
+    })
+}
+
+/// `rawko tasks list`
+pub fn list(ctx: &mut Context<'_>, all: bool) -> io::Result<ExitCode> {
+    let Some(dir) = store::state_dir(ctx.env) else {
+        writeln!(
+            ctx.err,
+            "error: no state directory: set XDG_STATE_HOME or HOME"
+        )?;
+        return Ok(EXIT_PROBLEMS);
+    };
+    let mut tasks: Vec<TaskSnapshot> = store::task_dirs(&dir)
+        .iter()
+        .filter_map(|d| stored::snapshot(d))
+        .filter(|s| all || s.workspace == ctx.workspace)
+        .collect();
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.started_at));
+    if ctx.json {
+        let list: Vec<Value> = tasks.iter().map(summary_json).collect();
+        writeln!(ctx.out, "{}", json!({"tasks": list}))?;
+        return Ok(EXIT_OK);
+    }
+    if tasks.is_empty() {
+        let scope = if all {
+            String::new()
+        } else {
+            format!(" for {}", ctx.workspace.display())
+        };
+        writeln!(ctx.out, "no tasks{scope} in {}", dir.display())?;
+        return Ok(EXIT_OK);
+    }
+    for t in &tasks {
+        let what = if t.breadcrumb_text.is_empty() || t.breadcrumb_text == t.description {
+            t.description.clone()
+        } else {
+            format!("{} — {}", t.breadcrumb_text, t.description)
+        };
+        writeln!(
+            ctx.out,
+            "{}  {:<11}  {}  {}",
+            t.task_id,
+            t.state.as_str(),
+            iso_timestamp(t.started_at),
+            what
+        )?;
+    }
+    if tasks.iter().any(|t| t.state.as_str() == "interrupted") {
+        writeln!(
+            ctx.err,
+            "interrupted tasks stopped before they finished; resume one from the editor (\"Rawko: Show Tasks\") or with rawko/resumeTask"
+        )?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// `rawko tasks show ID`
+pub fn show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
+    let Some(dir) = store::state_dir(ctx.env) else {
+        writeln!(
+            ctx.err,
+            "error: no state directory: set XDG_STATE_HOME or HOME"
+        )?;
+        return Ok(EXIT_PROBLEMS);
+    };
+    let task_dir = store::TaskFiles::dir_of(&dir, id);
+    if id.contains('/') || !task_dir.join("events.jsonl").is_file() {
+        writeln!(
+            ctx.err,
+            "error: unknown task \"{id}\"; `rawko tasks list` shows the tasks"
+        )?;
+        return Ok(EXIT_PROBLEMS);
+    }
+    // The log is read in full here, so a damaged one is reported rather than half shown.
+    if let Err(e) = store::read_log(&task_dir.join("events.jsonl")) {
+        writeln!(ctx.err, "error: task \"{id}\" has a damaged log: {e}")?;
+        return Ok(EXIT_PROBLEMS);
+    }
+    let Some(t) = stored::detail(&task_dir) else {
+        writeln!(ctx.err, "error: task \"{id}\": its log has no start record")?;
+        return Ok(EXIT_PROBLEMS);
+    };
+    if ctx.json {
+        let mut v = summary_json(&t);
+        v["history"] = t
+            .history
+            .iter()
+            .map(|h| {
+                json!({
+                    "at": h.at,
+                    "event": h.event,
+                    "stateBefore": h.state_before,
+                    "stateAfter": h.state_after,
+                    "guard": h.guard,
+                    "detail": h.detail,
+                })
+            })
+            .collect();
+        writeln!(ctx.out, "{v}")?;
+        return Ok(EXIT_OK);
+    }
+    writeln!(ctx.out, "task:      {}", t.task_id)?;
+    writeln!(ctx.out, "about:     {}", t.description)?;
+    if let Some(w) = &t.workflow {
+        writeln!(ctx.out, "workflow:  {w}")?;
+    }
+    writeln!(
+        ctx.out,
+        "state:     {} (orchestrator: {})",
+        t.state.as_str(),
+        t.machine_state
+    )?;
+    if !t.breadcrumb_text.is_empty() {
+        writeln!(ctx.out, "position:  {}", t.breadcrumb_text)?;
+    }
+    writeln!(ctx.out, "workspace: {}", t.workspace.display())?;
+    writeln!(ctx.out, "started:   {}", iso_timestamp(t.started_at))?;
+    writeln!(ctx.out)?;
+    writeln!(ctx.out, "history ({} events):", t.history.len())?;
+    for (i, h) in t.history.iter().enumerate() {
+        let mut line = format!("{:>4}  {}  {}", i + 1, iso_timestamp(h.at), h.event);
+        if let (Some(b), Some(a)) = (&h.state_before, &h.state_after) {
+            line.push_str(&format!("  {b} → {a}"));
+        }
+        if let Some(g) = &h.guard {
+            line.push_str(&format!("  [{g}]"));
+        }
+        if let Some(d) = &h.detail {
+            let first = d.lines().next().unwrap_or_default();
+            line.push_str(&format!("  {first}"));
+        }
+        writeln!(ctx.out, "{line}")?;
+    }
+    Ok(EXIT_OK)
+}
