@@ -881,14 +881,21 @@ impl Control {
             )));
         };
         let messages = [Message::User(prompt)];
-        let request = TurnRequest {
-            system: Some(arbiter::SYSTEM_PROMPT),
-            messages: &messages,
-            context: None,
-            tools: &[],
-        };
         let ignore = |_: &str| {};
-        match self.wait(arbiter.turn(request, &ignore), false).await {
+        let answer = loop {
+            let request = TurnRequest {
+                system: Some(arbiter::SYSTEM_PROMPT),
+                messages: &messages,
+                context: None,
+                tools: &[],
+            };
+            match self.wait(arbiter.turn(request, &ignore), false).await {
+                // An interrupt while the arbiter thinks: wait for the user, then ask again.
+                Err(Stop::Interrupt) => self.wait_for_user().await?,
+                other => break other,
+            }
+        };
+        match answer {
             Ok(Ok(turn)) => {
                 self.log(LogEvent::ArbiterTurn {
                     text: Some(turn.text.clone()),

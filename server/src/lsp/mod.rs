@@ -389,11 +389,26 @@ impl Backend {
     ) -> Result<()> {
         if let Some(handle) = self.shared.tasks.get(id.as_str()).map(|h| h.clone()) {
             let state = handle.state();
-            if !state.is_finished()
-                && state != TaskState::Interrupted
-                && handle.send(TaskCommand::Override(event.clone())).is_ok()
-            {
-                return Ok(());
+            if !state.is_finished() && state != TaskState::Interrupted {
+                // The machine states each override applies in (rawko-sdk SPEC-0003).
+                let machine_state = handle.snapshot().machine_state;
+                let applies: &[&str] = match &event {
+                    crate::machine::Event::ForceAgent { .. } => {
+                        &["selecting", "executing", "evaluating"]
+                    }
+                    crate::machine::Event::SkipStep => &["executing", "evaluating"],
+                    crate::machine::Event::Retry => &["evaluating"],
+                    _ => &[],
+                };
+                if !applies.is_empty() && !applies.contains(&machine_state.as_str()) {
+                    return Err(error(
+                        error_codes::TASK_STATE_CONFLICT,
+                        format!("task \"{id}\" is {machine_state}; {name} does not apply there"),
+                    ));
+                }
+                if handle.send(TaskCommand::Override(event.clone())).is_ok() {
+                    return Ok(());
+                }
             }
         }
         let stored_state = self.task_state_anywhere(id);
