@@ -4,7 +4,9 @@
 mod agents;
 mod demo;
 mod init;
+mod run;
 mod tasks;
+mod terminal;
 mod workflows;
 
 use std::ffi::OsString;
@@ -64,6 +66,39 @@ pub enum Command {
         /// Overwrite files that already exist
         #[arg(long)]
         force: bool,
+    },
+    /// Run a task headless in this terminal: streamed text, a line per phase, approvals asked
+    /// here; exit status 0 complete, 1 failed, 130 cancelled (Ctrl-C)
+    Run {
+        /// What the task is
+        task: Option<String>,
+        /// The workflow to run it through (key or command name)
+        #[arg(long, value_name = "KEY")]
+        workflow: Option<String>,
+        /// The agent to start with
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// The model provider: anthropic, openai (any OpenAI-compatible server) or scripted
+        #[arg(long, value_name = "NAME")]
+        provider: Option<String>,
+        /// The model to ask
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// The file of turns for `--provider scripted`
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        /// The provider's base URL (an Ollama, llama.cpp or vLLM server, say)
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Allow every blocked tool call without asking
+        #[arg(long, conflicts_with = "deny")]
+        yes: bool,
+        /// Deny every blocked tool call without asking
+        #[arg(long)]
+        deny: bool,
+        /// Continue a task from the task store instead of starting one
+        #[arg(long, value_name = "ID", conflicts_with = "task")]
+        resume: Option<String>,
     },
     /// List and inspect the tasks kept in the task store
     #[command(subcommand)]
@@ -206,6 +241,37 @@ pub fn run(
         Command::Agents(AgentsCommand::List) => agents::list(&mut ctx),
         Command::Agents(AgentsCommand::Validate) => agents::validate(&mut ctx),
         Command::Init { force } => init::init(&mut ctx, force),
+        Command::Run {
+            task,
+            workflow,
+            agent,
+            provider,
+            model,
+            script,
+            base_url,
+            yes,
+            deny,
+            resume,
+        } => run::run(
+            &mut ctx,
+            run::RunOptions {
+                task,
+                workflow,
+                agent,
+                provider,
+                model,
+                script,
+                base_url,
+                approvals: if yes {
+                    run::Approvals::Yes
+                } else if deny {
+                    run::Approvals::Deny
+                } else {
+                    run::Approvals::Ask
+                },
+                resume,
+            },
+        ),
         Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
         Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
         Command::Machine { mermaid } => machine(&mut ctx, mermaid),
