@@ -198,6 +198,7 @@ fn apply(
                         name: provider.to_owned(),
                         script: v.get("script").and_then(Value::as_str).map(PathBuf::from),
                         model: v.get("model").and_then(Value::as_str).map(str::to_owned),
+                        base_url: None,
                     })
                 }
                 None => bad(

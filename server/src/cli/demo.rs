@@ -131,6 +131,7 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
                 name: "scripted".to_owned(),
                 script: Some(script),
                 model: None,
+                base_url: None,
             },
             arbiter: engine::ArbiterSetup::Deterministic,
             start_agent: None,

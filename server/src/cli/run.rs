@@ -243,13 +243,16 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         other => other,
     };
     let task_id = spec.id.clone();
-    writeln!(ctx.out, "task {task_id}")?;
-
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let out = &mut *ctx.out;
     let finished = runtime.block_on(async move {
+        // Listen for Ctrl-C before anything is shown, and keep one listener for the whole run,
+        // so an interrupt that comes early or between two events is not lost.
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        writeln!(out, "task {task_id}")?;
+        out.flush()?;
         let (handle, mut events) = engine::spawn(spec);
         let mut printer = Printer::new(out);
         let mut finished = None;
@@ -257,7 +260,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         loop {
             let event = tokio::select! {
                 event = events.recv() => event,
-                _ = tokio::signal::ctrl_c(), if !cancelling => {
+                _ = sigint.recv(), if !cancelling => {
                     cancelling = true;
                     printer.end_text()?;
                     writeln!(printer.out, "^C cancelling the task…")?;

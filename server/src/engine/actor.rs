@@ -466,12 +466,16 @@ impl Control {
             snap.machine_state = self.machine.state.name().to_owned();
             snap.agent = self.machine.context.current_agent.clone();
         }
+        let detail = match (super::log::event_detail(&event), record.note.clone()) {
+            (Some(d), Some(n)) => Some(format!("{d}; {n}")),
+            (d, n) => d.or(n),
+        };
         self.record_guarded(
             &format!("machine:{}", event.name()),
             Some(record.from.name().to_owned()),
             Some(record.to.name().to_owned()),
             record.guard.map(str::to_owned),
-            record.note.clone(),
+            detail,
         );
         record.effects
     }
@@ -622,9 +626,14 @@ impl Control {
             snap.breadcrumb_text = crumb_text.clone();
             snap.status_text = text.clone();
         }
+        let first = self
+            .snapshot
+            .lock()
+            .map(|s| s.history.is_empty())
+            .unwrap_or(false);
         self.record(
             event,
-            Some(before.as_str().to_owned()),
+            (!first).then(|| before.as_str().to_owned()),
             Some(state.as_str().to_owned()),
             reason.clone(),
         );
@@ -863,7 +872,7 @@ impl Control {
             )),
             Err(why) => Err(MachineError::new(
                 "arbiter_error",
-                format!("unparseable arbiter answer: {why}"),
+                format!("unparseable arbiter answer ({why}): {}", quote(&answer)),
             )),
         })
     }
@@ -945,7 +954,7 @@ impl Control {
                     Err(why) => {
                         return Ok(Err(MachineError::new(
                             "arbiter_error",
-                            format!("unparseable arbiter answer: {why}"),
+                            format!("unparseable arbiter answer ({why}): {}", quote(&text)),
                         )))
                     }
                 },
@@ -1506,6 +1515,16 @@ fn agent_refusal(agent: &AgentDefinition, call: &ToolCall) -> Option<String> {
         }
     }
     None
+}
+
+/// A model's answer quoted for a message: its first 120 characters.
+fn quote(text: &str) -> String {
+    let t = text.trim();
+    if t.chars().count() > 120 {
+        format!("\"{}…\"", t.chars().take(120).collect::<String>())
+    } else {
+        format!("\"{t}\"")
+    }
 }
 
 fn format_duration(d: Duration) -> String {

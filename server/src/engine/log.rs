@@ -298,3 +298,42 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
     }
     Ok(r)
 }
+
+/// A one-line description of a machine event for a task's history: the agent chosen, the
+/// decision and why, the error.
+pub fn event_detail(event: &machine::Event) -> Option<String> {
+    use machine::{ArbiterDecision as D, Event as E};
+    let line = |s: &str| {
+        let first = s.lines().next().unwrap_or_default();
+        if first.chars().count() > 160 {
+            format!("{}…", first.chars().take(160).collect::<String>())
+        } else {
+            first.to_owned()
+        }
+    };
+    match event {
+        E::StartTask { task } => Some(line(task)),
+        E::AgentSelected { agent, decision } => Some(match decision {
+            Some(D::SelectMode { reason, .. }) if !reason.is_empty() => {
+                format!("{agent} ({})", line(reason))
+            }
+            _ => agent.clone(),
+        }),
+        E::ForceAgent { agent } => Some(agent.clone()),
+        E::AgentSelectionFailed { error } | E::AgentError { error } | E::ArbiterError { error } => {
+            Some(format!("{}: {}", error.code, line(&error.message)))
+        }
+        E::AgentComplete { success, output } => Some(format!(
+            "{}{}",
+            if *success { "" } else { "failed: " },
+            line(output)
+        )),
+        E::ArbiterDecision { decision } => Some(match decision {
+            D::SelectMode { mode, reason } => format!("SELECT_MODE {mode}: {}", line(reason)),
+            D::Continue { reason } => format!("CONTINUE: {}", line(reason)),
+            D::Complete { summary } => format!("COMPLETE: {}", line(summary)),
+            D::Retry { reason } => format!("RETRY: {}", line(reason)),
+        }),
+        _ => None,
+    }
+}

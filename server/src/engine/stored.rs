@@ -89,6 +89,7 @@ pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
                 guard,
             } => {
                 item.event = format!("machine:{}", event.name());
+                item.detail = super::log::event_detail(&event);
                 item.state_before = Some(from);
                 item.state_after = Some(to.clone());
                 item.guard = guard;

@@ -626,6 +626,7 @@ fn make_provider(
                 name: "scripted".to_owned(),
                 script: Some(workspace.join(script)),
                 model: params.model.clone(),
+                base_url: None,
             }
         }
         Some(other) => {

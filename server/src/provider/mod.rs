@@ -2,6 +2,9 @@
 //! calls back, with text streamed as it arrives. `scripted` replays a file of turns with no
 //! network (tests, `rawko demo`, the editor tests).
 
+pub mod anthropic;
+pub mod http;
+pub mod openai;
 pub mod scripted;
 
 use std::fmt;
@@ -173,11 +176,24 @@ pub struct ProviderSpec {
     pub script: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where an HTTP provider's API is (never a key: the spec is written to task logs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
 }
 
 impl ProviderSpec {
-    /// Builds the provider; the error says what is wrong with the spec.
+    /// Builds the provider, with API keys from the environment; the error says what is wrong
+    /// with the spec.
     pub fn build(&self) -> Result<Box<dyn Provider>, String> {
+        self.build_with(&|_| None)
+    }
+
+    /// Builds the provider; `keys(name)` gives the API key configured for provider `name`, which
+    /// goes before the environment's (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`).
+    pub fn build_with(
+        &self,
+        keys: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Box<dyn Provider>, String> {
         match self.name.as_str() {
             "scripted" => {
                 let script = self
@@ -188,8 +204,12 @@ impl ProviderSpec {
                     .map(|p| Box::new(p) as Box<dyn Provider>)
                     .map_err(|e| e.to_string())
             }
+            "anthropic" => anthropic::AnthropicProvider::from_spec(self, keys("anthropic"))
+                .map(|p| Box::new(p) as Box<dyn Provider>),
+            "openai" => openai::OpenAiProvider::from_spec(self, keys("openai"))
+                .map(|p| Box::new(p) as Box<dyn Provider>),
             other => Err(format!(
-                "unknown provider \"{other}\"; this build knows: scripted"
+                "unknown provider \"{other}\"; this build knows: scripted, anthropic, openai"
             )),
         }
     }
