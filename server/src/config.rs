@@ -30,6 +30,31 @@ pub struct Settings {
     /// The arbiter: `None` for the deterministic one, or the provider (and script) a model arbiter
     /// is asked through.
     pub arbiter: Option<crate::provider::ProviderSpec>,
+    /// The model providers, in order of preference: the first runs tasks, the others take over
+    /// when it stays rate limited.
+    pub providers: Vec<crate::provider::ProviderSpec>,
+    /// API keys from the config files, by provider name (never logged or written anywhere).
+    pub api_keys: ApiKeys,
+    /// How long a provider that stays rate limited is left alone.
+    pub rate_limit_cooldown: Duration,
+}
+
+/// API keys by provider name. Its `Debug` shows only the names.
+#[derive(Clone, Default, PartialEq)]
+pub struct ApiKeys(pub std::collections::HashMap<String, String>);
+
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.0.keys().collect();
+        names.sort();
+        write!(f, "ApiKeys({names:?}, redacted)")
+    }
+}
+
+impl ApiKeys {
+    pub fn get(&self, provider: &str) -> Option<String> {
+        self.0.get(provider).cloned()
+    }
 }
 
 impl Default for Settings {
@@ -44,6 +69,9 @@ impl Default for Settings {
             max_failures: 3,
             default_agent: None,
             arbiter: None,
+            providers: Vec::new(),
+            api_keys: ApiKeys::default(),
+            rate_limit_cooldown: Duration::from_secs(3600),
         }
     }
 }
@@ -198,7 +226,8 @@ fn apply(
                         name: provider.to_owned(),
                         script: v.get("script").and_then(Value::as_str).map(PathBuf::from),
                         model: v.get("model").and_then(Value::as_str).map(str::to_owned),
-                        base_url: None,
+                        base_url: v.get("baseUrl").and_then(Value::as_str).map(str::to_owned),
+                        ..Default::default()
                     })
                 }
                 None => bad(
@@ -212,6 +241,37 @@ fn apply(
                 "{\"type\": \"deterministic\"} or {\"type\": \"model\", \"provider\": …}",
                 v,
             ),
+        }
+    }
+    if let Some(v) = map.get("providers") {
+        let parsed: Result<Vec<crate::provider::ProviderSpec>, _> =
+            serde_json::from_value(v.clone());
+        match parsed {
+            Ok(list) if list.iter().all(|p| !p.name.trim().is_empty()) => settings.providers = list,
+            _ => bad("providers", "a list of {\"name\": \"anthropic\"|\"openai\"|\"scripted\", \"model\": …, \"baseUrl\": …}", v),
+        }
+    }
+    if let Some(v) = map.get("apiKeys") {
+        match v.as_object() {
+            Some(keys) if keys.values().all(Value::is_string) => {
+                for (name, key) in keys {
+                    if let Some(key) = key.as_str() {
+                        settings.api_keys.0.insert(name.clone(), key.to_owned());
+                    }
+                }
+            }
+            // Never echo the value: it may hold a key.
+            _ => bad(
+                "apiKeys",
+                "an object of provider name → key",
+                &Value::String("(not shown)".to_owned()),
+            ),
+        }
+    }
+    if let Some(v) = map.get("rateLimitCooldownSeconds") {
+        match seconds(v) {
+            Some(s) => settings.rate_limit_cooldown = Duration::from_secs_f64(s),
+            None => bad("rateLimitCooldownSeconds", "a number of seconds above 0", v),
         }
     }
     if let Some(v) = map.get("bashTimeoutSeconds") {

@@ -579,6 +579,7 @@ async fn anthropic_built_from_a_spec_uses_its_base_url_and_the_configured_key() 
         script: None,
         model: Some("claude-from-spec".into()),
         base_url: Some(server.url.clone()),
+        fallbacks: Vec::new(),
     };
     let mut p = spec
         .build_with(&|name| (name == "anthropic").then(|| "sk-configured-key".to_owned()))
@@ -689,6 +690,7 @@ async fn openai_local_server_gets_no_authorization_header() {
         script: None,
         model: Some("llama3.2".into()),
         base_url: Some(format!("{}/v1/", server.url)),
+        fallbacks: Vec::new(),
     };
     let mut p = spec.build_with(&|_| None).unwrap();
     assert_eq!(p.name(), "openai");
@@ -981,6 +983,7 @@ fn unknown_providers_list_the_known_ones() {
         script: None,
         model: None,
         base_url: None,
+        fallbacks: Vec::new(),
     };
     let e = spec.build().map(|_| ()).unwrap_err();
     assert_eq!(

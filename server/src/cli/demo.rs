@@ -130,8 +130,7 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
             provider_spec: crate::provider::ProviderSpec {
                 name: "scripted".to_owned(),
                 script: Some(script),
-                model: None,
-                base_url: None,
+                ..Default::default()
             },
             arbiter: engine::ArbiterSetup::Deterministic,
             start_agent: None,

@@ -57,6 +57,7 @@ fn settings_for(
 
 pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
     let settings = settings_for(&ctx.workspace, ctx.env, ctx.err)?;
+    crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
     let store_dir = store::state_dir(ctx.env);
     let workspace = ctx.workspace.clone();
     let agents = agents::load(&agents::default_roots(&workspace, ctx.env)).agents;
@@ -94,7 +95,10 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             )?;
             return Ok(EXIT_PROBLEMS);
         }
-        let provider = match replay.provider.build() {
+        let provider = match replay
+            .provider
+            .build_with(&|name| settings.api_keys.get(name))
+        {
             Ok(p) => p,
             Err(e) => {
                 writeln!(ctx.err, "error: cannot resume task \"{id}\": {e}")?;
@@ -103,7 +107,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         };
         let arbiter = match &replay.arbiter {
             None => ArbiterSetup::Deterministic,
-            Some(spec) => match spec.build() {
+            Some(spec) => match spec.build_with(&|name| settings.api_keys.get(name)) {
                 Ok(provider) => ArbiterSetup::Model {
                     provider,
                     spec: spec.clone(),
@@ -184,14 +188,14 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
                 return Ok(EXIT_PROBLEMS);
             }
         }
-        let provider_spec = match provider_spec(&options, &workspace) {
+        let provider_spec = match provider_spec(&options, &workspace, &settings) {
             Ok(s) => s,
             Err(e) => {
                 writeln!(ctx.err, "error: {e}")?;
                 return Ok(EXIT_USAGE);
             }
         };
-        let provider = match provider_spec.build() {
+        let provider = match provider_spec.build_with(&|name| settings.api_keys.get(name)) {
             Ok(p) => p,
             Err(e) => {
                 writeln!(ctx.err, "error: {e}")?;
@@ -205,7 +209,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
                 if let Some(script) = &spec.script {
                     spec.script = Some(workspace.join(script));
                 }
-                match spec.build() {
+                match spec.build_with(&|name| settings.api_keys.get(name)) {
                     Ok(provider) => ArbiterSetup::Model { provider, spec },
                     Err(e) => {
                         writeln!(ctx.err, "error: the model arbiter cannot start: {e}")?;
@@ -306,31 +310,17 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
     })
 }
 
-/// The provider from the flags: `--provider scripted --script FILE`, or a model provider.
-fn provider_spec(options: &RunOptions, workspace: &Path) -> Result<ProviderSpec, String> {
-    let name = options
-        .provider
-        .clone()
-        .or_else(|| options.script.as_ref().map(|_| "scripted".to_owned()))
-        .ok_or("no provider: pass --provider NAME (and --script FILE for the scripted one)")?;
-    let script = options.script.as_ref().map(|s| {
-        if s.is_absolute() {
-            s.clone()
-        } else {
-            workspace.join(s)
-        }
-    });
-    if name == "scripted" && script.is_none() {
-        return Err("--provider scripted needs --script FILE, a file of turns".to_owned());
-    }
-    let mut spec: ProviderSpec =
-        serde_json::from_value(serde_json::json!({"name": name})).map_err(|e| e.to_string())?;
-    spec.script = script;
-    spec.model = options.model.clone();
-    if let Some(url) = &options.base_url {
-        let mut v = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
-        v["baseUrl"] = serde_json::json!(url);
-        spec = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    }
-    Ok(spec)
+/// The provider from the flags, completed from the configured providers.
+fn provider_spec(
+    options: &RunOptions,
+    workspace: &Path,
+    settings: &Settings,
+) -> Result<ProviderSpec, String> {
+    let request = crate::provider::ProviderRequest {
+        name: options.provider.as_deref(),
+        model: options.model.as_deref(),
+        script: options.script.as_deref(),
+        base_url: options.base_url.as_deref(),
+    };
+    crate::provider::resolve_spec(&request, &settings.providers, workspace)
 }

@@ -23,6 +23,7 @@ pub struct LoggedCall {
 }
 
 /// One event of a task's log.
+#[allow(clippy::large_enum_variant)] // written once per event; boxing would only add noise
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LogEvent {

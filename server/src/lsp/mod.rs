@@ -219,7 +219,7 @@ impl Backend {
                 Some(def.key.clone())
             }
         };
-        let (provider, provider_spec) = make_provider(&params, &workspace)?;
+        let (provider, provider_spec) = make_provider(&params, &workspace, &self.settings())?;
         let agents = self.load_agents().await;
         if let Some(agent) = params.agent.as_deref().filter(|a| !a.trim().is_empty()) {
             if agent != engine::arbiter::DEFAULT_AGENT && agents.get(agent).is_none() {
@@ -612,35 +612,24 @@ impl Backend {
 fn make_provider(
     params: &StartTaskParams,
     workspace: &Path,
+    settings: &Settings,
 ) -> Result<(Box<dyn Provider>, ProviderSpec)> {
-    let name = params
-        .provider
+    let script = params
+        .script
         .as_deref()
-        .or(params.script.as_ref().map(|_| "scripted"));
-    let spec = match name {
-        Some("scripted") => {
-            let Some(script) = params.script.as_deref().filter(|s| !s.trim().is_empty()) else {
-                return Err(invalid_params("provider \"scripted\" needs a script: the path of a file of turns"));
-            };
-            ProviderSpec {
-                name: "scripted".to_owned(),
-                script: Some(workspace.join(script)),
-                model: params.model.clone(),
-                base_url: None,
-            }
-        }
-        Some(other) => {
-            return Err(invalid_params(format!(
-                "unknown provider \"{other}\"; this build knows: scripted"
-            )))
-        }
-        None => {
-            return Err(invalid_params(
-                "no provider: pass provider \"scripted\" with a script (model providers are configured in .rawko/config.json)",
-            ))
-        }
+        .filter(|s| !s.trim().is_empty())
+        .map(Path::new);
+    let request = crate::provider::ProviderRequest {
+        name: params.provider.as_deref().filter(|s| !s.trim().is_empty()),
+        model: params.model.as_deref().filter(|s| !s.trim().is_empty()),
+        script,
+        base_url: None,
     };
-    let provider = spec.build().map_err(invalid_params)?;
+    let spec = crate::provider::resolve_spec(&request, &settings.providers, workspace)
+        .map_err(invalid_params)?;
+    let provider = spec
+        .build_with(&|name| settings.api_keys.get(name))
+        .map_err(invalid_params)?;
     Ok((provider, spec))
 }
 
@@ -811,6 +800,7 @@ impl LanguageServer for Backend {
         let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
         let files = config::config_files(&workspace, |k| std::env::var_os(k));
         let (settings, problems) = config::load(&files, params.initialization_options.as_ref());
+        crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
         let _ = self.shared.workspace.set(workspace);
         let _ = self.shared.settings.set(settings);
         if let Ok(mut p) = self.shared.config_problems.lock() {

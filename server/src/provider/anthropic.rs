@@ -724,6 +724,7 @@ mod tests {
             script: None,
             model: Some("claude-test".into()),
             base_url: base_url.map(str::to_owned),
+            fallbacks: Vec::new(),
         };
         let env = |name: &str| match name {
             KEY_VAR => Some("sk-from-env".to_owned()),

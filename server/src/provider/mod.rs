@@ -3,6 +3,7 @@
 //! network (tests, `rawko demo`, the editor tests).
 
 pub mod anthropic;
+pub mod failover;
 pub mod http;
 pub mod openai;
 pub mod scripted;
@@ -168,7 +169,7 @@ pub trait Provider: Send {
 }
 
 /// How to build a task's provider again, as written in its log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderSpec {
     pub name: String,
@@ -179,9 +180,26 @@ pub struct ProviderSpec {
     /// Where an HTTP provider's API is (never a key: the spec is written to task logs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// Providers to fail over to, in order, when this one stays rate limited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<ProviderSpec>,
 }
 
 impl ProviderSpec {
+    /// `anthropic`, or `openai:gpt-4.1@http://localhost:11434/v1`: what cooldowns are kept for.
+    pub fn label(&self) -> String {
+        let mut label = self.name.clone();
+        if let Some(m) = &self.model {
+            label.push(':');
+            label.push_str(m);
+        }
+        if let Some(u) = &self.base_url {
+            label.push('@');
+            label.push_str(u);
+        }
+        label
+    }
+
     /// Builds the provider, with API keys from the environment; the error says what is wrong
     /// with the spec.
     pub fn build(&self) -> Result<Box<dyn Provider>, String> {
@@ -194,6 +212,21 @@ impl ProviderSpec {
         &self,
         keys: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Box<dyn Provider>, String> {
+        if !self.fallbacks.is_empty() {
+            let mut chain = Vec::with_capacity(1 + self.fallbacks.len());
+            let first = ProviderSpec {
+                fallbacks: Vec::new(),
+                ..self.clone()
+            };
+            for spec in std::iter::once(&first).chain(&self.fallbacks) {
+                chain.push((spec.label(), spec.build_with(keys)?));
+            }
+            return Ok(Box::new(failover::Failover::new(
+                chain,
+                failover::Cooldowns::global(),
+                failover::default_cooldown(),
+            )));
+        }
         match self.name.as_str() {
             "scripted" => {
                 let script = self
@@ -212,5 +245,169 @@ impl ProviderSpec {
                 "unknown provider \"{other}\"; this build knows: scripted, anthropic, openai"
             )),
         }
+    }
+}
+
+/// What a task asked for, to be resolved against the configured providers.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderRequest<'a> {
+    pub name: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub script: Option<&'a std::path::Path>,
+    pub base_url: Option<&'a str>,
+}
+
+/// The provider spec of a task: the named provider (or, with a script only, `scripted`; with
+/// nothing, the first configured one), completed from its configured entry, with the other
+/// configured providers as fallbacks. Scripts are resolved against the workspace.
+pub fn resolve_spec(
+    request: &ProviderRequest<'_>,
+    configured: &[ProviderSpec],
+    workspace: &std::path::Path,
+) -> Result<ProviderSpec, String> {
+    let name = request
+        .name
+        .map(str::to_owned)
+        .or_else(|| request.script.map(|_| "scripted".to_owned()))
+        .or_else(|| configured.first().map(|p| p.name.clone()))
+        .ok_or(
+            "no provider: configure \"providers\" in .rawko/config.json (e.g. [{\"name\": \"anthropic\", \"model\": \"claude-sonnet-4-5\"}]) or name one (scripted needs a script)",
+        )?;
+    let mut spec = configured
+        .iter()
+        .find(|p| p.name == name)
+        .cloned()
+        .unwrap_or(ProviderSpec {
+            name: name.clone(),
+            ..ProviderSpec::default()
+        });
+    spec.fallbacks = Vec::new();
+    if let Some(m) = request.model {
+        spec.model = Some(m.to_owned());
+    }
+    if let Some(u) = request.base_url {
+        spec.base_url = Some(u.to_owned());
+    }
+    if let Some(s) = request.script {
+        spec.script = Some(s.to_owned());
+    }
+    if let Some(s) = &spec.script {
+        if s.is_relative() {
+            spec.script = Some(workspace.join(s));
+        }
+    }
+    if spec.name == "scripted" && spec.script.is_none() {
+        return Err("provider \"scripted\" needs a script: the path of a file of turns".to_owned());
+    }
+    if !["scripted", "anthropic", "openai"].contains(&spec.name.as_str()) {
+        return Err(format!(
+            "unknown provider \"{}\"; this build knows: scripted, anthropic, openai",
+            spec.name
+        ));
+    }
+    let label = spec.label();
+    spec.fallbacks = configured
+        .iter()
+        .filter(|p| p.name != "scripted")
+        .map(|p| {
+            let mut p = p.clone();
+            p.fallbacks = Vec::new();
+            p
+        })
+        .filter(|p| p.label() != label)
+        .collect();
+    if spec.name == "scripted" {
+        // A script is a test: it never fails over to a real model.
+        spec.fallbacks.clear();
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    fn spec(name: &str, model: Option<&str>) -> ProviderSpec {
+        ProviderSpec {
+            name: name.to_owned(),
+            model: model.map(str::to_owned),
+            ..ProviderSpec::default()
+        }
+    }
+
+    #[test]
+    fn the_named_provider_is_completed_from_config_and_the_rest_are_fallbacks() {
+        let configured = [
+            spec("anthropic", Some("claude")),
+            spec("openai", Some("gpt")),
+        ];
+        let ws = std::path::Path::new("/w");
+        let r = resolve_spec(&ProviderRequest::default(), &configured, ws).unwrap();
+        assert_eq!(r.label(), "anthropic:claude");
+        assert_eq!(
+            r.fallbacks
+                .iter()
+                .map(ProviderSpec::label)
+                .collect::<Vec<_>>(),
+            ["openai:gpt"]
+        );
+        let r = resolve_spec(
+            &ProviderRequest {
+                name: Some("openai"),
+                ..Default::default()
+            },
+            &configured,
+            ws,
+        )
+        .unwrap();
+        assert_eq!(r.label(), "openai:gpt");
+        assert_eq!(
+            r.fallbacks
+                .iter()
+                .map(ProviderSpec::label)
+                .collect::<Vec<_>>(),
+            ["anthropic:claude"]
+        );
+        let script = std::path::Path::new("s.yaml");
+        let r = resolve_spec(
+            &ProviderRequest {
+                script: Some(script),
+                ..Default::default()
+            },
+            &configured,
+            ws,
+        )
+        .unwrap();
+        assert_eq!(r.name, "scripted");
+        assert_eq!(r.script.as_deref(), Some(std::path::Path::new("/w/s.yaml")));
+        assert!(r.fallbacks.is_empty());
+    }
+
+    #[test]
+    fn missing_or_unknown_providers_are_clear() {
+        let ws = std::path::Path::new("/w");
+        assert!(resolve_spec(&ProviderRequest::default(), &[], ws)
+            .unwrap_err()
+            .starts_with("no provider"));
+        assert!(resolve_spec(
+            &ProviderRequest {
+                name: Some("gemini"),
+                ..Default::default()
+            },
+            &[],
+            ws
+        )
+        .unwrap_err()
+        .contains("unknown provider \"gemini\""));
+        assert!(resolve_spec(
+            &ProviderRequest {
+                name: Some("scripted"),
+                ..Default::default()
+            },
+            &[],
+            ws
+        )
+        .unwrap_err()
+        .contains("needs a script"));
     }
 }

@@ -685,6 +685,7 @@ mod tests {
             script: None,
             model: Some("m".into()),
             base_url: base_url.map(str::to_owned),
+            fallbacks: Vec::new(),
         };
         let local =
             |name: &str| (name == BASE_URL_VAR).then(|| "http://127.0.0.1:11434/v1".to_owned());
