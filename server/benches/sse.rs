@@ -181,8 +181,60 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The floor to compare with: the same two hops (a TCP socket into a second process, a pipe out
+/// of it) through a process that only copies bytes. This binary plays that relay when started
+/// with `RAWKO_SSE_RELAY=<port>`.
+fn relay(port: u16) {
+    let mut socket = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut out = std::io::stdout().lock();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = socket.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        if out.write_all(&buf[..n]).and_then(|()| out.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+fn floor(samples: usize) -> Vec<Duration> {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let mut child = Command::new(std::env::current_exe().expect("exe"))
+        .env("RAWKO_SSE_RELAY", port.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the relay");
+    let mut from_relay = child.stdout.take().expect("stdout");
+    let (mut to_relay, _) = listener.accept().expect("accept");
+    to_relay.set_nodelay(true).expect("nodelay");
+    let frame = [b'x'; 140];
+    let mut back = [0u8; 140];
+    let mut lat = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        thread::sleep(Duration::from_millis(2));
+        let at = Instant::now();
+        to_relay.write_all(&frame).expect("write");
+        from_relay.read_exact(&mut back).expect("read");
+        lat.push(at.elapsed());
+    }
+    drop(to_relay);
+    let _ = child.wait();
+    lat.sort();
+    lat
+}
+
 #[allow(clippy::print_stdout)]
 fn main() {
+    if let Some(port) = std::env::var("RAWKO_SSE_RELAY")
+        .ok()
+        .and_then(|p| p.parse().ok())
+    {
+        relay(port);
+        return;
+    }
     let quick = !std::env::args().any(|a| a == "--bench");
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
@@ -231,6 +283,13 @@ fn main() {
         pct(0.5),
         pct(0.9),
         pct(0.99)
+    );
+    let floor = floor(paced);
+    let fpct = |p: f64| micros(floor[((floor.len() as f64 - 1.0) * p).round() as usize]);
+    println!(
+        "  the same two hops through a process that only copies bytes (the floor here): p50 {:.1} µs, p90 {:.1} µs",
+        fpct(0.5),
+        fpct(0.9)
     );
     println!(
         "  sustained: {sustained} deltas in {:.1} ms = {:.0} deltas per second",

@@ -57,9 +57,25 @@ impl Outgoing {
         }
     }
 
-    /// Sends a notification.
+    /// Sends a notification (serialised straight to bytes: no intermediate JSON value).
     pub fn notify<N: rawko_protocol::Notification>(&self, params: &N::Params) {
-        self.send(&json!({"jsonrpc": "2.0", "method": N::METHOD, "params": params}));
+        #[derive(serde::Serialize)]
+        struct Envelope<'a, P> {
+            jsonrpc: &'static str,
+            method: &'static str,
+            params: &'a P,
+        }
+        let envelope = Envelope {
+            jsonrpc: "2.0",
+            method: N::METHOD,
+            params,
+        };
+        match serde_json::to_vec(&envelope) {
+            Ok(body) => {
+                let _ = self.frames.send(frame(&body));
+            }
+            Err(e) => tracing::error!("cannot serialise a notification: {e}"),
+        }
     }
 
     /// Sends a request; the answer arrives on the receiver (dropped unanswered if the client
