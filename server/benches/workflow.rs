@@ -1,15 +1,17 @@
-//! Benchmarks of the workflow core: the gate decision, the context prompt of a 3-level nested
-//! workflow, and loading 50 workflows of 10 phases from disk.
+//! Benchmarks of the workflow core: the gate decision (plain, with a path rule, and for Bash
+//! commands the gate classifies), shell classification alone, the context prompt of a 3-level
+//! nested workflow, and loading 50 workflows of 10 phases from disk.
 //!
-//! Run: `cargo bench -p rawko --bench workflow`. Targets (issue 2): gate < 1 µs, prompt < 20 µs,
-//! load < 20 ms.
+//! Run: `cargo bench -p rawko --bench workflow`. Targets (issues 2 and 5): a plain gate decision
+//! < 1 µs, prompt < 20 µs, load < 20 ms.
 
 use std::fs;
 use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rawko::workflow::{gate, load, RootKind, WorkflowRoot, WorkflowSet, WorkflowState};
+use rawko::workflow::{gate, load, shell, RootKind, WorkflowRoot, WorkflowSet, WorkflowState};
+use serde_json::json;
 
 fn write(root: &Path, rel: &str, content: &str) {
     let path = root.join(rel);
@@ -52,7 +54,10 @@ fn nested_workspace(root: &Path) {
         write(
             root,
             &format!("checks/{id}.md"),
-            &phase_md(id, "tools:\n  whitelist: [Read, Grep, Glob, Bash]\n"),
+            &phase_md(
+                id,
+                "tools:\n  whitelist: [Read, Grep, Glob, Bash, \"Bash(git commit*)\", \"Edit(docs/**)\"]\n",
+            ),
         );
     }
 }
@@ -104,11 +109,62 @@ fn benches(c: &mut Criterion) {
     let set = outcome.workflows;
     let state = nested_state(&set);
 
-    c.bench_function("gate: allowed (whitelist, 3 levels deep)", |b| {
-        b.iter(|| gate::check(Some(black_box(&state)), black_box(&set), black_box("grep")))
-    });
-    c.bench_function("gate: blocked (renders the reason)", |b| {
-        b.iter(|| gate::check(Some(black_box(&state)), black_box(&set), black_box("Write")))
+    let gate = |tool: &'static str, input: serde_json::Value| {
+        let (state, set) = (&state, &set);
+        move || {
+            gate::check(
+                Some(black_box(state)),
+                black_box(set),
+                black_box(tool),
+                black_box(&input),
+            )
+        }
+    };
+    let cases = [
+        (
+            "gate: allowed (whitelist, 3 levels deep)",
+            gate("grep", json!({"pattern": "TODO", "path": "src"})),
+            true,
+        ),
+        (
+            "gate: blocked (renders the reason)",
+            gate("Write", json!({"path": "notes.md", "content": "x"})),
+            false,
+        ),
+        (
+            "gate: Edit allowed by a path rule (docs/**)",
+            gate("Edit", json!({"path": "./docs/guide/intro.md"})),
+            true,
+        ),
+        (
+            "gate: Bash read-only command (classified)",
+            gate(
+                "Bash",
+                json!({"command": "git status && cargo test -p rawko 2>&1 | tail -20"}),
+            ),
+            true,
+        ),
+        (
+            "gate: Bash writing command (classified, blocked)",
+            gate("Bash", json!({"command": "sed -i s/a/b/ src/lib.rs"})),
+            false,
+        ),
+        (
+            "gate: Bash writing command allowed by Bash(git commit*)",
+            gate("Bash", json!({"command": "git commit -am 'wip'"})),
+            true,
+        ),
+    ];
+    for (name, mut decide, allowed) in cases {
+        assert_eq!(decide().is_allowed(), allowed, "{name}");
+        c.bench_function(name, |b| b.iter(&mut decide));
+    }
+    c.bench_function("shell::classify: compound command", |b| {
+        b.iter(|| {
+            shell::classify(black_box(
+                "cd server && grep -rn 'TODO' src | sort | head -20; echo \"$(git rev-parse HEAD)\" > /dev/null",
+            ))
+        })
     });
     c.bench_function("context prompt: 3-level nested workflow", |b| {
         b.iter(|| {

@@ -1357,7 +1357,7 @@ impl Control {
             ));
         }
         if let GateDecision::Block { reason, phase } =
-            gate::check(self.workflow.as_ref(), &self.set, &call.name)
+            gate::check(self.workflow.as_ref(), &self.set, &call.name, &call.input)
         {
             let answer = self.approval(call, &phase, &reason).await?;
             if !answer.allows() {

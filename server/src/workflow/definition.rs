@@ -1,6 +1,9 @@
 //! Workflow and phase definitions as rawko holds them after loading: pi-workflows' schema, plus
 //! where each definition came from so diagnostics and listings can name the file.
 
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
@@ -24,21 +27,48 @@ impl Show {
 }
 
 /// The one tool list a phase may carry; the two are mutually exclusive.
+///
+/// Each entry is a [`ToolRule`]: a tool name (`Read`) or, Claude Code style, a tool with a pattern
+/// (`Bash(git status*)`, `Edit(docs/**)`). Which calls a policy lets through is the gate's business
+/// (`gate::check`); this type only holds the compiled rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolPolicy {
     /// Only these tools (and `workflow_step`) may run.
-    Whitelist(Vec<String>),
+    Whitelist(Vec<ToolRule>),
     /// Every tool except these may run.
-    Blacklist(Vec<String>),
+    Blacklist(Vec<ToolRule>),
 }
 
 impl ToolPolicy {
-    /// `true` when the policy lets `tool` run. Tool names compare case-insensitively.
+    pub fn rules(&self) -> &[ToolRule] {
+        match self {
+            ToolPolicy::Whitelist(list) | ToolPolicy::Blacklist(list) => list,
+        }
+    }
+
+    /// `true` when the policy lets `tool` run at all, whatever its input: a whitelist names it
+    /// (alone or with a pattern); a blacklist does not name it alone. Tool names compare
+    /// case-insensitively.
     pub fn allows(&self, tool: &str) -> bool {
         match self {
-            ToolPolicy::Whitelist(list) => list.iter().any(|t| t.eq_ignore_ascii_case(tool)),
-            ToolPolicy::Blacklist(list) => !list.iter().any(|t| t.eq_ignore_ascii_case(tool)),
+            ToolPolicy::Whitelist(list) => list.iter().any(|r| r.is_for(tool)),
+            ToolPolicy::Blacklist(list) => !list.iter().any(|r| r.is_for(tool) && r.is_plain()),
         }
+    }
+
+    /// `true` when `tool` may run with any input: a whitelist names it alone; a blacklist does
+    /// not name it at all.
+    pub fn allows_fully(&self, tool: &str) -> bool {
+        match self {
+            ToolPolicy::Whitelist(list) => list.iter().any(|r| r.is_for(tool) && r.is_plain()),
+            ToolPolicy::Blacklist(list) => !list.iter().any(|r| r.is_for(tool)),
+        }
+    }
+
+    /// `true` when the phase lets files be written anywhere: both `Write` and `Edit` run with any
+    /// input. When it does not, the gate also stops Bash commands that write.
+    pub fn allows_writing(&self) -> bool {
+        self.allows_fully("Write") && self.allows_fully("Edit")
     }
 
     /// A one-line description, as shown in previews and block reasons.
@@ -47,6 +77,323 @@ impl ToolPolicy {
             ToolPolicy::Whitelist(list) => list.join(", "),
             ToolPolicy::Blacklist(list) => format!("all except: {}", list.join(", ")),
         }
+    }
+}
+
+/// The tool whose rule patterns are shell commands; every other tool's patterns are path globs.
+pub const SHELL_TOOL: &str = "Bash";
+
+/// One entry of a whitelist or blacklist: `Read` (the tool, whatever its input), `Bash(git
+/// commit*)` (a glob over the whole command, where `*` matches anything, spaces included; a
+/// trailing `:*` matches the prefix as a whole word) or `Edit(docs/**)` (a path glob over the
+/// call's `path`/`file_path`, relative to the workspace: `*` stays within one directory, `**`
+/// crosses them, a pattern without `/` matches the file name at any depth, a leading `./` or `/`
+/// anchors it at the workspace root, a trailing `/` means everything inside).
+///
+/// Patterns are compiled once, when the rule is parsed. Rules compare, hash and serialise as the
+/// text they were written as, which previews and messages show.
+#[derive(Clone)]
+pub struct ToolRule {
+    source: String,
+    /// The tool name as written (compared case-insensitively).
+    tool: String,
+    pattern: RulePattern,
+}
+
+#[derive(Clone)]
+enum RulePattern {
+    /// No pattern: every use of the tool.
+    Any,
+    Command {
+        text: String,
+        alternatives: Vec<Wildcard>,
+    },
+    Path {
+        text: String,
+        matchers: Vec<globset::GlobMatcher>,
+    },
+    /// A pattern that does not compile. Only a rule built with `From` can hold one (the loader
+    /// reports it and drops the phase); it matches nothing.
+    Invalid { text: String },
+}
+
+/// Why a rule does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RuleError(String);
+
+impl ToolRule {
+    /// Parses and compiles `Tool` or `Tool(pattern)`.
+    pub fn parse(text: &str) -> Result<Self, RuleError> {
+        let source = text.trim();
+        let err = |m: &str| Err(RuleError(m.to_owned()));
+        if source.is_empty() {
+            return err("the rule is empty");
+        }
+        let Some(open) = source.find('(') else {
+            if source.contains(')') {
+                return err("it has a `)` but no `(`");
+            }
+            return Ok(Self {
+                source: source.to_owned(),
+                tool: source.to_owned(),
+                pattern: RulePattern::Any,
+            });
+        };
+        let tool = source[..open].trim();
+        if tool.is_empty() {
+            return err("it has no tool name before `(`");
+        }
+        let Some(inner) = source[open + 1..].strip_suffix(')') else {
+            return err("it must end with `)` after the pattern");
+        };
+        let inner = inner.trim();
+        if inner.is_empty() {
+            return Err(RuleError(format!(
+                "the pattern is empty; write `{tool}` alone for every use of the tool"
+            )));
+        }
+        let pattern = if tool.eq_ignore_ascii_case(SHELL_TOOL) {
+            RulePattern::Command {
+                text: inner.to_owned(),
+                alternatives: compile_command(inner),
+            }
+        } else {
+            RulePattern::Path {
+                text: inner.to_owned(),
+                matchers: compile_path(inner)?,
+            }
+        };
+        Ok(Self {
+            source: source.to_owned(),
+            tool: tool.to_owned(),
+            pattern,
+        })
+    }
+
+    /// The rule as written (trimmed).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The tool name as written.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The pattern between the parentheses, if any.
+    pub fn pattern(&self) -> Option<&str> {
+        match &self.pattern {
+            RulePattern::Any => None,
+            RulePattern::Command { text, .. }
+            | RulePattern::Path { text, .. }
+            | RulePattern::Invalid { text } => Some(text),
+        }
+    }
+
+    /// `true` for a rule without a pattern.
+    pub fn is_plain(&self) -> bool {
+        matches!(self.pattern, RulePattern::Any)
+    }
+
+    /// `true` when the rule is about `tool` (case-insensitively).
+    pub fn is_for(&self, tool: &str) -> bool {
+        self.tool.eq_ignore_ascii_case(tool)
+    }
+
+    /// `true` when the rule matches the shell command `command`: a plain rule matches every
+    /// command; a path rule none.
+    pub fn matches_command(&self, command: &str) -> bool {
+        match &self.pattern {
+            RulePattern::Any => true,
+            RulePattern::Command { alternatives, .. } => {
+                alternatives.iter().any(|w| w.matches(command.trim()))
+            }
+            RulePattern::Path { .. } | RulePattern::Invalid { .. } => false,
+        }
+    }
+
+    /// `true` when the rule matches `path`, a normalised workspace-relative path (`docs/a.md`,
+    /// `""` for the workspace itself): a plain rule matches every path; a command rule none.
+    pub fn matches_path(&self, path: &str) -> bool {
+        match &self.pattern {
+            RulePattern::Any => true,
+            RulePattern::Path { matchers, .. } => matchers.iter().any(|m| m.is_match(path)),
+            RulePattern::Command { .. } | RulePattern::Invalid { .. } => false,
+        }
+    }
+}
+
+/// A `*`-only glob: the literal parts between the stars.
+#[derive(Clone)]
+struct Wildcard {
+    parts: Vec<String>,
+}
+
+impl Wildcard {
+    fn new(pattern: &str) -> Self {
+        Self {
+            parts: pattern.split('*').map(str::to_owned).collect(),
+        }
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        let (first, rest) = match self.parts.split_first() {
+            Some(split) => split,
+            None => return text.is_empty(),
+        };
+        let Some((last, middle)) = rest.split_last() else {
+            return text == first;
+        };
+        if text.len() < first.len() + last.len()
+            || !text.starts_with(first.as_str())
+            || !text.ends_with(last.as_str())
+        {
+            return false;
+        }
+        let mut inner = &text[first.len()..text.len() - last.len()];
+        for part in middle {
+            match inner.find(part.as_str()) {
+                Some(i) => inner = &inner[i + part.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+fn compile_command(pattern: &str) -> Vec<Wildcard> {
+    match pattern.strip_suffix(":*") {
+        // Claude Code's older prefix form: `npm run test:*` is `npm run test` and anything after
+        // a space.
+        Some(prefix) => vec![Wildcard::new(prefix), Wildcard::new(&format!("{prefix} *"))],
+        None => vec![Wildcard::new(pattern)],
+    }
+}
+
+fn compile_path(pattern: &str) -> Result<Vec<globset::GlobMatcher>, RuleError> {
+    let mut p = pattern;
+    let mut anchored = false;
+    loop {
+        if let Some(rest) = p.strip_prefix("./") {
+            p = rest;
+            anchored = true;
+        } else if let Some(rest) = p.strip_prefix('/') {
+            p = rest;
+            anchored = true;
+        } else {
+            break;
+        }
+    }
+    if p.is_empty() || p == "." {
+        p = "**";
+    }
+    let mut glob = p.to_owned();
+    if glob.ends_with('/') {
+        glob.push_str("**");
+    }
+    if !anchored && !glob.contains('/') {
+        glob = format!("**/{glob}");
+    }
+    let mut globs = vec![glob.clone()];
+    // `docs/**` also matches `docs` itself.
+    if let Some(dir) = glob.strip_suffix("/**") {
+        if !dir.is_empty() {
+            globs.push(dir.to_owned());
+        }
+    }
+    globs
+        .iter()
+        .map(|g| {
+            globset::GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| RuleError(e.kind().to_string()))
+        })
+        .collect()
+}
+
+impl From<&str> for ToolRule {
+    /// Parses `text`; a rule whose pattern does not compile matches nothing (use
+    /// [`ToolRule::parse`] to see the error).
+    fn from(text: &str) -> Self {
+        Self::parse(text).unwrap_or_else(|_| {
+            let source = text.trim().to_owned();
+            let (tool, inner) = match source.split_once('(') {
+                Some((tool, inner)) => (tool.trim(), inner.trim_end_matches(')').trim()),
+                None => (source.as_str(), ""),
+            };
+            Self {
+                tool: tool.to_owned(),
+                pattern: RulePattern::Invalid {
+                    text: inner.to_owned(),
+                },
+                source: source.clone(),
+            }
+        })
+    }
+}
+
+impl From<String> for ToolRule {
+    fn from(text: String) -> Self {
+        Self::from(text.as_str())
+    }
+}
+
+impl fmt::Debug for ToolRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.source, f)
+    }
+}
+
+impl fmt::Display for ToolRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl PartialEq for ToolRule {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for ToolRule {}
+
+impl PartialEq<str> for ToolRule {
+    fn eq(&self, other: &str) -> bool {
+        self.source == other
+    }
+}
+
+impl PartialEq<&str> for ToolRule {
+    fn eq(&self, other: &&str) -> bool {
+        self.source == *other
+    }
+}
+
+impl Hash for ToolRule {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.source.hash(state);
+    }
+}
+
+impl Borrow<str> for ToolRule {
+    fn borrow(&self) -> &str {
+        &self.source
+    }
+}
+
+impl AsRef<str> for ToolRule {
+    fn as_ref(&self) -> &str {
+        &self.source
+    }
+}
+
+impl serde::Serialize for ToolRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.source)
     }
 }
 
@@ -68,7 +415,7 @@ pub struct PhaseDefinition {
 
 impl PhaseDefinition {
     /// The blacklisted tools, or none when the phase uses a whitelist or no list.
-    pub fn blocked_tools(&self) -> &[String] {
+    pub fn blocked_tools(&self) -> &[ToolRule] {
         match &self.tools {
             Some(ToolPolicy::Blacklist(list)) => list,
             _ => &[],

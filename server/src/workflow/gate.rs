@@ -1,8 +1,19 @@
-//! The phase gate: may this tool run in the current phase? A phase's whitelist or blacklist
+//! The phase gate: may this tool call run in the current phase? A phase's whitelist or blacklist
 //! decides; `workflow_step` always runs, so an agent can always move on; tool names compare
 //! case-insensitively (`bash` is `Bash`).
+//!
+//! Rules may carry a pattern (see [`ToolRule`]): `Bash(git commit*)` is matched against each
+//! simple command of the call's `command`, `Edit(docs/**)` against its `path`/`file_path`. And
+//! the gate sees through the shell: a phase that does not let `Write` and `Edit` run everywhere
+//! also blocks Bash commands that write files ([`shell::classify`]), unless a `Bash(...)` rule
+//! of its whitelist names that command.
 
-use super::definition::{ToolPolicy, WorkflowSet};
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::definition::{ToolPolicy, ToolRule, WorkflowSet, SHELL_TOOL};
+use super::shell::{self, SimpleCommand};
 use super::state::WorkflowState;
 use super::step::TOOL_NAME as WORKFLOW_STEP;
 use super::texts::{resolve_template, DEFAULT_BLOCK_REASON};
@@ -24,9 +35,15 @@ impl GateDecision {
     }
 }
 
-/// Decides whether `tool` may run in the state's current phase. With no active workflow, or a
-/// state that no longer matches the definitions, nothing is restricted (pi-workflows' rule).
-pub fn check(state: Option<&WorkflowState>, set: &WorkflowSet, tool: &str) -> GateDecision {
+/// Decides whether the call of `tool` with `input` may run in the state's current phase. With no
+/// active workflow, or a state that no longer matches the definitions, nothing is restricted
+/// (pi-workflows' rule); neither is a phase without a tool list.
+pub fn check(
+    state: Option<&WorkflowState>,
+    set: &WorkflowSet,
+    tool: &str,
+    input: &Value,
+) -> GateDecision {
     if tool.eq_ignore_ascii_case(WORKFLOW_STEP) {
         return GateDecision::Allow;
     }
@@ -36,25 +53,266 @@ pub fn check(state: Option<&WorkflowState>, set: &WorkflowSet, tool: &str) -> Ga
     let Some(policy) = &phase.tools else {
         return GateDecision::Allow;
     };
-    if policy.allows(tool) {
+    let Some(denial) = decide(policy, tool, input, &phase.name) else {
         return GateDecision::Allow;
-    }
+    };
     let allowed = match policy {
         ToolPolicy::Whitelist(list) if list.is_empty() => "(none but workflow_step)".to_owned(),
         other => other.describe(),
     };
-    let vars = [
-        ("workflowName", root.name.as_str()),
-        ("phaseName", &phase.name),
-        ("toolName", tool),
-        ("allowedTools", &allowed),
-    ];
-    let template = root
-        .block_reason_template
-        .as_deref()
-        .unwrap_or(DEFAULT_BLOCK_REASON);
+    let template = root.block_reason_template.as_deref();
+    let reason = match denial {
+        Denial::Tool => {
+            let vars = [
+                ("workflowName", root.name.as_str()),
+                ("phaseName", &phase.name),
+                ("toolName", tool),
+                ("allowedTools", &allowed),
+            ];
+            resolve_template(template.unwrap_or(DEFAULT_BLOCK_REASON), &vars)
+        }
+        Denial::Why {
+            tool_name,
+            sentence,
+        } => match template {
+            None => format!("[workflow] {sentence}"),
+            Some(template) => {
+                let vars = [
+                    ("workflowName", root.name.as_str()),
+                    ("phaseName", &phase.name),
+                    ("toolName", tool_name.as_ref()),
+                    ("allowedTools", &allowed),
+                ];
+                format!("{}\n{sentence}", resolve_template(template, &vars))
+            }
+        },
+    };
     GateDecision::Block {
-        reason: resolve_template(template, &vars),
+        reason,
         phase: phase.name.clone(),
+    }
+}
+
+/// Why a call is blocked.
+enum Denial<'a> {
+    /// The tool itself is not allowed: the usual reason.
+    Tool,
+    /// This use of the tool is not allowed; `sentence` says why.
+    Why {
+        tool_name: Cow<'a, str>,
+        sentence: String,
+    },
+}
+
+fn decide<'a>(
+    policy: &ToolPolicy,
+    tool: &'a str,
+    input: &Value,
+    phase: &str,
+) -> Option<Denial<'a>> {
+    let bash = tool.eq_ignore_ascii_case(SHELL_TOOL);
+    let why = |sentence: String| {
+        Some(Denial::Why {
+            tool_name: if bash {
+                Cow::Borrowed(SHELL_TOOL)
+            } else {
+                Cow::Borrowed(tool)
+            },
+            sentence,
+        })
+    };
+    match policy {
+        ToolPolicy::Whitelist(rules) => {
+            let mut plain = false;
+            let mut patterned = false;
+            for rule in rules.iter().filter(|r| r.is_for(tool)) {
+                if rule.is_plain() {
+                    plain = true;
+                } else {
+                    patterned = true;
+                }
+            }
+            if !plain && !patterned {
+                return Some(Denial::Tool);
+            }
+            if bash {
+                let command = command_of(input);
+                if !plain {
+                    // Only `Bash(...)` rules: every part of the command must match one.
+                    let commands = shell::commands(command);
+                    let outside = commands.iter().find(|c| !covered(rules, &c.text))?;
+                    return why(not_listed(command, outside, &commands, phase, rules));
+                }
+                if policy.allows_writing() {
+                    return None;
+                }
+                let commands = shell::commands(command);
+                let writer = commands
+                    .iter()
+                    .find(|c| c.effect.writes() && !covered(rules, &c.text))?;
+                return why(writes_files(command, writer, phase));
+            }
+            if plain {
+                return None;
+            }
+            let own: Vec<&ToolRule> = rules.iter().filter(|r| r.is_for(tool)).collect();
+            let list = join_rules(&own);
+            match place(input) {
+                Placed::Relative(path) if own.iter().any(|r| r.matches_path(&path)) => None,
+                Placed::Missing => why(format!(
+                    "{tool} without a path is blocked during the {phase} phase, which allows {tool} only as {list}."
+                )),
+                Placed::Relative(_) | Placed::Elsewhere(_) => why(format!(
+                    "{tool} of \"{}\" is blocked during the {phase} phase, which allows {tool} only as {list}.",
+                    path_of(input).unwrap_or_default()
+                )),
+            }
+        }
+        ToolPolicy::Blacklist(rules) => {
+            let mut own = rules.iter().filter(|r| r.is_for(tool)).peekable();
+            if own.clone().any(ToolRule::is_plain) {
+                return Some(Denial::Tool);
+            }
+            let blocks_writes = bash && !policy.allows_writing();
+            if own.peek().is_none() && !blocks_writes {
+                return None;
+            }
+            if bash {
+                let command = command_of(input);
+                let commands = shell::commands(command);
+                let hit = own.find(|r| {
+                    r.matches_command(command)
+                        || commands.iter().any(|c| r.matches_command(&c.text))
+                });
+                if let Some(rule) = hit {
+                    return why(format!(
+                        "\"{}\" matches {rule}, which the {phase} phase blocks.",
+                        shorten(command)
+                    ));
+                }
+                if !blocks_writes {
+                    return None;
+                }
+                let writer = commands.iter().find(|c| c.effect.writes())?;
+                return why(writes_files(command, writer, phase));
+            }
+            let hit = match place(input) {
+                Placed::Relative(path) => own.find(|r| r.matches_path(&path)),
+                // An absolute path: blocked when any tail of it matches, since where the
+                // workspace begins is not known here.
+                Placed::Elsewhere(parts) => {
+                    own.find(|r| (0..parts.len()).any(|i| r.matches_path(&parts[i..].join("/"))))
+                }
+                Placed::Missing => None,
+            }?;
+            why(format!(
+                "{tool} of \"{}\" matches {hit}, which the {phase} phase blocks.",
+                path_of(input).unwrap_or_default()
+            ))
+        }
+    }
+}
+
+/// `true` when a `Bash(...)` rule of the list matches `command`.
+fn covered(rules: &[ToolRule], command: &str) -> bool {
+    rules
+        .iter()
+        .any(|r| r.is_for(SHELL_TOOL) && !r.is_plain() && r.matches_command(command))
+}
+
+fn writes_files(command: &str, writer: &SimpleCommand, phase: &str) -> String {
+    format!(
+        "\"{}\" writes files ({}), and the {phase} phase does not allow writing.",
+        shorten(command),
+        writer.effect.why().unwrap_or("it writes")
+    )
+}
+
+fn not_listed(
+    command: &str,
+    outside: &SimpleCommand,
+    commands: &[SimpleCommand],
+    phase: &str,
+    rules: &[ToolRule],
+) -> String {
+    let own: Vec<&ToolRule> = rules.iter().filter(|r| r.is_for(SHELL_TOOL)).collect();
+    let part = if commands.len() > 1 {
+        format!(" (part of \"{}\")", shorten(command))
+    } else {
+        String::new()
+    };
+    format!(
+        "\"{}\"{part} is not a command the {phase} phase allows; it allows Bash only as {}.",
+        shorten(&outside.text),
+        join_rules(&own)
+    )
+}
+
+fn join_rules(rules: &[&ToolRule]) -> String {
+    rules
+        .iter()
+        .map(|r| r.source())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn command_of(input: &Value) -> &str {
+    input.get("command").and_then(Value::as_str).unwrap_or("")
+}
+
+fn path_of(input: &Value) -> Option<&str> {
+    ["path", "file_path"]
+        .iter()
+        .find_map(|k| input.get(k).and_then(Value::as_str))
+}
+
+/// Where a call's path is, as far as the gate can tell without knowing the workspace.
+enum Placed {
+    /// Inside the workspace, normalised: `docs/a.md`; `""` for the workspace itself.
+    Relative(String),
+    /// Absolute, or climbing out of the workspace: the normalised components.
+    Elsewhere(Vec<String>),
+    /// The input has no path.
+    Missing,
+}
+
+fn place(input: &Value) -> Placed {
+    let Some(path) = path_of(input) else {
+        return Placed::Missing;
+    };
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    let mut escapes = false;
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    escapes = true;
+                }
+            }
+            _ => parts.push(part),
+        }
+    }
+    if absolute || escapes {
+        Placed::Elsewhere(parts.into_iter().map(str::to_owned).collect())
+    } else {
+        Placed::Relative(parts.join("/"))
+    }
+}
+
+/// A command as quoted in a reason: its first line, at most 80 characters.
+fn shorten(command: &str) -> String {
+    const MAX: usize = 80;
+    let command = command.trim();
+    let first = command.lines().next().unwrap_or_default().trim_end();
+    let more = first.len() < command.len();
+    if first.chars().count() > MAX {
+        let cut: String = first.chars().take(MAX - 1).collect();
+        format!("{}…", cut.trim_end())
+    } else if more {
+        format!("{first} …")
+    } else {
+        first.to_owned()
     }
 }

@@ -15,8 +15,8 @@ use serde_yaml_ng::{Mapping, Value};
 use sha2::{Digest, Sha256};
 
 use super::definition::{
-    PhaseDefinition, PhaseEntry, RootKind, Show, ToolPolicy, WorkflowDefinition, WorkflowRoot,
-    WorkflowSet,
+    PhaseDefinition, PhaseEntry, RootKind, Show, ToolPolicy, ToolRule, WorkflowDefinition,
+    WorkflowRoot, WorkflowSet,
 };
 use super::diagnostic::{Diagnostic, Severity};
 
@@ -944,7 +944,7 @@ fn parse_phase(
     let tools = match map.get("tools") {
         None | Some(Value::Null) => None,
         Some(Value::Mapping(t)) => {
-            let list = |sink: &mut Sink, k: &str| -> Option<Vec<String>> {
+            let list = |sink: &mut Sink, k: &str| -> Option<Vec<ToolRule>> {
                 match t.get(k) {
                     None => None,
                     Some(Value::Null) => {
@@ -958,7 +958,13 @@ fn parse_phase(
                         let mut out = Vec::with_capacity(items.len());
                         for item in items {
                             match scalar_text(item) {
-                                Some(s) => out.push(s),
+                                Some(s) => match ToolRule::parse(&s) {
+                                    Ok(rule) => out.push(rule),
+                                    Err(e) => sink.error(
+                                        line_of("tools"),
+                                        format!("invalid tool rule \"{s}\": {e}"),
+                                    ),
+                                },
                                 None => sink.error(
                                     line_of("tools"),
                                     format!(

@@ -8,13 +8,14 @@ pub mod diagnostic;
 pub mod gate;
 pub mod load;
 pub mod persist;
+pub mod shell;
 pub mod state;
 pub mod step;
 pub mod texts;
 
 pub use definition::{
-    PhaseDefinition, PhaseEntry, RootKind, Show, ToolPolicy, WorkflowDefinition, WorkflowRoot,
-    WorkflowSet,
+    PhaseDefinition, PhaseEntry, RootKind, RuleError, Show, ToolPolicy, ToolRule,
+    WorkflowDefinition, WorkflowRoot, WorkflowSet,
 };
 pub use diagnostic::{Diagnostic, Severity};
 pub use gate::GateDecision;

@@ -20,7 +20,9 @@ pub enum ShellEffect {
     ReadOnly,
     /// It writes, removes or changes files (or the repository, or installed packages); `why` says
     /// how in a few words, e.g. `sed -i edits in place`.
-    Writes { why: String },
+    Writes {
+        why: String,
+    },
 }
 
 impl ShellEffect {
@@ -134,6 +136,8 @@ struct Segment {
     /// File-writing redirections: operator and target.
     writes_to: Vec<(&'static str, String)>,
     stdin: Stdin,
+    /// Between `[[` and `]]`, where `<` and `>` compare.
+    in_test: bool,
 }
 
 struct PendingHeredoc {
@@ -340,6 +344,11 @@ impl<'a> Parser<'a> {
                     }
                     let end = self.pos;
                     let seg = self.segment(&mut cur, start, &mut piped);
+                    if word.literal && (word.text == "[[" && seg.words.is_empty()) {
+                        seg.in_test = true;
+                    } else if word.text == "]]" {
+                        seg.in_test = false;
+                    }
                     seg.words.push(word);
                     seg.end = end;
                 }
@@ -382,7 +391,7 @@ impl<'a> Parser<'a> {
     fn scan_expansions(&mut self) {
         while let Some(c) = self.peek() {
             match c {
-                b'\\' => self.pos += 2,
+                b'\\' => self.pos = (self.pos + 2).min(self.src.len()),
                 b'$' if self.peek_at(1) == Some(b'(') && self.peek_at(2) != Some(b'(') => {
                     self.pos += 2;
                     self.nested_list();
@@ -400,6 +409,16 @@ impl<'a> Parser<'a> {
     fn skip_arithmetic(&mut self) {
         let mut open = 2usize;
         while let Some(c) = self.peek() {
+            if c == b'$' && self.peek_at(1) == Some(b'(') && self.peek_at(2) != Some(b'(') {
+                self.pos += 2;
+                self.nested_list();
+                continue;
+            }
+            if c == b'`' {
+                let mut ignored = Vec::new();
+                self.backtick(&mut ignored);
+                continue;
+            }
             self.pos += 1;
             match c {
                 b'(' => open += 1,
@@ -556,7 +575,8 @@ impl<'a> Parser<'a> {
             }
         }
         Word {
-            text: lossy(&text),
+            text: String::from_utf8(text)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             literal,
             quoted,
         }
@@ -581,7 +601,7 @@ impl<'a> Parser<'a> {
                         _ => text.push(b'\\'),
                     }
                 }
-                b'$' if self.peek_at(1) != Some(b'\'') => {
+                b'$' if !matches!(self.peek_at(1), Some(b'\'' | b'"')) => {
                     let mut ignored = true;
                     self.dollar(text, literal, &mut ignored);
                 }
@@ -642,12 +662,19 @@ impl<'a> Parser<'a> {
                     match c {
                         b'\'' => return,
                         b'\\' => {
-                            let esc = self.peek().unwrap_or(b'\\');
+                            let Some(esc) = self.peek() else {
+                                break;
+                            };
                             self.pos += 1;
                             text.push(match esc {
                                 b'n' => b'\n',
                                 b't' => b'\t',
-                                other => other,
+                                b'\\' | b'\'' | b'"' => esc,
+                                other => {
+                                    // `\x72`, `\162`, `\u…`: decoded by the shell, not here.
+                                    *literal = false;
+                                    other
+                                }
                             });
                         }
                         _ => text.push(c),
@@ -706,9 +733,7 @@ impl<'a> Parser<'a> {
 
 /// Inside `[[ … ]]`, where `<` and `>` compare.
 fn in_test(cur: &Option<Segment>) -> bool {
-    cur.as_ref().is_some_and(|s| {
-        s.words.first().is_some_and(|w| w.text == "[[") && !s.words.iter().any(|w| w.text == "]]")
-    })
+    cur.as_ref().is_some_and(|s| s.in_test)
 }
 
 /// Targets that are not files: writing there changes nothing on disk.
@@ -716,9 +741,9 @@ fn is_device(target: &str) -> bool {
     matches!(
         target,
         "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "-"
-    ) || target.strip_prefix("/dev/fd/").is_some_and(|n| {
-        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
-    })
+    ) || target
+        .strip_prefix("/dev/fd/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 // ── Judging ──
@@ -738,8 +763,19 @@ fn effect_of(seg: &Segment, depth: usize, out: &mut Vec<SimpleCommand>) -> Shell
         if is_assignment(&w.text)
             || matches!(
                 w.text.as_str(),
-                "{" | "}" | "!" | "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while"
-                    | "until" | "esac" | "coproc"
+                "{" | "}"
+                    | "!"
+                    | "if"
+                    | "then"
+                    | "else"
+                    | "elif"
+                    | "fi"
+                    | "do"
+                    | "done"
+                    | "while"
+                    | "until"
+                    | "esac"
+                    | "coproc"
             )
         {
             words = &words[1..];
@@ -841,7 +877,9 @@ fn classify_words(
     let Some(first) = words.first() else {
         return ShellEffect::ReadOnly;
     };
-    if !first.literal {
+    let expands =
+        first.text != "[" && first.text != "[[" && first.text.contains(['*', '?', '[', '{']);
+    if !first.literal || expands {
         return writes(format!(
             "the command name {} is computed, so what it runs is unknown",
             first.text
@@ -897,7 +935,59 @@ fn classify_words(
             }
             then(first_operand(args, &[]), out)
         }
-        "builtin" | "nohup" | "unbuffer" => then(Some(0), out),
+        "builtin" | "nohup" | "unbuffer" | "busybox" => then(Some(0), out),
+        "flock" => match args
+            .iter()
+            .position(|w| w.text == "-c" || w.text == "--command")
+        {
+            Some(i) => match args.get(i + 1) {
+                Some(cmd) => nested_shell(&cmd.text, depth, out),
+                None => ShellEffect::ReadOnly,
+            },
+            // `flock [options] FILE COMMAND…`
+            None => then(
+                first_operand(args, &["-w", "--timeout", "-E", "--conflict-exit-code"])
+                    .map(|i| i + 1),
+                out,
+            ),
+        },
+        "parallel" => {
+            // `parallel [options] COMMAND ::: ARGS`: the command is shell text.
+            let Some(i) = first_operand(
+                args,
+                &[
+                    "-j",
+                    "--jobs",
+                    "-S",
+                    "--sshlogin",
+                    "--joblog",
+                    "--results",
+                    "-a",
+                    "--arg-file",
+                ],
+            ) else {
+                return ShellEffect::ReadOnly;
+            };
+            let end = args[i..]
+                .iter()
+                .position(|w| w.text.starts_with(":::"))
+                .map_or(args.len(), |n| i + n);
+            nested_shell(&joined(&args[i..end]), depth, out)
+        }
+        "trap" => match args.first() {
+            // The handler runs later, in this shell.
+            Some(handler) if !handler.text.starts_with('-') => {
+                nested_shell(&handler.text, depth, out)
+            }
+            _ => ShellEffect::ReadOnly,
+        },
+        "source" | "." => match args.first() {
+            Some(file) if !file.literal => writes(format!(
+                "{name} runs commands from a computed file ({})",
+                file.text
+            )),
+            _ => ShellEffect::ReadOnly,
+        },
         "exec" => then(first_operand(args, &["-a"]), out),
         "time" => {
             if let Some(i) = args
@@ -908,13 +998,19 @@ fn classify_words(
                     return writes(format!("time -o writes to {}", f.text));
                 }
             }
-            then(first_operand(args, &["-f", "--format", "-o", "--output"]), out)
+            then(
+                first_operand(args, &["-f", "--format", "-o", "--output"]),
+                out,
+            )
         }
         "nice" => {
             let i = first_operand(args, &["-n", "--adjustment"]);
             then(i, out)
         }
-        "ionice" => then(first_operand(args, &["-c", "-n", "--class", "--classdata"]), out),
+        "ionice" => then(
+            first_operand(args, &["-c", "-n", "--class", "--classdata"]),
+            out,
+        ),
         "stdbuf" => then(first_operand(args, &["-i", "-o", "-e"]), out),
         "timeout" => {
             // Options, then the duration, then the command.
@@ -925,8 +1021,21 @@ fn classify_words(
             let i = first_operand(
                 args,
                 &[
-                    "-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter",
-                    "--max-args", "--max-lines", "--max-procs", "--max-chars", "--eof",
+                    "-I",
+                    "-n",
+                    "-P",
+                    "-L",
+                    "-d",
+                    "-E",
+                    "-s",
+                    "-a",
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--max-lines",
+                    "--max-procs",
+                    "--max-chars",
+                    "--eof",
                 ],
             );
             then(i, out)
@@ -939,7 +1048,10 @@ fn classify_words(
             }
         }
         "npx" | "pnpx" | "bunx" | "uvx" => {
-            if let Some(i) = args.iter().position(|w| w.text == "-c" || w.text == "--call") {
+            if let Some(i) = args
+                .iter()
+                .position(|w| w.text == "-c" || w.text == "--call")
+            {
                 if let Some(cmd) = args.get(i + 1) {
                     return nested_shell(&cmd.text, depth, out);
                 }
@@ -953,7 +1065,10 @@ fn classify_words(
             shell(name, args, stdin, depth, out)
         }
         "eval" => nested_shell(&joined(args), depth, out),
-        "su" => match args.iter().position(|w| w.text == "-c" || w.text == "--command") {
+        "su" => match args
+            .iter()
+            .position(|w| w.text == "-c" || w.text == "--command")
+        {
             Some(i) => match args.get(i + 1) {
                 Some(cmd) => nested_shell(&cmd.text, depth, out),
                 None => ShellEffect::ReadOnly,
@@ -1063,9 +1178,10 @@ fn classify_words(
         }
         "find" => find(args, stdin, depth, out),
         "fd" | "fdfind" => {
-            match args.iter().position(|w| {
-                matches!(w.text.as_str(), "-x" | "--exec" | "-X" | "--exec-batch")
-            }) {
+            match args
+                .iter()
+                .position(|w| matches!(w.text.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
+            {
                 Some(i) => match classify_words(&args[i + 1..], stdin, depth, out) {
                     ShellEffect::Writes { why } => writes(format!("{name} --exec: {why}")),
                     read => read,
@@ -1107,12 +1223,20 @@ fn classify_words(
         | "microdnf" | "zypper" | "apk" | "brew" | "snap" | "port" => {
             packages(name, args, stdin, depth, out)
         }
-        "dpkg" if has(
-            args,
-            &[
-                "-i", "--install", "-r", "--remove", "-P", "--purge", "--unpack", "--configure",
-            ],
-        ) =>
+        "dpkg"
+            if has(
+                args,
+                &[
+                    "-i",
+                    "--install",
+                    "-r",
+                    "--remove",
+                    "-P",
+                    "--purge",
+                    "--unpack",
+                    "--configure",
+                ],
+            ) =>
         {
             writes("dpkg changes installed packages")
         }
@@ -1546,10 +1670,17 @@ fn curl(args: &[Word]) -> ShellEffect {
                     }
                     if CURL_VALUE.contains(c) {
                         let rest = &t[2 + j..];
-                        let value = if rest.is_empty() { it.next() } else { Some(rest) };
-                        if matches!(c, 'o' | 'D' | 'c') {
-                            found = (if c == 'o' { "-o" } else if c == 'D' { "-D" } else { "-c" }, value);
-                        }
+                        let value = if rest.is_empty() {
+                            it.next()
+                        } else {
+                            Some(rest)
+                        };
+                        found = match c {
+                            'o' => ("-o", value),
+                            'D' => ("-D", value),
+                            'c' => ("-c", value),
+                            _ => ("", None),
+                        };
                         break;
                     }
                 }
@@ -1582,7 +1713,11 @@ fn wget(args: &[Word]) -> ShellEffect {
             for (j, c) in t[1..].char_indices() {
                 if WGET_VALUE.contains(c) {
                     let rest = &t[2 + j..];
-                    let value = if rest.is_empty() { it.next() } else { Some(rest) };
+                    let value = if rest.is_empty() {
+                        it.next()
+                    } else {
+                        Some(rest)
+                    };
                     if c == 'O' {
                         target = value;
                     }
@@ -1671,6 +1806,12 @@ fn git(args: &[Word]) -> ShellEffect {
             "--super-prefix",
         ],
     );
+    let aliased = args[..i.unwrap_or(args.len())]
+        .windows(2)
+        .any(|p| p[0].text == "-c" && p[1].text.starts_with("alias."));
+    if aliased {
+        return writes("git -c alias.… defines a command that may write");
+    }
     let Some(i) = i else {
         return ShellEffect::ReadOnly;
     };
@@ -1682,8 +1823,8 @@ fn git(args: &[Word]) -> ShellEffect {
         | "mv" | "clean" | "cherry-pick" | "revert" | "restore" | "switch" | "init" | "clone"
         | "am" | "gc" | "prune" | "update-ref" | "update-index" | "filter-branch"
         | "filter-repo" | "fast-import" | "checkout-index" | "read-tree" | "bisect"
-        | "sparse-checkout" | "replace" | "mergetool" | "commit-tree" | "write-tree"
-        | "mktag" | "mktree" | "pack-refs" | "repack" | "lfs" => true,
+        | "sparse-checkout" | "replace" | "mergetool" | "commit-tree" | "write-tree" | "mktag"
+        | "mktree" | "pack-refs" | "repack" | "lfs" => true,
         "stash" => !matches!(first, Some("list" | "show")),
         "apply" => {
             !has(rest, &["--check", "--stat", "--numstat", "--summary"]) || has(rest, &["--apply"])
@@ -1692,13 +1833,32 @@ fn git(args: &[Word]) -> ShellEffect {
             let listing = has(
                 rest,
                 &[
-                    "-l", "--list", "-n", "--contains", "--no-contains", "--points-at", "--merged",
-                    "--no-merged", "-v", "--verify",
+                    "-l",
+                    "--list",
+                    "-n",
+                    "--contains",
+                    "--no-contains",
+                    "--points-at",
+                    "--merged",
+                    "--no-merged",
+                    "-v",
+                    "--verify",
                 ],
             );
             let change = has(
                 rest,
-                &["-d", "--delete", "-a", "--annotate", "-s", "--sign", "-f", "--force", "-m", "-F"],
+                &[
+                    "-d",
+                    "--delete",
+                    "-a",
+                    "--annotate",
+                    "-s",
+                    "--sign",
+                    "-f",
+                    "--force",
+                    "-m",
+                    "-F",
+                ],
             );
             change || (!listing && !operands(rest).is_empty())
         }
@@ -1706,16 +1866,43 @@ fn git(args: &[Word]) -> ShellEffect {
             let change = has(
                 rest,
                 &[
-                    "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f",
-                    "--force", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description",
-                    "--track", "-t", "--no-track",
+                    "-d",
+                    "-D",
+                    "--delete",
+                    "-m",
+                    "-M",
+                    "--move",
+                    "-c",
+                    "-C",
+                    "--copy",
+                    "-f",
+                    "--force",
+                    "-u",
+                    "--set-upstream-to",
+                    "--unset-upstream",
+                    "--edit-description",
+                    "--track",
+                    "-t",
+                    "--no-track",
                 ],
             ) || has_prefix(rest, &["--set-upstream-to="]);
             let listing = has(
                 rest,
                 &[
-                    "-l", "--list", "-a", "--all", "-r", "--remotes", "--contains", "--no-contains",
-                    "--merged", "--no-merged", "--points-at", "--show-current", "-v", "-vv",
+                    "-l",
+                    "--list",
+                    "-a",
+                    "--all",
+                    "-r",
+                    "--remotes",
+                    "--contains",
+                    "--no-contains",
+                    "--merged",
+                    "--no-merged",
+                    "--points-at",
+                    "--show-current",
+                    "-v",
+                    "-vv",
                     "--verbose",
                 ],
             );
@@ -1725,15 +1912,27 @@ fn git(args: &[Word]) -> ShellEffect {
             let read = has(
                 rest,
                 &[
-                    "--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list",
-                    "--show-origin", "--name-only",
+                    "--get",
+                    "--get-all",
+                    "--get-regexp",
+                    "--get-urlmatch",
+                    "-l",
+                    "--list",
+                    "--show-origin",
+                    "--name-only",
                 ],
             ) || matches!(first, Some("get" | "list"));
             let change = has(
                 rest,
                 &[
-                    "--unset", "--unset-all", "--add", "--replace-all", "--rename-section",
-                    "--remove-section", "-e", "--edit",
+                    "--unset",
+                    "--unset-all",
+                    "--add",
+                    "--replace-all",
+                    "--rename-section",
+                    "--remove-section",
+                    "-e",
+                    "--edit",
                 ],
             ) || matches!(
                 first,
@@ -1744,8 +1943,15 @@ fn git(args: &[Word]) -> ShellEffect {
         "remote" => matches!(
             first,
             Some(
-                "add" | "remove" | "rm" | "rename" | "set-url" | "set-head" | "set-branches"
-                    | "prune" | "update"
+                "add"
+                    | "remove"
+                    | "rm"
+                    | "rename"
+                    | "set-url"
+                    | "set-head"
+                    | "set-branches"
+                    | "prune"
+                    | "update"
             )
         ),
         "worktree" => !matches!(first, None | Some("list")),
@@ -1809,7 +2015,10 @@ fn js_packages(
     );
     if runs {
         let j = first_operand(rest, &["-p", "--package", "-c", "--call"]);
-        if let Some(k) = rest.iter().position(|w| w.text == "-c" || w.text == "--call") {
+        if let Some(k) = rest
+            .iter()
+            .position(|w| w.text == "-c" || w.text == "--call")
+        {
             if let Some(cmd) = rest.get(k + 1) {
                 return nested_shell(&cmd.text, depth, out);
             }
@@ -1825,7 +2034,10 @@ fn js_packages(
         | "update" | "up" | "upgrade" | "udpate" | "link" | "ln" | "dedupe" | "ddp" | "prune"
         | "publish" | "unpublish" | "version" | "init" | "create" | "import" => true,
         "audit" => has(rest, &["fix"]),
-        "pkg" => matches!(rest.first().map(|w| w.text.as_str()), Some("set" | "delete")),
+        "pkg" => matches!(
+            rest.first().map(|w| w.text.as_str()),
+            Some("set" | "delete")
+        ),
         _ => false,
     };
     if changes {
@@ -1862,7 +2074,16 @@ fn packages(
     if runs {
         return match first_operand(
             rest,
-            &["--with", "--python", "-p", "--from", "--package", "--env-file", "--extra", "--group"],
+            &[
+                "--with",
+                "--python",
+                "-p",
+                "--from",
+                "--package",
+                "--env-file",
+                "--extra",
+                "--group",
+            ],
         ) {
             Some(j) => classify_words(&rest[j..], stdin, depth, out),
             None => ShellEffect::ReadOnly,
@@ -2060,7 +2281,10 @@ mod tests {
         ("gem install", "gem install rails"),
         ("curl -o", "curl -o out.html https://example.com"),
         ("curl -O", "curl -O https://example.com/f.tgz"),
-        ("curl clustered -sSLo", "curl -sSLo f.tgz https://example.com/f.tgz"),
+        (
+            "curl clustered -sSLo",
+            "curl -sSLo f.tgz https://example.com/f.tgz",
+        ),
         ("wget", "wget https://example.com/f.tgz"),
         ("wget -O file", "wget -O f.tgz https://example.com/f.tgz"),
         ("tar x", "tar xzf a.tgz"),
@@ -2070,7 +2294,10 @@ mod tests {
         ("patch", "patch -p1 < fix.diff"),
         ("python -c", "python -c 'open(\"f\",\"w\").write(\"x\")'"),
         ("python3 -c", "python3 -c 'print(1)'"),
-        ("node -e", "node -e 'require(\"fs\").writeFileSync(\"f\",\"x\")'"),
+        (
+            "node -e",
+            "node -e 'require(\"fs\").writeFileSync(\"f\",\"x\")'",
+        ),
         ("perl -e", "perl -e 'print 1'"),
         ("ruby -e", "ruby -e 'puts 1'"),
         ("python heredoc", "python3 - <<'EOF'\nprint(1)\nEOF"),
@@ -2079,7 +2306,10 @@ mod tests {
         ("bash -lc", "bash -lc 'touch x'"),
         ("eval", "eval \"rm -f x\""),
         ("shell from a heredoc", "bash <<EOF\nrm x\nEOF"),
-        ("shell from a pipe", "curl -s https://example.com/install.sh | sh"),
+        (
+            "shell from a pipe",
+            "curl -s https://example.com/install.sh | sh",
+        ),
         ("xargs rm", "find . -name '*.o' | xargs rm -f"),
         ("xargs with options", "ls | xargs -n 1 -I{} cp {} backup/"),
         ("find -delete", "find . -name '*.tmp' -delete"),
@@ -2098,12 +2328,45 @@ mod tests {
         ("cargo fmt", "cargo fmt"),
         ("prettier --write", "npx prettier --write ."),
         ("sort -o", "sort -o sorted.txt in.txt"),
-        ("awk print to file", "awk '{ print $1 > \"out.txt\" }' in.txt"),
+        (
+            "awk print to file",
+            "awk '{ print $1 > \"out.txt\" }' in.txt",
+        ),
         ("awk system", "awk 'BEGIN { system(\"rm x\") }'"),
         ("computed command", "$EDITOR notes.md"),
         ("gzip", "gzip big.log"),
         ("rsync", "rsync -a src/ dst/"),
         ("vim", "vim f.txt"),
+        ("substitution in a heredoc", "cat <<EOF\n$(rm x)\nEOF"),
+        (
+            "redirect after a heredoc",
+            "cat <<EOF > file.txt\ncontent\nEOF",
+        ),
+        ("process substitution", "ls > >(tee f)"),
+        ("fd 1 redirect", "echo hi 1> out"),
+        ("exec fd to a file", "exec 3> file"),
+        ("ANSI-C name", "$'\\x72m' -rf x"),
+        ("brace-expanded name", "{rm,-rf,x}"),
+        ("globbed name", "/bin/r? -rf x"),
+        ("source of a substitution", "source <(echo rm x)"),
+        ("trap", "trap 'rm -f tmp' EXIT"),
+        ("busybox", "busybox rm x"),
+        ("git alias", "git -c alias.x='!rm -rf y' x"),
+        ("substitution in arithmetic", "(( $(rm x) ))"),
+        (
+            "find -exec sh -c",
+            "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
+        ),
+        ("sudo bash -c", "sudo -u root bash -c 'rm x'"),
+        ("env -i", "env -i PATH=/bin rm x"),
+        ("here-string to bash", "bash <<< 'rm x'"),
+        ("function body", "f() { cp a b; }; f"),
+        ("no spaces", "ls&&rm x"),
+        ("line continuation", "rm \\\n  -rf x"),
+        ("if condition", "if rm x; then :; fi"),
+        ("case branch", "case $x in a) rm f;; esac"),
+        ("git diff to a file", "git diff > changes.patch"),
+        ("parallel", "parallel 'rm {}' ::: a b"),
     ];
 
     /// Commands that must classify as read-only.
@@ -2123,7 +2386,10 @@ mod tests {
         ("git apply --check", "git apply --check fix.patch"),
         ("git blame", "git blame -L 1,10 f.rs"),
         ("find", "find . -name '*.rs' -type f"),
-        ("find -exec grep", "find . -name '*.rs' -exec grep -l TODO {} +"),
+        (
+            "find -exec grep",
+            "find . -name '*.rs' -exec grep -l TODO {} +",
+        ),
         ("head", "head -n 20 f.txt"),
         ("tail", "tail -f log.txt"),
         ("wc", "wc -l src/*.rs"),
@@ -2154,7 +2420,10 @@ mod tests {
         ("awk print", "awk '{ print $1 }' f.txt"),
         ("awk comparison", "awk '$3 > 10' f.txt"),
         ("curl to stdout", "curl -s https://example.com"),
-        ("curl -o /dev/null", "curl -s -o /dev/null -w '%{http_code}' https://example.com"),
+        (
+            "curl -o /dev/null",
+            "curl -s -o /dev/null -w '%{http_code}' https://example.com",
+        ),
         ("wget to stdout", "wget -qO- https://example.com"),
         ("wget -O -", "wget -O - https://example.com"),
         ("tar list", "tar tzf a.tgz"),
@@ -2199,6 +2468,29 @@ mod tests {
         ("git fetch", "git fetch origin"),
         ("empty", ""),
         ("only a comment", "# nothing"),
+        ("commented-out write", "ls #; rm x"),
+        ("quoted write words", "grep \"rm -rf\" notes.txt"),
+        ("echo of a command", "echo git commit -m x"),
+        (
+            "while read",
+            "while IFS= read -r line; do echo \"$line\"; done < f",
+        ),
+        ("test command", "[ -f x ] && cat x"),
+        (
+            "git with options",
+            "git -c core.pager=cat --no-pager log -1",
+        ),
+        ("stderr dup", "echo hi >&2"),
+        ("awk -F", "awk -F, '{print $1}' f.csv"),
+        ("source a file", "source venv/bin/activate && pytest"),
+        ("cargo clippy", "cargo clippy --all-targets -- -D warnings"),
+        ("git log format", "git log --format='%H > %s'"),
+        ("json tool", "echo '{}' | python3 -m json.tool"),
+        ("remote command", "ssh host 'rm -rf /tmp/x'"),
+        (
+            "command -v with redirects",
+            "command -v cargo >/dev/null 2>&1 || echo missing",
+        ),
     ];
 
     #[test]
@@ -2238,24 +2530,52 @@ mod tests {
     fn compound_commands_split_into_parts() {
         let cases: &[(&str, &[(&str, bool)])] = &[
             ("ls; rm x", &[("ls", false), ("rm x", true)]),
-            ("ls && rm x || touch y", &[("ls", false), ("rm x", true), ("touch y", true)]),
-            ("cat f | sort > out", &[("cat f", false), ("sort > out", true)]),
+            (
+                "ls && rm x || touch y",
+                &[("ls", false), ("rm x", true), ("touch y", true)],
+            ),
+            (
+                "cat f | sort > out",
+                &[("cat f", false), ("sort > out", true)],
+            ),
             ("ls\nrm x\n", &[("ls", false), ("rm x", true)]),
             ("sleep 1 & rm x", &[("sleep 1", false), ("rm x", true)]),
             ("(cd a && rm x)", &[("cd a", false), ("rm x", true)]),
-            ("{ ls; touch y; }", &[("{ ls", false), ("touch y", true), ("}", false)]),
+            (
+                "{ ls; touch y; }",
+                &[("{ ls", false), ("touch y", true), ("}", false)],
+            ),
             (
                 "echo $(rm x) done",
                 &[("rm x", true), ("echo $(rm x) done", false)],
             ),
-            ("echo `touch y`", &[("touch y", true), ("echo `touch y`", false)]),
-            ("echo \"$(mv a b)\"", &[("mv a b", true), ("echo \"$(mv a b)\"", false)]),
-            ("diff <(ls a) <(ls b)", &[("ls a", false), ("ls b", false), ("diff <(ls a) <(ls b)", false)]),
-            ("echo 'a; rm x' && ls", &[("echo 'a; rm x'", false), ("ls", false)]),
+            (
+                "echo `touch y`",
+                &[("touch y", true), ("echo `touch y`", false)],
+            ),
+            (
+                "echo \"$(mv a b)\"",
+                &[("mv a b", true), ("echo \"$(mv a b)\"", false)],
+            ),
+            (
+                "diff <(ls a) <(ls b)",
+                &[
+                    ("ls a", false),
+                    ("ls b", false),
+                    ("diff <(ls a) <(ls b)", false),
+                ],
+            ),
+            (
+                "echo 'a; rm x' && ls",
+                &[("echo 'a; rm x'", false), ("ls", false)],
+            ),
             ("echo \"a | rm x\"", &[("echo \"a | rm x\"", false)]),
             ("echo a\\;rm x", &[("echo a\\;rm x", false)]),
             ("(ls) > out", &[("ls", false), ("> out", true)]),
-            ("for f in a b; do rm $f; done", &[("for f in a b", false), ("do rm $f", true), ("done", false)]),
+            (
+                "for f in a b; do rm $f; done",
+                &[("for f in a b", false), ("do rm $f", true), ("done", false)],
+            ),
         ];
         for (command, want) in cases {
             let got: Vec<(String, bool)> = commands(command)
@@ -2285,7 +2605,10 @@ mod tests {
         );
         assert!(classify("bash -c \"bash -c 'rm x'\"").writes());
         assert!(!classify("bash -c \"bash -c 'ls'\"").writes());
-        assert!(classify("bash -c \"$CMD\"").writes(), "a computed inner command");
+        assert!(
+            classify("bash -c \"$CMD\"").writes(),
+            "a computed inner command"
+        );
         assert!(classify("eval $(echo rm x)").writes());
     }
 
@@ -2295,7 +2618,9 @@ mod tests {
         assert!(classify(&deep).writes());
         let shells = format!("{}ls{}", "sh -c '".repeat(50), "'".repeat(50));
         let _ = classify(&shells);
-        for s in ["'", "\"", "`", "$(", "${", "<<", "<<EOF", ">", "2>", "((", "$'", "\\"] {
+        for s in [
+            "'", "\"", "`", "$(", "${", "<<", "<<EOF", ">", "2>", "((", "$'", "\\",
+        ] {
             let _ = classify(s);
         }
     }
