@@ -34,7 +34,8 @@ pub const EXIT_USAGE: ExitCode = 2;
 current phase, injects the phase's context before each agent turn, and reminds an agent that stops early.\n\n\
 Workflows are read from ~/.config/rawko/workflows, ~/.pi/agent/workflows, <workspace>/.pi/workflows and \
 <workspace>/.rawko/workflows (later roots override earlier ones by key).\n\n\
-Start with `rawko init`, then `rawko workflows show feature`."
+Start with `rawko demo` (a whole task, offline), `rawko init` (a starter workflow and agents), then \
+`rawko workflows show feature` and `rawko run \"TASK\" --workflow feature`. Settings: docs/configuration.md."
 )]
 pub struct Cli {
     #[command(flatten)]
