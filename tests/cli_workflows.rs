@@ -169,7 +169,9 @@ fn help_explains_the_commands() {
         "--workspace",
         "--json",
         ".rawko/workflows",
-        "Start with `rawko init`",
+        "Start with `rawko demo`",
+        "`rawko init`",
+        "`rawko run",
     ] {
         assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
     }
