@@ -95,30 +95,6 @@ fn print_diagnostic(ctx: &mut Context<'_>, d: &Diagnostic) -> io::Result<()> {
     writeln!(ctx.out, "{shown}")
 }
 
-/// Lines of a table, columns padded to their widest cell; the last column is not padded.
-fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> Vec<String> {
-    let header = header.map(str::to_owned);
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    std::iter::once(&header)
-        .chain(rows)
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-                line.push_str(cell);
-                if i + 1 < N {
-                    line.push_str(&" ".repeat(w - cell.chars().count() + 2));
-                }
-            }
-            line.trim_end().to_owned()
-        })
-        .collect()
-}
-
 /// `rawko agents list`
 pub fn list(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
     let outcome = load_workspace(ctx);
@@ -157,7 +133,7 @@ pub fn list(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
             })
             .collect();
         let header = ["NAME", "DISPLAY NAME", "TOOLS", "ON SUCCESS", "SOURCE"];
-        for line in table(header, &rows) {
+        for line in super::table(header, &rows) {
             writeln!(ctx.out, "{line}")?;
         }
     }
@@ -268,7 +244,7 @@ mod tests {
     fn table_pads_all_but_the_last_column() {
         let rows = [["a".to_owned(), "long cell".to_owned(), "z".to_owned()]];
         assert_eq!(
-            table(["NAME", "X", "LAST"], &rows),
+            super::super::table(["NAME", "X", "LAST"], &rows),
             ["NAME  X          LAST", "a     long cell  z"]
         );
     }

@@ -334,3 +334,27 @@ fn machine(ctx: &mut Context<'_>, mermaid: bool) -> std::io::Result<ExitCode> {
     )?;
     Ok(EXIT_OK)
 }
+
+/// Lines of a table, columns padded to their widest cell; the last column is not padded.
+pub(crate) fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> Vec<String> {
+    let header = header.map(str::to_owned);
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    std::iter::once(&header)
+        .chain(rows)
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+                line.push_str(cell);
+                if i + 1 < N {
+                    line.push_str(&" ".repeat(w - cell.chars().count() + 2));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}

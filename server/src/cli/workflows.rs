@@ -103,24 +103,9 @@ pub fn list(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
                 ]
             })
             .collect();
-        let header = ["KEY", "NAME", "COMMAND", "PHASES", "SOURCE"].map(str::to_owned);
-        let mut widths = header.clone().map(|h| h.chars().count());
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        for row in std::iter::once(&header).chain(&rows) {
-            let mut line = String::new();
-            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-                if i + 1 == row.len() {
-                    line.push_str(cell);
-                } else {
-                    line.push_str(cell);
-                    line.push_str(&" ".repeat(w - cell.chars().count() + 2));
-                }
-            }
-            writeln!(ctx.out, "{}", line.trim_end())?;
+        let header = ["KEY", "NAME", "COMMAND", "PHASES", "SOURCE"];
+        for line in super::table(header, &rows) {
+            writeln!(ctx.out, "{line}")?;
         }
     }
     let skipped = outcome.skipped.len();
