@@ -1,0 +1,200 @@
+--- Finding or starting the LSP client that talks to `rawko serve` for the current workspace, and
+--- sending it requests.
+
+local M = {}
+
+M.name = 'rawko'
+
+local default_markers = { '.rawko', '.pi', '.git' }
+
+--- The resolved `vim.lsp.config.rawko`: `lsp/rawko.lua` with the user's overrides.
+---@return vim.lsp.Config?
+function M.lsp_config()
+  local ok, config = pcall(function()
+    return vim.lsp.config[M.name]
+  end)
+  if ok then
+    return config
+  end
+  return nil
+end
+
+--- The workspace of buffer `bufnr`: the nearest directory upwards with a root marker, else the
+--- current directory.
+---@param bufnr? integer
+---@return string
+function M.workspace(bufnr)
+  local config = M.lsp_config() or {}
+  local markers = config.root_markers or default_markers
+  local root = vim.fs.root(bufnr or 0, markers)
+  return vim.fs.normalize(root or vim.fn.getcwd())
+end
+
+---@param client vim.lsp.Client
+---@return boolean
+local function running(client)
+  return not client:is_stopped()
+end
+
+--- The rawko client to use for buffer `bufnr`: one attached to it, else one for its workspace,
+--- else the only one running.
+---@param bufnr? integer
+---@return vim.lsp.Client?
+function M.find(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  for _, client in ipairs(vim.lsp.get_clients({ name = M.name, bufnr = bufnr })) do
+    if running(client) then
+      return client
+    end
+  end
+  local root = M.workspace(bufnr)
+  local all = {}
+  for _, client in ipairs(vim.lsp.get_clients({ name = M.name, _uninitialized = true })) do
+    if running(client) then
+      if client.root_dir and vim.fs.normalize(client.root_dir) == root then
+        return client
+      end
+      table.insert(all, client)
+    end
+  end
+  if #all == 1 then
+    return all[1]
+  end
+  return nil
+end
+
+--- All running rawko clients.
+---@return vim.lsp.Client[]
+function M.all()
+  return vim.tbl_filter(running, vim.lsp.get_clients({ name = M.name, _uninitialized = true }))
+end
+
+--- The client with id `id`, when it still runs.
+---@param id? integer
+---@return vim.lsp.Client?
+function M.by_id(id)
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and running(client) then
+    return client
+  end
+  return nil
+end
+
+--- Starts rawko for the workspace of buffer `bufnr` (no buffer is attached to it).
+---@param bufnr? integer
+---@return integer? client_id, string? err
+function M.start(bufnr)
+  local config = M.lsp_config()
+  if not config then
+    return nil, 'no LSP configuration named rawko (is editors/nvim on the runtimepath?)'
+  end
+  config = vim.deepcopy(config)
+  config.name = M.name
+  config.root_dir = M.workspace(bufnr)
+  config.cmd_cwd = config.cmd_cwd or config.root_dir
+  local ok, id = pcall(vim.lsp.start, config, { attach = false, silent = true })
+  if not ok then
+    return nil, tostring(id)
+  end
+  if not id then
+    return nil,
+      ('cannot start %s serve; :checkhealth rawko says why'):format(
+        require('rawko.config').get().bin
+      )
+  end
+  return id
+end
+
+--- How long to wait for rawko to answer `initialize`.
+M.init_timeout_ms = 10000
+
+--- Calls `callback(client)` with an initialized rawko client for the current buffer, starting
+--- rawko when none runs; `callback(nil, err)` when that fails.
+---@param callback fun(client: vim.lsp.Client?, err: string?)
+---@param bufnr? integer
+function M.with_client(callback, bufnr)
+  local client = M.find(bufnr)
+  local id
+  if client then
+    id = client.id
+  else
+    local err
+    id, err = M.start(bufnr)
+    if not id then
+      callback(nil, err)
+      return
+    end
+  end
+  local waited = 0
+  local function poll()
+    local c = vim.lsp.get_client_by_id(id)
+    if not c or c:is_stopped() then
+      callback(
+        nil,
+        'rawko stopped before it was ready; :checkhealth rawko and '
+          .. vim.fn.fnamemodify(require('rawko.transport').log_path(), ':~')
+          .. ' say why'
+      )
+    elseif c.initialized then
+      callback(c)
+    elseif waited >= M.init_timeout_ms then
+      callback(nil, 'rawko did not answer initialize in time')
+    else
+      waited = waited + 20
+      vim.defer_fn(poll, 20)
+    end
+  end
+  poll()
+end
+
+--- Shows a failed request's error (rawko's messages are short, lower-case lines).
+---@param method string
+---@param err table|string
+function M.report(method, err)
+  local message = type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)
+  vim.notify(('rawko: %s: %s'):format(method:gsub('^rawko/', ''), message), vim.log.levels.ERROR)
+end
+
+--- Sends `method` to rawko (started when needed). `on_result(result, client)` runs on success;
+--- failures are shown, and passed to `on_error(err)` when given.
+---@param method string
+---@param params table
+---@param on_result? fun(result: any, client: vim.lsp.Client)
+---@param opts? {client?: vim.lsp.Client, on_error?: fun(err: any)}
+function M.request(method, params, on_result, opts)
+  opts = opts or {}
+  local function send(client)
+    local ok = client:request(method, params, function(err, result)
+      if err then
+        M.report(method, err)
+        if opts.on_error then
+          opts.on_error(err)
+        end
+      elseif on_result then
+        on_result(result, client)
+      end
+    end)
+    if not ok then
+      M.report(method, 'rawko is not running')
+      if opts.on_error then
+        opts.on_error('rawko is not running')
+      end
+    end
+  end
+  if opts.client then
+    send(opts.client)
+    return
+  end
+  M.with_client(function(client, err)
+    if not client then
+      M.report(method, err or 'rawko is not running')
+      if opts.on_error then
+        opts.on_error(err)
+      end
+      return
+    end
+    send(client)
+  end)
+end
+
+return M

@@ -1,0 +1,390 @@
+--- The `:Rawko` command: its subcommands and their completion.
+
+local M = {}
+
+local client = require('rawko.client')
+local state = require('rawko.state')
+
+local function notify(message, level)
+  vim.notify('rawko: ' .. message, level or vim.log.levels.INFO)
+end
+
+--- The task a subcommand acts on: the one named, else the one the statusline follows while it is
+--- active. Reports why there is none.
+---@param id? string
+---@return rawko.Task?
+local function target(id)
+  if id then
+    return state.task(id)
+  end
+  local task = state.current()
+  if task and state.is_active(task) then
+    return task
+  end
+  notify(
+    'no task is running; :Rawko start starts one, :Rawko tasks resumes one',
+    vim.log.levels.WARN
+  )
+  return nil
+end
+
+--- Sends a request about `task` to the server that runs it.
+---@param task rawko.Task
+---@param method string
+---@param params table
+---@param on_result? fun(result: any, c: vim.lsp.Client)
+local function task_request(task, method, params, on_result)
+  client.request(method, params, on_result, { client = client.by_id(task.client_id) })
+end
+
+--- Asks for a line of text with vim.ui.input; nothing happens when the user gives none.
+---@param prompt string
+---@param on_text fun(text: string)
+local function input(prompt, on_text)
+  vim.ui.input({ prompt = prompt }, function(text)
+    if text and vim.trim(text) ~= '' then
+      on_text(vim.trim(text))
+    else
+      notify('nothing given; nothing done')
+    end
+  end)
+end
+
+--- The workflows users may start, from rawko.
+---@param c vim.lsp.Client
+---@param on_list fun(workflows: table[])
+local function user_workflows(c, on_list)
+  client.request('rawko/listWorkflows', vim.empty_dict(), function(result)
+    local list = {}
+    for _, workflow in ipairs(type(result) == 'table' and result.workflows or {}) do
+      if workflow.show ~= 'workflows' then
+        table.insert(list, workflow)
+      end
+    end
+    on_list(list)
+  end, { client = c })
+end
+
+---@param c vim.lsp.Client
+---@param params table
+local function start_task(c, params)
+  client.request('rawko/startTask', params, function(result)
+    local id = result and result.taskId
+    if type(id) ~= 'string' then
+      notify('rawko/startTask gave no task id', vim.log.levels.ERROR)
+      return
+    end
+    local task = state.task(id, c.id)
+    task.description = params.description
+    task.workflow = params.workflow
+    state.focus(id)
+    if require('rawko.config').get().output.open_on_start then
+      require('rawko.output').open()
+    end
+    notify(('started %s (%s)'):format(id, params.workflow or 'default workflow'))
+    require('rawko.ui').redraw()
+  end, { client = c })
+end
+
+--- `:Rawko start [workflow] [description]`
+---@param args string[]
+function M.start(args)
+  local config = require('rawko.config').get()
+  client.with_client(function(c, err)
+    if not c then
+      client.report('rawko/startTask', err or 'rawko is not running')
+      return
+    end
+    user_workflows(c, function(workflows)
+      if #workflows == 0 then
+        notify(
+          'no workflows found; `rawko init` writes a starter one into .rawko/workflows',
+          vim.log.levels.ERROR
+        )
+        return
+      end
+      local workflow, description = nil, nil
+      if args[1] then
+        for _, w in ipairs(workflows) do
+          if w.key == args[1] or (w.commandName ~= '' and w.commandName == args[1]) then
+            workflow = w.key
+          end
+        end
+        if workflow then
+          description = #args > 1 and table.concat(args, ' ', 2) or nil
+        else
+          description = table.concat(args, ' ')
+        end
+      end
+      workflow = workflow or config.task.workflow
+
+      local function with_workflow(desc)
+        local params = {
+          description = desc,
+          agent = config.task.agent,
+          provider = config.task.provider,
+          model = config.task.model,
+          script = config.task.script,
+        }
+        if workflow then
+          params.workflow = workflow
+          start_task(c, params)
+          return
+        end
+        vim.ui.select(workflows, {
+          prompt = 'rawko: workflow',
+          kind = 'rawko_workflow',
+          format_item = function(w)
+            return ('%s — %s (%d phases)'):format(w.key, w.name, w.phaseCount or 0)
+          end,
+        }, function(choice)
+          if not choice then
+            notify('no workflow chosen; no task started')
+            return
+          end
+          params.workflow = choice.key
+          start_task(c, params)
+        end)
+      end
+
+      if description then
+        with_workflow(description)
+      else
+        input('rawko: describe the task: ', with_workflow)
+      end
+    end)
+  end)
+end
+
+--- `:Rawko cancel [task]`
+function M.cancel(args)
+  local task = target(args[1])
+  if task then
+    task_request(task, 'rawko/cancelTask', { taskId = task.id }, function()
+      notify(('cancelling %s'):format(task.id))
+    end)
+  end
+end
+
+---@param action string
+local function step(action)
+  return function(args)
+    local task = target(args[1])
+    if not task then
+      return
+    end
+    task_request(task, 'rawko/step', { taskId = task.id, action = action }, function(result)
+      local text = type(result) == 'table' and result.text or ''
+      require('rawko.output').note(task, text)
+      notify(vim.split(text, '\n', { plain = true })[1] or action)
+    end)
+  end
+end
+
+--- `:Rawko next [task]`, `:Rawko loop [task]`, `:Rawko status [task]`
+M.next = step('next')
+M.loop = step('loop')
+M.status = step('status')
+
+--- `:Rawko interrupt [task]`
+function M.interrupt(args)
+  local task = target(args[1])
+  if task then
+    task_request(task, 'rawko/interrupt', { taskId = task.id }, function()
+      notify(('interrupted %s; :Rawko message or :Rawko tasks goes on'):format(task.id))
+    end)
+  end
+end
+
+--- `:Rawko message [text]`
+function M.message(args)
+  local task = target(nil)
+  if not task then
+    return
+  end
+  local function send(text)
+    task_request(task, 'rawko/sendMessage', { taskId = task.id, text = text })
+  end
+  if #args > 0 then
+    send(table.concat(args, ' '))
+  else
+    input('rawko: message to the agent: ', send)
+  end
+end
+
+--- `:Rawko output`
+function M.output()
+  require('rawko.output').toggle()
+end
+
+local resumable = { interrupted = true, blocked = true }
+
+--- `:Rawko tasks`: picks an interrupted (or blocked) task and resumes it.
+function M.tasks()
+  client.with_client(function(c, err)
+    if not c then
+      client.report('rawko/listTasks', err or 'rawko is not running')
+      return
+    end
+    client.request('rawko/listTasks', vim.empty_dict(), function(result)
+      local list = {}
+      for _, summary in ipairs(type(result) == 'table' and result.tasks or {}) do
+        if resumable[summary.state] then
+          table.insert(list, summary)
+        end
+      end
+      if #list == 0 then
+        notify('no interrupted task to resume')
+        return
+      end
+      vim.ui.select(list, {
+        prompt = 'rawko: resume which task?',
+        kind = 'rawko_task',
+        format_item = function(t)
+          local where = t.breadcrumbText ~= '' and t.breadcrumbText or (t.workflow or '')
+          return ('%s · %s · %s (%s)'):format(t.state, t.description, where, t.taskId)
+        end,
+      }, function(choice)
+        if not choice then
+          return
+        end
+        client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
+          local task = state.task(choice.taskId, c.id)
+          task.description = task.description or choice.description
+          task.workflow = task.workflow or choice.workflow
+          if task.state == 'interrupted' or task.state == 'blocked' then
+            task.state = 'running'
+          end
+          if task.text == '' then
+            task.text = choice.breadcrumbText or ''
+          end
+          state.focus(choice.taskId)
+          if require('rawko.config').get().output.open_on_start then
+            require('rawko.output').open()
+          end
+          notify(('resumed %s'):format(choice.taskId))
+          require('rawko.ui').redraw()
+        end, { client = c })
+      end)
+    end, { client = c })
+  end)
+end
+
+--- `:Rawko validate`: every problem of every workflow into the quickfix list.
+function M.validate()
+  client.request('rawko/validateWorkflows', vim.empty_dict(), function(result)
+    local items = {}
+    for _, d in ipairs(type(result) == 'table' and result.diagnostics or {}) do
+      table.insert(items, {
+        filename = d.path,
+        lnum = d.line or 1,
+        col = d.column or 1,
+        type = d.severity == 'warning' and 'W' or 'E',
+        text = (d.workflow and ('[%s] '):format(d.workflow) or '') .. (d.message or ''),
+      })
+    end
+    vim.fn.setqflist({}, ' ', { title = 'rawko: workflows', items = items })
+    if #items == 0 then
+      notify('every workflow is valid')
+    else
+      notify(('%d problem%s in the workflows'):format(#items, #items == 1 and '' or 's'))
+      vim.cmd('botright copen')
+    end
+  end)
+end
+
+--- The subcommands, in the order completion offers them.
+M.names = {
+  'start',
+  'cancel',
+  'next',
+  'loop',
+  'interrupt',
+  'message',
+  'status',
+  'output',
+  'tasks',
+  'validate',
+}
+
+--- Runs `:Rawko {subcommand} {args}`.
+---@param opts {fargs: string[]}
+function M.run(opts)
+  local name = opts.fargs[1]
+  if not name then
+    notify('usage: :Rawko {' .. table.concat(M.names, '|') .. '}', vim.log.levels.WARN)
+    return
+  end
+  if not vim.tbl_contains(M.names, name) then
+    notify(
+      ('unknown subcommand %q; one of: %s'):format(name, table.concat(M.names, ', ')),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  M[name](vim.list_slice(opts.fargs, 2))
+end
+
+--- The workflow keys a running rawko offers (for completion; asks for at most half a second).
+---@return string[]
+local function workflow_keys()
+  local c = client.find()
+  if not c then
+    return {}
+  end
+  local answer = c:request_sync('rawko/listWorkflows', vim.empty_dict(), 500)
+  local keys = {}
+  if answer and answer.result then
+    for _, w in ipairs(answer.result.workflows or {}) do
+      if w.show ~= 'workflows' then
+        table.insert(keys, w.key)
+      end
+    end
+  end
+  return keys
+end
+
+local function active_task_ids()
+  local ids = {}
+  for _, task in ipairs(state.list()) do
+    if state.is_active(task) then
+      table.insert(ids, task.id)
+    end
+  end
+  return ids
+end
+
+local argument = {
+  start = workflow_keys,
+  cancel = active_task_ids,
+  next = active_task_ids,
+  loop = active_task_ids,
+  interrupt = active_task_ids,
+  status = active_task_ids,
+}
+
+--- Completes `:Rawko`'s arguments.
+---@param arglead string
+---@param cmdline string
+---@param cursorpos integer
+---@return string[]
+function M.complete(arglead, cmdline, cursorpos)
+  local before = cmdline:sub(1, cursorpos)
+  local words = vim.split(vim.trim(before), '%s+')
+  -- words[1] is the command itself; a trailing space means a new word begins.
+  local n = #words - 1
+  if before:match('%s$') then
+    n = n + 1
+  end
+  local candidates = {}
+  if n <= 1 then
+    candidates = M.names
+  elseif n == 2 and argument[words[2]] then
+    candidates = argument[words[2]]()
+  end
+  return vim.tbl_filter(function(candidate)
+    return vim.startswith(candidate, arglead)
+  end, candidates)
+end
+
+return M

@@ -1,0 +1,64 @@
+--- rawko for Neovim: the public API. `setup()` takes options (as `vim.g.rawko` does),
+--- `statusline()` gives the breadcrumb and state of the task being followed, `tasks()` and
+--- `current()` describe the tasks. The `:Rawko` command is in `rawko.commands`.
+
+local M = {}
+
+--- Takes options over `vim.g.rawko`'s; returns whether the configuration is valid (when it is
+--- not, a message says what is wrong, and the defaults are used).
+---@param opts? table
+---@return boolean
+function M.setup(opts)
+  return require('rawko.config').setup(opts)
+end
+
+local function escape(text)
+  return (text:gsub('%%', '%%%%'))
+end
+
+--- The statusline text: the breadcrumb and state of the task being followed (the one started
+--- last from this Neovim while it runs, else the task that changed last), `+N` when other tasks
+--- run too, and '' when there is no task. '%' is escaped, so the text fits both a plain
+--- 'statusline' (`%{%v:lua.require'rawko'.statusline()%}`) and a lualine component
+--- (`require('rawko').statusline`), which calls it with arguments that are ignored.
+---@return string
+function M.statusline()
+  local state = require('rawko.state')
+  local task = state.current()
+  if task and state.is_active(task) and task.client_id then
+    local client = vim.lsp.get_client_by_id(task.client_id)
+    if not client or client:is_stopped() then
+      state.client_stopped(task.client_id)
+    end
+  end
+  local others = state.other_active(task)
+  local ok, config = pcall(require('rawko.config').get)
+  local format = ok and config.statusline.format or nil
+  if format then
+    -- The format's text is statusline syntax: it may use %#Group# and must escape '%' itself.
+    local fine, text = pcall(format, task, others)
+    return fine and tostring(text or '') or ''
+  end
+  if not task then
+    return ''
+  end
+  local text = state.describe(task)
+  if others > 0 then
+    text = ('%s (+%d)'):format(text, others)
+  end
+  return escape(text)
+end
+
+--- The task the statusline follows, if any.
+---@return rawko.Task?
+function M.current()
+  return require('rawko.state').current()
+end
+
+--- Every task this Neovim has heard of, the one that changed last first.
+---@return rawko.Task[]
+function M.tasks()
+  return require('rawko.state').list()
+end
+
+return M

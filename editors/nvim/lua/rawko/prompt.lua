@@ -1,0 +1,242 @@
+--- Questions rawko asks the user — approving a blocked tool call, trusting a workspace's hooks —
+--- shown as a floating window with the details and answered through `vim.ui.select`.
+---
+--- A question is asked from inside the handler of a server → client request, which Neovim runs
+--- in a coroutine: `ask()` yields until the user answers, and the handler then returns the answer
+--- to rawko. Questions come one at a time; later ones wait in a queue. rawko may withdraw a
+--- question (`$/cancelRequest`, e.g. when the approval timed out or the task was cancelled):
+--- its window closes, it leaves the queue, and an answer given after that is ignored.
+
+local M = {}
+
+--- What `ask()` returns for a question rawko withdrew.
+M.WITHDRAWN = setmetatable({}, {
+  __tostring = function()
+    return 'withdrawn'
+  end,
+})
+
+---@class rawko.PromptItem
+---@field label string what the user sees
+---@field value any what ask() returns when it is chosen
+
+---@class rawko.PromptSpec
+---@field kind string 'approval' or 'trust'
+---@field title string the floating window's title
+---@field lines string[] the details shown in the window
+---@field highlights? {line: integer, col: integer, end_col: integer, group: string}[] 0-based
+---@field question string the prompt given to vim.ui.select
+---@field items rawko.PromptItem[]
+---@field request_id? integer|string the id of the request that asked, when known
+---@field task_id? string
+---@field client_id? integer the LSP client whose server asked
+
+---@class rawko.Prompt : rawko.PromptSpec
+---@field co thread
+---@field done boolean
+---@field selecting boolean
+---@field win? integer
+---@field buf? integer
+
+---@type rawko.Prompt?
+local active = nil
+---@type rawko.Prompt[]
+local queue = {}
+
+--- The question being asked now, if any.
+---@return rawko.Prompt?
+function M.active()
+  return active
+end
+
+--- How many questions wait behind the one being asked.
+---@return integer
+function M.waiting()
+  return #queue
+end
+
+---@param p rawko.Prompt
+local function open_window(p)
+  local config = require('rawko.config').get()
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, p.lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = 'rawko_prompt'
+  local ns = vim.api.nvim_create_namespace('rawko_prompt')
+  for _, hl in ipairs(p.highlights or {}) do
+    vim.api.nvim_buf_set_extmark(
+      buf,
+      ns,
+      hl.line,
+      hl.col,
+      { end_col = hl.end_col, hl_group = hl.group }
+    )
+  end
+  local width = vim.api.nvim_strwidth(p.title) + 4
+  for _, line in ipairs(p.lines) do
+    width = math.max(width, vim.api.nvim_strwidth(line))
+  end
+  width = math.max(20, math.min(width + 1, vim.o.columns - 6))
+  local height = math.max(1, math.min(#p.lines, vim.o.lines - 8))
+  local win = vim.api.nvim_open_win(buf, false, {
+    relative = 'editor',
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 3),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    width = width,
+    height = height,
+    style = 'minimal',
+    border = config.approval.border,
+    title = ' ' .. p.title .. ' ',
+    title_pos = 'center',
+    focusable = true,
+    zindex = 60,
+  })
+  vim.wo[win].wrap = true
+  vim.wo[win].winhighlight = 'NormalFloat:RawkoPromptNormal,FloatBorder:RawkoPromptBorder'
+  p.win, p.buf = win, buf
+end
+
+---@param p rawko.Prompt
+local function close_window(p)
+  if p.win and vim.api.nvim_win_is_valid(p.win) then
+    vim.api.nvim_win_close(p.win, true)
+  end
+  p.win = nil
+end
+
+--- Whether `vim.ui.select` is Neovim's own, which asks with a blocking `inputlist()`.
+local function builtin_select()
+  local info = debug.getinfo(vim.ui.select, 'S')
+  return info ~= nil and info.source:match('vim[/\\]ui%.lua$') ~= nil
+end
+
+local show_next
+
+---@param p rawko.Prompt
+---@param answer any
+local function finish(p, answer)
+  if p.done then
+    return
+  end
+  p.done = true
+  close_window(p)
+  for i, waiting in ipairs(queue) do
+    if waiting == p then
+      table.remove(queue, i)
+      break
+    end
+  end
+  if active == p then
+    active = nil
+    if answer == M.WITHDRAWN and p.selecting and builtin_select() then
+      -- Neovim's own vim.ui.select waits in inputlist(); <Esc> ends it (its answer is ignored).
+      vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'n', false)
+    end
+  end
+  local ok, err = coroutine.resume(p.co, answer)
+  if not ok then
+    vim.notify('rawko: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+  show_next()
+end
+
+show_next = function()
+  if active or #queue == 0 then
+    return
+  end
+  local p = table.remove(queue, 1)
+  active = p
+  local ok, err = pcall(open_window, p)
+  if not ok then
+    vim.notify('rawko: cannot open the question window: ' .. tostring(err), vim.log.levels.WARN)
+  end
+  p.selecting = true
+  vim.ui.select(p.items, {
+    prompt = p.question,
+    kind = 'rawko_' .. p.kind,
+    format_item = function(item)
+      return item.label
+    end,
+  }, function(item)
+    p.selecting = false
+    -- Later, so that a synchronous vim.ui.select returns before the handler goes on.
+    vim.schedule(function()
+      finish(p, item and item.value or nil)
+    end)
+  end)
+end
+
+--- Asks the user; returns the chosen item's value, nil when the user dismissed the question, or
+--- `M.WITHDRAWN` when rawko withdrew it. Must run in a coroutine (a server request handler).
+---@param spec rawko.PromptSpec
+---@return any
+function M.ask(spec)
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    error('rawko: a question can only be asked from a server request handler', 2)
+  end
+  ---@type rawko.Prompt
+  local p = vim.tbl_extend('force', spec, { co = co, done = false, selecting = false })
+  table.insert(queue, p)
+  show_next()
+  return coroutine.yield()
+end
+
+--- All questions, the one asked now first.
+---@return rawko.Prompt[]
+local function all()
+  local list = {}
+  if active then
+    table.insert(list, active)
+  end
+  vim.list_extend(list, queue)
+  return list
+end
+
+--- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`). When no question
+--- has that id but exactly one question's id is unknown (the plain `cmd` transport), that one is
+--- withdrawn. Returns whether a question was withdrawn.
+---@param id integer|string
+---@return boolean
+function M.withdraw(id)
+  local unknown = {}
+  for _, p in ipairs(all()) do
+    if p.request_id ~= nil and p.request_id == id then
+      finish(p, M.WITHDRAWN)
+      return true
+    end
+    if p.request_id == nil then
+      table.insert(unknown, p)
+    end
+  end
+  if #unknown == 1 then
+    finish(unknown[1], M.WITHDRAWN)
+    return true
+  end
+  return false
+end
+
+--- Withdraws every question of `kind` about task `task_id` (its state moved on).
+---@param task_id string
+---@param kind string
+function M.withdraw_task(task_id, kind)
+  for _, p in ipairs(all()) do
+    if p.task_id == task_id and p.kind == kind then
+      finish(p, M.WITHDRAWN)
+    end
+  end
+end
+
+--- Withdraws every question a server asked (it stopped), or every question when `client_id` is
+--- nil.
+---@param client_id? integer
+function M.withdraw_all(client_id)
+  for _, p in ipairs(all()) do
+    if client_id == nil or p.client_id == client_id then
+      finish(p, M.WITHDRAWN)
+    end
+  end
+end
+
+return M

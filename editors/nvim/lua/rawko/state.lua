@@ -1,0 +1,285 @@
+--- What the plugin knows about rawko's tasks: each task's state, breadcrumb, countdown and
+--- outcome, kept up to date from the server's notifications applied in `seq` order, and which
+--- task the statusline follows.
+---
+--- rawko numbers a task's notifications (`rawko/status`, `rawko/countdown`, `rawko/output`,
+--- `rawko/taskFinished`) from 1 per server process. A notification that comes early waits until
+--- the ones before it arrived; one that never arrives is given up on after a short while, and the
+--- task's state is then fetched whole with `rawko/getTask`. A task first seen in the middle of its
+--- stream (started by an external agent, or before this editor connected) starts from the first
+--- notification seen, and a stream that starts again at 1 (the task resumed by a new server)
+--- starts afresh.
+
+local M = {}
+
+---@class rawko.Task
+---@field id string
+---@field client_id? integer the LSP client whose server runs the task
+---@field description? string
+---@field workflow? string
+---@field state string a TaskState of docs/protocol.md
+---@field text string the status line rawko gave
+---@field breadcrumb table[] the breadcrumb items
+---@field reason? string why the state last changed
+---@field countdown? {secondsLeft: integer, text: string} while the countdown runs
+---@field outcome? string once finished: complete, failed or cancelled
+---@field summary? string once finished
+---@field touched integer when the task last changed, as a counter (higher is later)
+
+---@type table<string, rawko.Task>
+M.tasks = {}
+
+--- The task the user started or resumed last, which the statusline follows while it is active.
+---@type string?
+M.focused = nil
+
+local clock = 0
+local function tick()
+  clock = clock + 1
+  return clock
+end
+
+--- Per task: the next seq expected, and the notifications that came early.
+---@type table<string, {client_id: integer?, next: integer?, pending: table<integer, fun()>, timer: uv.uv_timer_t?}>
+local streams = {}
+
+--- How long a gap in `seq` may stay open before the plugin stops waiting for the missing one.
+M.gap_timeout_ms = 300
+
+local finished_states = { complete = true, failed = true, cancelled = true }
+
+---@param state string
+---@return boolean
+function M.is_finished_state(state)
+  return finished_states[state] == true
+end
+
+--- A task is active while it has not finished and is not left over from a stopped server.
+---@param task rawko.Task
+---@return boolean
+function M.is_active(task)
+  return not finished_states[task.state] and task.state ~= 'interrupted'
+end
+
+--- The task with `id`, created when unknown.
+---@param id string
+---@param client_id? integer
+---@return rawko.Task
+function M.task(id, client_id)
+  local task = M.tasks[id]
+  if not task then
+    task = { id = id, state = 'running', text = '', breadcrumb = {}, touched = tick() }
+    M.tasks[id] = task
+  end
+  if client_id then
+    task.client_id = client_id
+  end
+  return task
+end
+
+--- Makes `id` the task the statusline follows.
+---@param id string
+function M.focus(id)
+  M.focused = id
+  M.task(id).touched = tick()
+end
+
+--- The task the statusline shows: the focused one while it is active, else the active task that
+--- changed last, else the focused one (finished), else the task that changed last.
+---@return rawko.Task?
+function M.current()
+  local focused = M.focused and M.tasks[M.focused]
+  if focused and M.is_active(focused) then
+    return focused
+  end
+  local latest_active, latest
+  for _, task in pairs(M.tasks) do
+    if M.is_active(task) and (not latest_active or task.touched > latest_active.touched) then
+      latest_active = task
+    end
+    if not latest or task.touched > latest.touched then
+      latest = task
+    end
+  end
+  return latest_active or focused or latest
+end
+
+--- The active tasks other than `task`.
+---@param task rawko.Task?
+---@return integer
+function M.other_active(task)
+  local n = 0
+  for id, other in pairs(M.tasks) do
+    if M.is_active(other) and (not task or id ~= task.id) then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- The tasks, the one that changed last first.
+---@return rawko.Task[]
+function M.list()
+  local list = vim.tbl_values(M.tasks)
+  table.sort(list, function(a, b)
+    return a.touched > b.touched
+  end)
+  return list
+end
+
+--- Renders breadcrumb items as rawko does: `Feature > Review [4/4] > 🔍 Static Analysis [1/2]`.
+---@param items table[]
+---@return string
+function M.render_breadcrumb(items)
+  local parts = {}
+  for i, item in ipairs(items) do
+    if i == 1 then
+      table.insert(parts, item.name)
+    end
+    local emoji = (item.emoji and item.emoji ~= '') and (item.emoji .. ' ') or ''
+    table.insert(parts, ('%s%s [%d/%d]'):format(emoji, item.phaseName, item.index, item.total))
+  end
+  return table.concat(parts, ' > ')
+end
+
+--- The statusline text of `task`: rawko's status line, or while the countdown runs, the
+--- breadcrumb and the countdown.
+---@param task rawko.Task
+---@return string
+function M.describe(task)
+  if task.state == 'countdown' and task.countdown then
+    local where = #task.breadcrumb > 0 and M.render_breadcrumb(task.breadcrumb) or task.text
+    return vim.trim(where .. ' ' .. task.countdown.text)
+  end
+  if task.text ~= '' then
+    return task.text
+  end
+  if task.state == 'interrupted' then
+    return (task.description or task.id) .. ' — interrupted'
+  end
+  return task.description or task.id
+end
+
+--- Runs `apply` for the notification `seq` of task `id` in seq order.
+---@param id string
+---@param client_id? integer
+---@param seq? integer
+---@param apply fun()
+function M.deliver(id, client_id, seq, apply)
+  if type(seq) ~= 'number' then
+    apply()
+    return
+  end
+  local stream = streams[id]
+  if not stream or seq == 1 or (client_id and stream.client_id ~= client_id) then
+    if stream and stream.timer then
+      stream.timer:stop()
+      stream.timer:close()
+    end
+    stream = { client_id = client_id, next = seq, pending = {} }
+    streams[id] = stream
+  end
+  if seq < stream.next then
+    return -- a duplicate or a notification from before the gap was given up on
+  end
+  stream.pending[seq] = apply
+  M._drain(id, stream)
+end
+
+---@param id string
+---@param stream table
+function M._drain(id, stream)
+  while stream.pending[stream.next] do
+    local apply = stream.pending[stream.next]
+    stream.pending[stream.next] = nil
+    stream.next = stream.next + 1
+    apply()
+  end
+  if next(stream.pending) == nil then
+    if stream.timer then
+      stream.timer:stop()
+      stream.timer:close()
+      stream.timer = nil
+    end
+    return
+  end
+  if stream.timer then
+    return
+  end
+  -- A gap: wait a little for the missing notification, then go on without it.
+  stream.timer = assert(vim.uv.new_timer())
+  stream.timer:start(
+    M.gap_timeout_ms,
+    0,
+    vim.schedule_wrap(function()
+      if streams[id] ~= stream then
+        return
+      end
+      if stream.timer then
+        stream.timer:stop()
+        stream.timer:close()
+        stream.timer = nil
+      end
+      local lowest
+      for seq in pairs(stream.pending) do
+        if not lowest or seq < lowest then
+          lowest = seq
+        end
+      end
+      if lowest then
+        stream.next = lowest
+        M._drain(id, stream)
+        if M.on_gap then
+          M.on_gap(id, stream.client_id)
+        end
+      end
+    end)
+  )
+end
+
+--- Called after a gap in a task's notifications was skipped (set by rawko.handlers to refresh the
+--- task with `rawko/getTask`).
+---@type fun(id: string, client_id: integer?)?
+M.on_gap = nil
+
+--- Marks the active tasks of a server that stopped as interrupted: rawko lists them so once it
+--- runs again, and `:Rawko tasks` resumes them.
+---@param client_id integer
+function M.client_stopped(client_id)
+  for id, task in pairs(M.tasks) do
+    if task.client_id == client_id and M.is_active(task) then
+      task.state = 'interrupted'
+      task.countdown = nil
+      task.text = ''
+      task.touched = tick()
+    end
+    if streams[id] and streams[id].client_id == client_id then
+      if streams[id].timer then
+        streams[id].timer:stop()
+        streams[id].timer:close()
+      end
+      streams[id] = nil
+    end
+  end
+end
+
+--- Records that `task` changed now.
+---@param task rawko.Task
+function M.touch(task)
+  task.touched = tick()
+end
+
+--- Forgets everything (for tests).
+function M._reset()
+  for _, stream in pairs(streams) do
+    if stream.timer then
+      stream.timer:stop()
+      stream.timer:close()
+    end
+  end
+  streams = {}
+  M.tasks = {}
+  M.focused = nil
+end
+
+return M

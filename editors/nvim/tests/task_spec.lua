@@ -1,0 +1,58 @@
+--- A whole task: started with :Rawko start, followed phase by phase in the statusline and the
+--- output buffer, to its completion.
+
+local t = require('helpers')
+
+--- Completes the feature workflow: two turns per phase, the second calling workflow_step.
+local FEATURE = [[
+turns:
+  - text: "Reading the project first."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "The plan: add a shout flag."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Adding the flag."
+    tool_calls:
+      - {name: Write, input: {path: shout.txt, content: "HELLO\n"}}
+  - text: "Implemented."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Running the tests."
+    tool_calls:
+      - {name: Bash, input: {command: "cat shout.txt"}}
+  - text: "Tests pass."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Checking the syntax."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Looks good."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done: greet.sh can shout."
+]]
+
+t.test(
+  'a task started with :Rawko start shows each phase in the statusline, then completion',
+  function()
+    local ws = t.workspace()
+    t.use(ws)
+    local script = ws:script('feature', FEATURE)
+    local id = t.start('feature', script, 'Add a --shout flag to greet.sh')
+    t.wait_state(id, 'complete')
+    t.in_order(t.statuslines, {
+      'Feature > 📋 Plan [1/4]',
+      'Feature > 🛠️ Implement [2/4]',
+      'Feature > 🧪 Test [3/4]',
+      'Feature > Review [4/4] > 🔍 Static Analysis [1/2]',
+      'Feature > Review [4/4] > 👀 Peer Review [2/2]',
+      'complete',
+    }, 'the statusline through the phases')
+    t.has(t.statusline(), 'complete', 'the statusline at the end')
+    t.ok(ws:exists('shout.txt'), 'the Write ran')
+    t.ok(t.noted('task complete: Done: greet.sh can shout.'), 'the completion is told')
+  end
+)
+
+return t
