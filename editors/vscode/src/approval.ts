@@ -1,0 +1,334 @@
+/**
+ * Inline approval of blocked tool calls (`rawko/approveToolCall`). Each request is shown as a quick
+ * pick that stays open when the focus moves away: its title names the tool, a summary of its
+ * input and the phase that blocked it; the reason is the placeholder; the items are the options
+ * the server offers (Allow once / Always allow / Deny / Always deny) and, for Write and Edit, a
+ * diff preview. A quick pick — unlike a notification — can be closed by the extension, so when
+ * rawko withdraws the request (`$/cancelRequest`: the approval timed out or the task ended) the
+ * prompt goes away. Requests from several tasks wait in line; hiding the prompt (Escape, or
+ * another quick pick taking its place) answers nothing: the status bar offers it again.
+ */
+import type * as vscode from 'vscode';
+import type { Clock, Timer } from './clock';
+import type { ApprovalOutcome, ApproveToolCallParams, ApproveToolCallResult } from './protocol';
+import type { Vs } from './vs';
+
+/** The part of a JSON-RPC cancellation token the prompt needs. */
+export interface CancellationTokenLike {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+export interface ApprovalOptions {
+  /** The approval timeout the server was given, if the extension knows it. */
+  timeoutSeconds(): number | undefined;
+  /** Opens a diff of what a Write or Edit would change. */
+  openDiff(params: ApproveToolCallParams): Promise<void>;
+  /** Called when the server withdrew a request before the user answered. */
+  onWithdrawn?(params: ApproveToolCallParams): void;
+  /** Called with each answer the user gave. */
+  onAnswered?(params: ApproveToolCallParams, outcome: ApprovalOutcome): void;
+  /** Called whenever the line of pending requests changed. */
+  onDidChange?(): void;
+}
+
+interface ApprovalItem extends vscode.QuickPickItem {
+  outcome?: ApprovalOutcome;
+  diff?: boolean;
+}
+
+interface Pending {
+  params: ApproveToolCallParams;
+  receivedAt: number;
+  resolve(result: ApproveToolCallResult): void;
+  cancelSubscription: { dispose(): void };
+}
+
+const OPTION_LABELS: Record<string, [string, (tool: string) => string]> = {
+  allow_once: ['$(check) Allow once', () => 'run this call'],
+  allow_always: ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`],
+  reject_once: ['$(close) Deny', () => 'refuse this call; the agent is told why'],
+  reject_always: ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`],
+};
+
+/** The tools whose input can be shown as a diff of the file they change. */
+export function hasDiffPreview(tool: string): boolean {
+  return tool === 'Write' || tool === 'Edit';
+}
+
+function field(input: unknown, ...names: string[]): string | undefined {
+  if (typeof input !== 'object' || input === null) {
+    return undefined;
+  }
+  const record = input as Record<string, unknown>;
+  for (const name of names) {
+    const value = record[name];
+    if (typeof value === 'string') {
+      return value;
+    }
+  }
+  return undefined;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A short summary of a tool call's input, e.g. `notes.md (3 lines)` or `git status`. */
+export function summarizeInput(tool: string, input: unknown): string {
+  const path = field(input, 'path', 'file_path');
+  switch (tool) {
+    case 'Write': {
+      const content = field(input, 'content') ?? '';
+      const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
+      return `${path ?? '?'} (${lines} line${lines === 1 ? '' : 's'})`;
+    }
+    case 'Edit':
+      return path ?? '?';
+    case 'Bash':
+      return oneLine(field(input, 'command') ?? '', 80);
+    default: {
+      const named = path ?? field(input, 'pattern', 'url', 'query', 'command');
+      if (named !== undefined) {
+        return oneLine(named, 80);
+      }
+      let json: string;
+      try {
+        json = JSON.stringify(input) ?? '';
+      } catch {
+        json = String(input);
+      }
+      return oneLine(json, 80);
+    }
+  }
+}
+
+/** `1:05`: minutes and seconds left. */
+export function formatLeft(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+}
+
+export class Approvals {
+  private readonly pending: Pending[] = [];
+  private picker: vscode.QuickPick<ApprovalItem> | undefined;
+  /** The request the picker shows. */
+  private shown: Pending | undefined;
+  private ticker: Timer | undefined;
+
+  constructor(
+    private readonly vs: Vs,
+    private readonly clock: Clock,
+    private readonly options: ApprovalOptions,
+  ) {}
+
+  /** Handles one `rawko/approveToolCall`: resolves with the user's answer. */
+  ask(params: ApproveToolCallParams, token: CancellationTokenLike): Promise<ApproveToolCallResult> {
+    if (token.isCancellationRequested) {
+      return Promise.resolve({ outcome: 'cancelled' });
+    }
+    return new Promise<ApproveToolCallResult>((resolve) => {
+      const entry: Pending = {
+        params,
+        receivedAt: this.clock.now(),
+        resolve,
+        cancelSubscription: { dispose: () => undefined },
+      };
+      entry.cancelSubscription = token.onCancellationRequested(() => this.withdraw(entry));
+      this.pending.push(entry);
+      this.options.onDidChange?.();
+      if (!this.shown) {
+        this.showHead();
+      }
+    });
+  }
+
+  /** How many requests wait for an answer (of one task, when given). */
+  count(taskId?: string): number {
+    return this.pending.filter((p) => taskId === undefined || p.params.taskId === taskId).length;
+  }
+
+  /** The request shown (or to be shown next), for tests and the status bar. */
+  current(): ApproveToolCallParams | undefined {
+    return (this.shown ?? this.pending[0])?.params;
+  }
+
+  /** Shows the prompt again after it was hidden, preferring a request of `taskId`. */
+  reveal(taskId?: string): boolean {
+    if (this.pending.length === 0) {
+      return false;
+    }
+    if (taskId !== undefined && this.shown?.params.taskId !== taskId) {
+      const index = this.pending.findIndex((p) => p.params.taskId === taskId);
+      if (index > 0) {
+        const [entry] = this.pending.splice(index, 1);
+        if (entry) {
+          this.pending.unshift(entry);
+        }
+        this.closePicker();
+      }
+    }
+    if (this.picker && this.shown === this.pending[0]) {
+      this.picker.show();
+    } else {
+      this.showHead();
+    }
+    return true;
+  }
+
+  /** Answers every request `cancelled` and closes the prompt (the server went away). */
+  dispose(): void {
+    this.closePicker();
+    for (const entry of this.pending.splice(0)) {
+      entry.cancelSubscription.dispose();
+      entry.resolve({ outcome: 'cancelled' });
+    }
+    this.options.onDidChange?.();
+  }
+
+  private answer(entry: Pending, outcome: ApprovalOutcome): void {
+    if (!this.remove(entry)) {
+      return;
+    }
+    this.options.onAnswered?.(entry.params, outcome);
+    entry.resolve({ outcome });
+    this.next();
+  }
+
+  private withdraw(entry: Pending): void {
+    if (!this.remove(entry)) {
+      return;
+    }
+    this.options.onWithdrawn?.(entry.params);
+    entry.resolve({ outcome: 'cancelled' });
+    this.next();
+  }
+
+  /** Takes `entry` out of the line; false when it was no longer there. */
+  private remove(entry: Pending): boolean {
+    const index = this.pending.indexOf(entry);
+    if (index < 0) {
+      return false;
+    }
+    this.pending.splice(index, 1);
+    entry.cancelSubscription.dispose();
+    if (this.shown === entry) {
+      this.closePicker();
+    }
+    return true;
+  }
+
+  private next(): void {
+    this.options.onDidChange?.();
+    if (!this.shown) {
+      this.showHead();
+    }
+  }
+
+  private showHead(): void {
+    const entry = this.pending[0];
+    if (!entry) {
+      return;
+    }
+    const { params } = entry;
+    const picker = this.vs.window.createQuickPick<ApprovalItem>();
+    this.picker = picker;
+    this.shown = entry;
+    picker.ignoreFocusOut = true;
+    picker.matchOnDescription = false;
+    picker.placeholder = params.reason;
+    picker.items = this.items(params);
+    this.updateTitle(entry);
+
+    picker.onDidAccept(() => {
+      const item = picker.selectedItems[0] ?? picker.activeItems[0];
+      if (!item) {
+        return;
+      }
+      if (item.diff) {
+        picker.selectedItems = [];
+        void this.options.openDiff(params).then(
+          () => {
+            if (this.shown === entry) {
+              picker.show();
+            }
+          },
+          () => undefined,
+        );
+        return;
+      }
+      if (item.outcome) {
+        this.answer(entry, item.outcome);
+      }
+    });
+    picker.onDidHide(() => {
+      // Hidden without an answer (Escape, another quick pick): the request stays pending and
+      // the status bar offers it again.
+      if (this.picker === picker) {
+        this.closePicker();
+        this.options.onDidChange?.();
+      }
+    });
+
+    const timeout = this.options.timeoutSeconds();
+    if (timeout !== undefined) {
+      this.ticker = this.clock.setInterval(() => {
+        const left = this.updateTitle(entry);
+        if (left !== undefined && left <= 0) {
+          this.ticker?.cancel();
+          this.ticker = undefined;
+        }
+      }, 1000);
+    }
+    picker.show();
+  }
+
+  private items(params: ApproveToolCallParams): ApprovalItem[] {
+    const items: ApprovalItem[] = [];
+    for (const option of params.options) {
+      const known = OPTION_LABELS[option];
+      if (known) {
+        items.push({ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome });
+      }
+    }
+    if (hasDiffPreview(params.tool)) {
+      items.push({ label: '', kind: this.vs.QuickPickItemKind.Separator });
+      items.push({
+        label: '$(diff) Open diff preview',
+        description: field(params.input, 'path', 'file_path') ?? '',
+        diff: true,
+      });
+    }
+    return items;
+  }
+
+  /** Sets the picker's title; returns the milliseconds left, when the timeout is known. */
+  private updateTitle(entry: Pending): number | undefined {
+    const { params } = entry;
+    let title = `rawko: ${params.tool} ${summarizeInput(params.tool, params.input)} — blocked in phase ${params.phase}`;
+    const timeout = this.options.timeoutSeconds();
+    let left: number | undefined;
+    if (timeout !== undefined) {
+      left = entry.receivedAt + timeout * 1000 - this.clock.now();
+      title += left > 0 ? ` (denied in ${formatLeft(left)})` : ' (timing out)';
+    }
+    const waiting = this.pending.length - 1;
+    if (waiting > 0) {
+      title += ` [+${waiting} waiting]`;
+    }
+    if (this.picker && this.shown === entry) {
+      this.picker.title = title;
+    }
+    return left;
+  }
+
+  private closePicker(): void {
+    this.ticker?.cancel();
+    this.ticker = undefined;
+    const picker = this.picker;
+    this.picker = undefined;
+    this.shown = undefined;
+    picker?.dispose();
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * The command palette's Rawko commands. Each is a method here, written against `Vs` and an `Rpc`
+ * (the language client while the server runs) so the unit tests can drive them. A command that
+ * needs a task takes the one it was given (the status bar passes its task), else the active one,
+ * else asks among the tasks it applies to. A command that needs the server while it is down says
+ * so instead of failing.
+ */
+import type * as vscode from 'vscode';
+import type { Approvals } from './approval';
+import {
+  ErrorCode,
+  isFinished,
+  Method,
+  type StartTaskParams,
+  type StepAction,
+  type TaskSummary,
+  type WorkflowSummary,
+} from './protocol';
+import { stateIcon } from './status';
+import type { TaskStore, TaskView } from './tasks';
+import type { Vs } from './vs';
+
+export interface Rpc {
+  request<R>(method: string, params: object): Promise<R>;
+}
+
+export interface StartSettings {
+  provider: string;
+  model: string;
+  script: string;
+}
+
+export interface CommandHost {
+  /** The client, or undefined while the server is not running. */
+  rpc(): Rpc | undefined;
+  settings(): StartSettings;
+  /** Shows the output channel (without taking the focus when `preserveFocus`). */
+  showOutput(preserveFocus: boolean): void;
+  /** Writes a line of the extension's own to the output channel. */
+  note(taskId: string | undefined, text: string): void;
+}
+
+interface WorkflowItem extends vscode.QuickPickItem {
+  key: string | undefined;
+}
+
+interface TaskItem extends vscode.QuickPickItem {
+  task: TaskSummary;
+}
+
+interface ActionItem extends vscode.QuickPickItem {
+  run(): Promise<void>;
+}
+
+/** The error's message as rawko wrote it (one short line), and its code when it has one. */
+function errorOf(error: unknown): { message: string; code?: number } {
+  if (typeof error === 'object' && error !== null) {
+    const e = error as { message?: unknown; code?: unknown };
+    return {
+      message: typeof e.message === 'string' ? e.message : JSON.stringify(error),
+      code: typeof e.code === 'number' ? e.code : undefined,
+    };
+  }
+  return { message: String(error) };
+}
+
+export function workflowItems(workflows: WorkflowSummary[]): WorkflowItem[] {
+  const items: WorkflowItem[] = workflows
+    .filter((w) => w.show !== 'workflows')
+    .map((w) => ({
+      label: w.name || w.key,
+      description: `${w.phaseCount} phase${w.phaseCount === 1 ? '' : 's'} · ${w.commandName || w.key}`,
+      detail: w.source,
+      key: w.key,
+    }));
+  items.push({ label: '$(circle-slash) No workflow', description: 'the agent works without phases', key: undefined });
+  return items;
+}
+
+export class Commands {
+  constructor(
+    private readonly vs: Vs,
+    private readonly store: TaskStore,
+    private readonly approvals: Approvals,
+    private readonly host: CommandHost,
+  ) {}
+
+  /** Rawko: Start Task — a description, then a workflow (or none). */
+  async start(): Promise<string | undefined> {
+    const rpc = this.needServer();
+    if (!rpc) {
+      return undefined;
+    }
+    const description = await this.vs.window.showInputBox({
+      title: 'Rawko: Start Task',
+      prompt: 'What should the agent do?',
+      placeHolder: 'e.g. Add a --json flag to the list command',
+      ignoreFocusOut: true,
+      validateInput: (value) => (value.trim() === '' ? 'Describe the task in a few words' : undefined),
+    });
+    if (description === undefined || description.trim() === '') {
+      return undefined;
+    }
+    let workflows: WorkflowSummary[] = [];
+    try {
+      workflows = (await rpc.request<{ workflows: WorkflowSummary[] }>(Method.listWorkflows, {})).workflows ?? [];
+    } catch (error) {
+      void this.vs.window.showWarningMessage(`rawko: could not list the workflows: ${errorOf(error).message}`);
+    }
+    const pick = await this.vs.window.showQuickPick(workflowItems(workflows), {
+      title: 'Rawko: Start Task — workflow',
+      placeHolder: 'Which workflow guides the task?',
+      ignoreFocusOut: true,
+      matchOnDescription: true,
+    });
+    if (!pick) {
+      return undefined;
+    }
+    const settings = this.host.settings();
+    const params: StartTaskParams = { description: description.trim() };
+    if (pick.key !== undefined) {
+      params.workflow = pick.key;
+    }
+    if (settings.provider) {
+      params.provider = settings.provider;
+    }
+    if (settings.model) {
+      params.model = settings.model;
+    }
+    if (settings.script) {
+      params.script = settings.script;
+    }
+    try {
+      const { taskId } = await rpc.request<{ taskId: string }>(Method.startTask, params);
+      this.store.started(taskId, params.description, pick.key);
+      this.host.showOutput(true);
+      return taskId;
+    } catch (error) {
+      void this.vs.window.showErrorMessage(`rawko: the task did not start: ${errorOf(error).message}`);
+      return undefined;
+    }
+  }
+
+  async cancel(taskId?: string): Promise<void> {
+    await this.onTask('cancel', taskId, (t) => !isFinished(t.state), async (rpc, id) => {
+      await rpc.request(Method.cancelTask, { taskId: id });
+      this.host.note(id, 'cancelled by you');
+    });
+  }
+
+  async step(action: StepAction, taskId?: string): Promise<void> {
+    const verb = action === 'next' ? 'move to the next phase' : action === 'loop' ? 'loop' : 'describe';
+    await this.onTask(verb, taskId, (t) => !isFinished(t.state), async (rpc, id) => {
+      const { text } = await rpc.request<{ text: string }>(Method.step, { taskId: id, action });
+      this.host.note(id, text);
+      const first = text.split('\n').find((l) => l.trim() !== '') ?? text;
+      void this.vs.window.showInformationMessage(`rawko: ${first.replace(/\*\*/g, '')}`);
+    });
+  }
+
+  async interrupt(taskId?: string): Promise<void> {
+    await this.onTask(
+      'interrupt',
+      taskId,
+      (t) => t.state === 'countdown' || t.state === 'running' || t.state === 'waiting_approval',
+      async (rpc, id) => {
+        await rpc.request(Method.interrupt, { taskId: id });
+        this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
+      },
+    );
+  }
+
+  showOutput(taskId?: string): void {
+    if (taskId !== undefined && this.store.get(taskId)) {
+      this.store.setActive(taskId);
+    }
+    this.host.showOutput(false);
+  }
+
+  showApproval(taskId?: string): void {
+    if (!this.approvals.reveal(taskId)) {
+      void this.vs.window.showInformationMessage('rawko: no tool call waits for your approval');
+    }
+  }
+
+  /** Rawko: Show Tasks — every task; resume an interrupted one, retry a failed one, or follow one. */
+  async showTasks(): Promise<void> {
+    const rpc = this.needServer();
+    if (!rpc) {
+      return;
+    }
+    let tasks: TaskSummary[];
+    try {
+      tasks = (await rpc.request<{ tasks: TaskSummary[] }>(Method.listTasks, {})).tasks ?? [];
+    } catch (error) {
+      void this.vs.window.showErrorMessage(`rawko: could not list the tasks: ${errorOf(error).message}`);
+      return;
+    }
+    if (tasks.length === 0) {
+      void this.vs.window.showInformationMessage('rawko: no tasks yet; Rawko: Start Task starts one');
+      return;
+    }
+    const picked = await this.vs.window.showQuickPick(tasks.map(taskItem), {
+      title: 'Rawko: Tasks',
+      placeHolder: 'Pick a task to resume, retry or follow',
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    if (!picked) {
+      return;
+    }
+    const task = picked.task;
+    this.store.describe(task);
+    const actions = this.actionsFor(rpc, task);
+    const chosen =
+      actions.length === 1
+        ? actions[0]
+        : await this.vs.window.showQuickPick(actions, { title: `Rawko: ${task.description}`, placeHolder: 'What to do' });
+    if (!chosen) {
+      return;
+    }
+    try {
+      await chosen.run();
+    } catch (error) {
+      void this.vs.window.showErrorMessage(`rawko: ${errorOf(error).message}`);
+    }
+  }
+
+  private actionsFor(rpc: Rpc, task: TaskSummary): ActionItem[] {
+    const id = task.taskId;
+    const actions: ActionItem[] = [];
+    if (task.state === 'interrupted' || task.state === 'blocked') {
+      actions.push({
+        label: '$(debug-continue) Resume',
+        description: 'continue from the last recorded step',
+        run: async () => {
+          await rpc.request(Method.resumeTask, { taskId: id });
+          this.store.setActive(id);
+          this.host.note(id, 'resumed');
+          this.host.showOutput(true);
+        },
+      });
+    }
+    if (task.state === 'failed') {
+      actions.push({
+        label: '$(refresh) Retry',
+        description: 'try again from the task log',
+        run: async () => {
+          await rpc.request(Method.retry, { taskId: id });
+          this.store.setActive(id);
+          this.host.note(id, 'retried');
+          this.host.showOutput(true);
+        },
+      });
+    }
+    actions.push({
+      label: '$(output) Follow',
+      description: 'show it in the status bar and the output',
+      run: () => {
+        this.store.setActive(id);
+        this.host.showOutput(false);
+        return Promise.resolve();
+      },
+    });
+    if (!isFinished(task.state)) {
+      actions.push({
+        label: '$(close) Cancel',
+        description: 'stop the task',
+        run: async () => {
+          await rpc.request(Method.cancelTask, { taskId: id });
+          this.host.note(id, 'cancelled by you');
+        },
+      });
+    }
+    return actions;
+  }
+
+  /**
+   * Runs `action` on the task the command is for: `taskId` when given, else the active task when
+   * `fits` it, else the only fitting task, else the one the user picks.
+   */
+  private async onTask(
+    verb: string,
+    taskId: string | undefined,
+    fits: (task: Pick<TaskView, 'state' | 'workflow'>) => boolean,
+    action: (rpc: Rpc, taskId: string) => Promise<void>,
+  ): Promise<void> {
+    const rpc = this.needServer();
+    if (!rpc) {
+      return;
+    }
+    const id = taskId ?? (await this.pickTask(rpc, verb, fits));
+    if (id === undefined) {
+      return;
+    }
+    try {
+      await action(rpc, id);
+    } catch (error) {
+      const { message, code } = errorOf(error);
+      const why =
+        code === ErrorCode.taskStateConflict
+          ? `cannot ${verb} now: ${message}`
+          : code === ErrorCode.unknownTask
+            ? `the task is gone: ${message}`
+            : message;
+      void this.vs.window.showErrorMessage(`rawko: ${why}`);
+    }
+  }
+
+  private async pickTask(
+    rpc: Rpc,
+    verb: string,
+    fits: (task: Pick<TaskView, 'state' | 'workflow'>) => boolean,
+  ): Promise<string | undefined> {
+    const active = this.store.active();
+    if (active && fits(active)) {
+      return active.taskId;
+    }
+    let tasks: TaskSummary[];
+    try {
+      tasks = (await rpc.request<{ tasks: TaskSummary[] }>(Method.listTasks, {})).tasks ?? [];
+    } catch {
+      tasks = this.store.all().map((t) => ({
+        taskId: t.taskId,
+        description: t.description ?? t.taskId,
+        state: t.state,
+        breadcrumbText: t.text,
+        startedAt: t.updatedAt,
+      }));
+    }
+    const candidates = tasks.filter((t) => fits(t));
+    if (candidates.length === 0) {
+      void this.vs.window.showInformationMessage(`rawko: no task to ${verb}`);
+      return undefined;
+    }
+    if (candidates.length === 1) {
+      return candidates[0]?.taskId;
+    }
+    const picked = await this.vs.window.showQuickPick(candidates.map(taskItem), {
+      title: `Rawko: which task to ${verb}?`,
+      matchOnDescription: true,
+    });
+    return picked?.task.taskId;
+  }
+
+  private needServer(): Rpc | undefined {
+    const rpc = this.host.rpc();
+    if (!rpc) {
+      void this.vs.window.showErrorMessage('rawko: the server is not running (Rawko: Restart Server starts it)');
+    }
+    return rpc;
+  }
+}
+
+function taskItem(task: TaskSummary): TaskItem {
+  const when = new Date(task.startedAt);
+  const started = Number.isFinite(when.getTime()) ? when.toLocaleString() : '';
+  return {
+    label: `${stateIcon(task.state)} ${task.description}`,
+    description: task.breadcrumbText,
+    detail: [task.state.replace(/_/g, ' '), task.workflow, started, task.taskId].filter(Boolean).join(' · '),
+    task,
+  };
+}

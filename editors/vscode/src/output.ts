@@ -1,0 +1,126 @@
+/**
+ * The task output channel: `rawko/output` (already in `seq` order) as readable text. The agent's
+ * text streams as it comes; tool calls and results, reminders, hook output, completions and
+ * errors each get a line of their own with a marker; the phase context rawko injects is collapsed
+ * to one line; a kind this version does not know is shown with its name. When notifications of
+ * another task come in between, a header line says whose they are. Nothing here throws on odd
+ * input: a missing text is an empty one.
+ */
+import type { OutputParams } from './protocol';
+
+/** The part of `vscode.OutputChannel` the formatter writes to. */
+export interface Sink {
+  append(text: string): void;
+}
+
+/** How many lines of a tool result are shown before the rest is summarised. */
+export const RESULT_LINES = 12;
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
+  return line.trim();
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
+    .join('\n');
+}
+
+function clip(text: string, lines: number): string {
+  const all = text.replace(/\n+$/, '').split('\n');
+  if (all.length <= lines) {
+    return all.join('\n');
+  }
+  return [...all.slice(0, lines), `… (${all.length - lines} more lines)`].join('\n');
+}
+
+export class OutputFormatter {
+  private lastTask: string | undefined;
+  /** Whether the channel's last character is a newline (or nothing was written). */
+  private atLineStart = true;
+
+  constructor(
+    private readonly sink: Sink,
+    private readonly describe: (taskId: string) => string | undefined = () => undefined,
+  ) {}
+
+  /** One `rawko/output` notification. */
+  output(params: OutputParams): void {
+    const text = typeof params.text === 'string' ? params.text : '';
+    this.header(params.taskId);
+    switch (params.kind) {
+      case 'assistant_delta':
+        this.write(text);
+        return;
+      case 'tool_call':
+        this.line(`▶ ${text || params.tool || 'tool call'}`);
+        return;
+      case 'tool_result': {
+        const marker = params.isError ? '✗' : '✓';
+        const body = clip(text, RESULT_LINES);
+        const name = params.tool ? `${params.tool}: ` : '';
+        if (body.includes('\n')) {
+          this.line(`  ${marker} ${name}`);
+          this.line(indent(body, '    '));
+        } else {
+          this.line(`  ${marker} ${name}${body}`);
+        }
+        return;
+      }
+      case 'context_injected': {
+        const lines = text.split('\n').length;
+        this.line(`⟪ context injected: ${firstLine(text)} (${lines} line${lines === 1 ? '' : 's'}) ⟫`);
+        return;
+      }
+      case 'reminder':
+        this.line(`↻ reminder: ${text}`);
+        return;
+      case 'hook_output':
+        this.line(`⚓ hook: ${text}`);
+        return;
+      case 'completion':
+        this.line(`🏁 ${text}`);
+        return;
+      case 'error':
+        this.line(`✗ error: ${text}`);
+        return;
+      default:
+        this.line(`[${String(params.kind)}] ${text}`);
+    }
+  }
+
+  /** A line of the extension's own about a task (a state change, an answer, a withdrawal). */
+  note(taskId: string | undefined, text: string): void {
+    if (taskId !== undefined) {
+      this.header(taskId);
+    }
+    this.line(`· ${text}`);
+  }
+
+  /** Writes `text` on a line of its own. */
+  line(text: string): void {
+    if (!this.atLineStart) {
+      this.write('\n');
+    }
+    this.write(`${text}\n`);
+  }
+
+  private header(taskId: string): void {
+    if (this.lastTask === taskId) {
+      return;
+    }
+    this.lastTask = taskId;
+    const description = this.describe(taskId);
+    this.line(`── ${taskId}${description ? `: ${description}` : ''} ──`);
+  }
+
+  private write(text: string): void {
+    if (text === '') {
+      return;
+    }
+    this.sink.append(text);
+    this.atLineStart = text.endsWith('\n');
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Finding the `rawko` binary and deciding what to do when `rawko serve` stops. Pure, so the unit
+ * tests cover them: the file system and the environment come in as arguments.
+ */
+import * as path from 'node:path';
+
+/** What a user without the binary is told. */
+export const INSTALL_HINT =
+  'Install it with `cargo install --locked --path server` in a clone of the rawko repository ' +
+  '(that puts `rawko` in ~/.cargo/bin), or set `rawko.server.path` to the binary.';
+
+export type ServerCommand = { command: string } | { missing: string };
+
+/**
+ * The binary to start: `rawko.server.path` when set (`~` expanded, a relative path taken from the
+ * workspace folder, a bare name looked up on PATH), else `rawko` on PATH, else
+ * `~/.cargo/bin/rawko` (where `cargo install` puts it, often not on a GUI editor's PATH).
+ */
+export function resolveServerCommand(
+  setting: string,
+  workspaceDir: string | undefined,
+  env: Record<string, string | undefined>,
+  isExecutable: (file: string) => boolean,
+): ServerCommand {
+  const home = env.HOME ?? '';
+  const wanted = setting.trim();
+  if (wanted !== '') {
+    let file = wanted.startsWith('~/') ? path.join(home, wanted.slice(2)) : wanted;
+    if (!file.includes('/')) {
+      const found = searchPath(file, env.PATH, isExecutable);
+      return found ? { command: found } : { missing: `rawko.server.path is \`${wanted}\`, which is not on PATH. ${INSTALL_HINT}` };
+    }
+    if (!path.isAbsolute(file)) {
+      file = path.resolve(workspaceDir ?? process.cwd(), file);
+    }
+    return isExecutable(file) ? { command: file } : { missing: `rawko.server.path is \`${wanted}\`, but ${file} is not an executable file. ${INSTALL_HINT}` };
+  }
+  const found = searchPath('rawko', env.PATH, isExecutable);
+  if (found) {
+    return { command: found };
+  }
+  const cargo = path.join(env.CARGO_HOME ?? path.join(home, '.cargo'), 'bin', 'rawko');
+  if (home !== '' && isExecutable(cargo)) {
+    return { command: cargo };
+  }
+  return { missing: `The rawko binary was not found on PATH. ${INSTALL_HINT}` };
+}
+
+function searchPath(name: string, PATH: string | undefined, isExecutable: (file: string) => boolean): string | undefined {
+  for (const dir of (PATH ?? '').split(path.delimiter)) {
+    if (dir === '') {
+      continue;
+    }
+    const file = path.join(dir, name);
+    if (isExecutable(file)) {
+      return file;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A server that stops unexpectedly is restarted once; when the restarted one stops too, it is
+ * left stopped until the user restarts it (Rawko: Restart Server), which starts the count anew.
+ */
+export class CrashPolicy {
+  private crashes = 0;
+
+  onCrash(): 'restart' | 'stop' {
+    this.crashes += 1;
+    return this.crashes <= 1 ? 'restart' : 'stop';
+  }
+
+  reset(): void {
+    this.crashes = 0;
+  }
+}

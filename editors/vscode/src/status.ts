@@ -1,0 +1,242 @@
+/**
+ * The status bar item: the active task's breadcrumb from `rawko/status` behind an icon for its
+ * state, the countdown (`⏳ Auto-continuing in 3s — click to interrupt`), and the server's reason
+ * for a change (e.g. an approval that timed out) for a while. Its tooltip names the task and the
+ * phase; a click does what the state calls for: interrupt a countdown, answer an approval, or
+ * open the task output. `renderStatus` is the pure part; `StatusBar` applies it to the item.
+ */
+import type * as vscode from 'vscode';
+import type { Clock, Timer } from './clock';
+import type { TaskStore, TaskView } from './tasks';
+import type { Vs } from './vs';
+
+/** How long the server's reason for a change stays in the status bar text. */
+export const REASON_MILLIS = 15_000;
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'missing';
+
+export interface StatusLook {
+  text: string;
+  /** Tooltip lines: a title, then label/value pairs, then a hint of what a click does. */
+  tooltip: { title: string; rows: [string, string][]; hint: string };
+  command: { command: string; arguments: unknown[] };
+  background?: 'warning' | 'error';
+}
+
+const STATE_ICONS: Record<string, string> = {
+  running: '$(sync~spin)',
+  waiting_approval: '$(shield)',
+  countdown: '$(watch)',
+  blocked: '$(debug-pause)',
+  interrupted: '$(debug-disconnect)',
+  complete: '$(check)',
+  failed: '$(error)',
+  cancelled: '$(circle-slash)',
+};
+
+/** The words after the breadcrumb for states that are not plain work. */
+const STATE_WORDS: Record<string, string> = {
+  waiting_approval: 'approval needed',
+  blocked: 'waiting for you',
+  interrupted: 'interrupted',
+  complete: 'complete',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+export function stateIcon(state: string): string {
+  return STATE_ICONS[state] ?? '$(question)';
+}
+
+function shorten(text: string, max: number): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** The phase a task is in, from the innermost breadcrumb item: `🧪 Test [3/4] in Feature`. */
+export function phaseLine(task: TaskView): string | undefined {
+  const inner = task.breadcrumb[task.breadcrumb.length - 1];
+  if (!inner) {
+    return undefined;
+  }
+  const emoji = inner.emoji ? `${inner.emoji} ` : '';
+  return `${emoji}${inner.phaseName} [${inner.index}/${inner.total}] in ${inner.name}`;
+}
+
+export function renderStatus(
+  server: ServerState,
+  task: TaskView | undefined,
+  now: number,
+  othersRunning = 0,
+): StatusLook {
+  if (!task || server !== 'running') {
+    return renderIdle(server, task !== undefined);
+  }
+  const label = task.text || (task.description ? shorten(task.description, 40) : 'rawko');
+  const reasonFresh =
+    task.reason !== undefined && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
+  const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
+
+  let text: string;
+  if (task.state === 'countdown' && task.countdown) {
+    text = `${task.countdown.text} — click to interrupt`;
+  } else {
+    const words = reasonFresh ? task.reason : STATE_WORDS[task.state];
+    text = `${stateIcon(task.state)} ${label}${words ? ` — ${words}` : ''}`;
+  }
+  text += others;
+
+  const rows: [string, string][] = [];
+  rows.push(['Task', task.description ?? task.taskId]);
+  const phase = phaseLine(task);
+  if (phase) {
+    rows.push(['Phase', phase]);
+  }
+  if (task.text && task.breadcrumb.length > 1) {
+    rows.push(['Breadcrumb', task.text]);
+  }
+  rows.push(['State', task.state.replace(/_/g, ' ')]);
+  if (task.reason) {
+    rows.push(['Reason', task.reason]);
+  }
+  if (task.summary) {
+    rows.push(['Summary', shorten(task.summary, 200)]);
+  }
+  rows.push(['Id', task.taskId]);
+
+  let command: StatusLook['command'];
+  let hint: string;
+  if (task.state === 'countdown') {
+    command = { command: 'rawko.interrupt', arguments: [task.taskId] };
+    hint = 'Click to interrupt the countdown.';
+  } else if (task.state === 'waiting_approval') {
+    command = { command: 'rawko.showApproval', arguments: [task.taskId] };
+    hint = 'Click to answer the approval.';
+  } else {
+    command = { command: 'rawko.showOutput', arguments: [task.taskId] };
+    hint = 'Click to show the task output.';
+  }
+
+  let background: StatusLook['background'];
+  if (task.state === 'waiting_approval' || task.state === 'countdown') {
+    background = 'warning';
+  } else if (task.state === 'failed') {
+    background = 'error';
+  }
+  return { text, tooltip: { title: `rawko: ${task.state.replace(/_/g, ' ')}`, rows, hint }, command, background };
+}
+
+function renderIdle(server: ServerState, hasTask: boolean): StatusLook {
+  switch (server) {
+    case 'starting':
+      return {
+        text: '$(loading~spin) rawko',
+        tooltip: { title: 'rawko: starting', rows: [], hint: 'The rawko server is starting.' },
+        command: { command: 'rawko.showOutput', arguments: [] },
+      };
+    case 'stopped':
+      return {
+        text: '$(warning) rawko stopped',
+        tooltip: {
+          title: 'rawko: server stopped',
+          rows: [],
+          hint: hasTask ? 'Click to restart the server; tasks resume from the task store.' : 'Click to restart the server.',
+        },
+        command: { command: 'rawko.restartServer', arguments: [] },
+        background: 'error',
+      };
+    case 'missing':
+      return {
+        text: '$(warning) rawko not installed',
+        tooltip: {
+          title: 'rawko: binary not found',
+          rows: [],
+          hint: 'Install rawko or set rawko.server.path, then click to try again.',
+        },
+        command: { command: 'rawko.restartServer', arguments: [] },
+        background: 'error',
+      };
+    case 'running':
+      return {
+        text: '$(hubot) rawko',
+        tooltip: { title: 'rawko: ready', rows: [], hint: 'Click to start a task.' },
+        command: { command: 'rawko.start', arguments: [] },
+      };
+  }
+}
+
+/** Keeps one status bar item in step with the task store and the server's state. */
+export class StatusBar {
+  private readonly item: vscode.StatusBarItem;
+  private server: ServerState = 'starting';
+  private reasonTimer: Timer | undefined;
+  private readonly subscription: { dispose(): void };
+
+  constructor(
+    private readonly vs: Vs,
+    private readonly clock: Clock,
+    private readonly store: TaskStore,
+  ) {
+    this.item = vs.window.createStatusBarItem('rawko.status', vs.StatusBarAlignment.Left, 10);
+    this.item.name = 'rawko';
+    this.subscription = store.onDidChange(() => this.render());
+    this.render();
+    this.item.show();
+  }
+
+  setServerState(state: ServerState): void {
+    this.server = state;
+    this.render();
+  }
+
+  /** What the item shows now; for tests and for the output channel's log. */
+  get text(): string {
+    return this.item.text;
+  }
+
+  render(): void {
+    const task = this.store.active();
+    const now = this.clock.now();
+    const others = this.store
+      .all()
+      .filter((t) => t.taskId !== task?.taskId && (t.state === 'running' || t.state === 'waiting_approval' || t.state === 'countdown')).length;
+    const look = renderStatus(this.server, task, now, others);
+    this.item.text = look.text;
+    const tooltip = new this.vs.MarkdownString('', true);
+    tooltip.appendMarkdown('**');
+    tooltip.appendText(look.tooltip.title);
+    tooltip.appendMarkdown('**\n\n');
+    for (const [label, value] of look.tooltip.rows) {
+      tooltip.appendMarkdown(`${label}: `);
+      tooltip.appendText(value);
+      tooltip.appendMarkdown('  \n');
+    }
+    tooltip.appendMarkdown('\n');
+    tooltip.appendText(look.tooltip.hint);
+    this.item.tooltip = tooltip;
+    this.item.command = { title: 'rawko', ...look.command };
+    this.item.backgroundColor =
+      look.background === undefined
+        ? undefined
+        : new this.vs.ThemeColor(look.background === 'warning' ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
+
+    // Take the reason out of the text once it is old.
+    this.reasonTimer?.cancel();
+    this.reasonTimer = undefined;
+    if (task?.reasonAt !== undefined) {
+      const left = task.reasonAt + REASON_MILLIS - now;
+      if (left > 0) {
+        this.reasonTimer = this.clock.setTimeout(() => {
+          this.reasonTimer = undefined;
+          this.render();
+        }, left);
+      }
+    }
+  }
+
+  dispose(): void {
+    this.reasonTimer?.cancel();
+    this.subscription.dispose();
+    this.item.dispose();
+  }
+}

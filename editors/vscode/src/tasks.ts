@@ -1,0 +1,168 @@
+/**
+ * What the extension knows of rawko's tasks: for each task its state, breadcrumb, status line,
+ * running countdown and outcome, built from the server's notifications (already in `seq` order)
+ * and from `rawko/listTasks` / `rawko/getTask`. It also decides which task is the active one:
+ * the one the status bar shows and the commands act on unless the user picks another.
+ */
+import type { Clock } from './clock';
+import {
+  isFinished,
+  type BreadcrumbItem,
+  type CountdownParams,
+  type StatusParams,
+  type TaskFinishedParams,
+  type TaskSummary,
+} from './protocol';
+
+export interface TaskView {
+  taskId: string;
+  /** What the user asked for; unknown until the task was started here or described by the server. */
+  description?: string;
+  workflow?: string;
+  state: string;
+  breadcrumb: BreadcrumbItem[];
+  /** The status line, e.g. `Feature > 🧪 Test [3/4]`. */
+  text: string;
+  /** Why the state last changed, when the server said, and when that was. */
+  reason?: string;
+  reasonAt?: number;
+  /** The running auto-continue countdown, while the state is `countdown`. */
+  countdown?: { secondsLeft: number; text: string };
+  outcome?: string;
+  summary?: string;
+  updatedAt: number;
+}
+
+export type Listener = (task: TaskView | undefined) => void;
+
+export class TaskStore {
+  private readonly tasks = new Map<string, TaskView>();
+  private activeId: string | undefined;
+  private readonly listeners = new Set<Listener>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Called with the changed task (or `undefined` when everything was forgotten). */
+  onDidChange(listener: Listener): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  get(taskId: string): TaskView | undefined {
+    return this.tasks.get(taskId);
+  }
+
+  all(): TaskView[] {
+    return [...this.tasks.values()];
+  }
+
+  /** The task the status bar shows and the commands act on first. */
+  active(): TaskView | undefined {
+    return this.activeId === undefined ? undefined : this.tasks.get(this.activeId);
+  }
+
+  setActive(taskId: string): void {
+    this.ensure(taskId);
+    this.activeId = taskId;
+    this.emit(this.tasks.get(taskId));
+  }
+
+  /** The task was started from this editor: it becomes the active one. */
+  started(taskId: string, description: string, workflow: string | undefined): void {
+    const task = this.ensure(taskId);
+    task.description = description;
+    if (workflow !== undefined) {
+      task.workflow = workflow;
+    }
+    this.activeId = taskId;
+    this.emit(task);
+  }
+
+  /** Fills in what `rawko/listTasks` or `rawko/getTask` says of a task. */
+  describe(summary: TaskSummary): void {
+    const known = this.tasks.has(summary.taskId);
+    const task = this.ensure(summary.taskId);
+    task.description = summary.description;
+    if (summary.workflow !== undefined) {
+      task.workflow = summary.workflow;
+    }
+    if (!known) {
+      task.state = summary.state;
+      task.text = summary.breadcrumbText;
+    }
+    this.emit(task);
+  }
+
+  status(params: StatusParams): void {
+    const task = this.ensure(params.taskId);
+    task.state = params.state;
+    task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];
+    task.text = params.text ?? '';
+    if (params.state !== 'countdown') {
+      task.countdown = undefined;
+    }
+    if (params.reason) {
+      task.reason = params.reason;
+      task.reasonAt = this.clock.now();
+    }
+    task.updatedAt = this.clock.now();
+    this.adopt(task);
+    this.emit(task);
+  }
+
+  countdown(params: CountdownParams): void {
+    const task = this.ensure(params.taskId);
+    task.state = 'countdown';
+    task.countdown = { secondsLeft: params.secondsLeft, text: params.text };
+    task.updatedAt = this.clock.now();
+    this.adopt(task);
+    this.emit(task);
+  }
+
+  finished(params: TaskFinishedParams): void {
+    const task = this.ensure(params.taskId);
+    task.outcome = params.outcome;
+    task.summary = params.summary;
+    task.countdown = undefined;
+    if (!isFinished(task.state)) {
+      task.state = params.outcome;
+    }
+    task.updatedAt = this.clock.now();
+    this.emit(task);
+  }
+
+  /** Forgets everything, e.g. after the server restarted. */
+  clear(): void {
+    this.tasks.clear();
+    this.activeId = undefined;
+    this.emit(undefined);
+  }
+
+  /** A task that shows signs of life becomes active when the active one is done or absent. */
+  private adopt(task: TaskView): void {
+    const active = this.active();
+    if (!active || (active.taskId !== task.taskId && isFinished(active.state))) {
+      this.activeId = task.taskId;
+    }
+  }
+
+  private ensure(taskId: string): TaskView {
+    let task = this.tasks.get(taskId);
+    if (!task) {
+      task = { taskId, state: 'running', breadcrumb: [], text: '', updatedAt: this.clock.now() };
+      this.tasks.set(taskId, task);
+    }
+    return task;
+  }
+
+  private emit(task: TaskView | undefined): void {
+    for (const listener of [...this.listeners]) {
+      listener(task);
+    }
+  }
+}
+
+/** Whether `task` is active in the user's sense: not finished. */
+export function isUnfinished(task: { state: string }): boolean {
+  return !isFinished(task.state);
+}
