@@ -362,7 +362,15 @@ function t.use(ws, opts)
     task = opts.task or { provider = 'scripted' },
     output = opts.output,
   }
-  vim.lsp.config('rawko', { cmd_env = t.server_env(ws) })
+  vim.lsp.config('rawko', {
+    cmd_env = t.server_env(ws),
+    handlers = {
+      -- rawko's messages (e.g. a skipped workflow) are kept with the notifications.
+      ['window/showMessage'] = function(_, params)
+        table.insert(t.notes, { message = 'showMessage: ' .. tostring(params and params.message) })
+      end,
+    },
+  })
   vim.cmd.cd(vim.fn.fnameescape(ws.dir))
 end
 

@@ -272,11 +272,15 @@ end
 
 --- `:Rawko validate`: every problem of every workflow into the quickfix list.
 function M.validate()
-  client.request('rawko/validateWorkflows', vim.empty_dict(), function(result)
+  client.request('rawko/validateWorkflows', vim.empty_dict(), function(result, c)
     local items = {}
     for _, d in ipairs(type(result) == 'table' and result.diagnostics or {}) do
+      local path = d.path or ''
+      if not vim.startswith(path, '/') and c.root_dir then
+        path = vim.fs.joinpath(c.root_dir, path)
+      end
       table.insert(items, {
-        filename = d.path,
+        filename = path,
         lnum = d.line or 1,
         col = d.column or 1,
         type = d.severity == 'warning' and 'W' or 'E',
