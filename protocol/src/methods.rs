@@ -129,6 +129,7 @@ pub const ALL_METHODS: &[MethodInfo] = &[
     MethodInfo::request::<to_server::Reset>(ClientToServer),
     MethodInfo::request::<to_server::ValidateWorkflows>(ClientToServer),
     MethodInfo::request::<to_client::ApproveToolCall>(ServerToClient),
+    MethodInfo::request::<to_client::TrustWorkspace>(ServerToClient),
     MethodInfo::notification::<to_client::Status>(ServerToClient),
     MethodInfo::notification::<to_client::Countdown>(ServerToClient),
     MethodInfo::notification::<to_client::Output>(ServerToClient),

@@ -100,6 +100,38 @@ pub struct ApproveToolCallResult {
     pub outcome: ApprovalOutcome,
 }
 
+/// Asks the user whether the workspace's hooks may run. Hooks in `<workspace>/.rawko/config.json`
+/// run commands, so rawko runs them only in a workspace the user trusts; trust is recorded with a
+/// hash of the hooks, and a changed hooks section is asked about again.
+#[derive(Debug)]
+pub enum TrustWorkspace {}
+
+impl Request for TrustWorkspace {
+    type Params = TrustWorkspaceParams;
+    type Result = TrustWorkspaceResult;
+    const METHOD: &'static str = "rawko/trustWorkspace";
+}
+
+/// The params of `rawko/trustWorkspace`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustWorkspaceParams {
+    /// The workspace folder whose `.rawko/config.json` defines hooks.
+    pub workspace: String,
+    /// The hooks, one line each, e.g. `PreToolUse [Bash]: ./check.sh`.
+    pub hooks: Vec<String>,
+    /// `true` when the workspace was trusted before and its hooks changed since.
+    pub changed: bool,
+}
+
+/// The result of `rawko/trustWorkspace`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustWorkspaceResult {
+    /// Whether the user trusts the workspace; its hooks run only when `true`.
+    pub trusted: bool,
+}
+
 /// The task's state, breadcrumb and status line changed.
 #[derive(Debug)]
 pub enum Status {}
@@ -252,6 +284,11 @@ mod tests {
     #[test]
     fn approve_tool_call() {
         check_request::<ApproveToolCall>();
+    }
+
+    #[test]
+    fn trust_workspace() {
+        check_request::<TrustWorkspace>();
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct Settings {
     pub api_keys: ApiKeys,
     /// How long a provider that stays rate limited is left alone.
     pub rate_limit_cooldown: Duration,
+    /// The hooks of both config files, the user's first; each knows where it came from, since a
+    /// workspace's hooks run only in a trusted workspace (see [`Settings::hooks_to_run`]).
+    pub hooks: Vec<crate::hooks::Hook>,
+    /// The workspace's `hooks` section as written, for the trust check.
+    pub workspace_hooks: Option<Value>,
 }
 
 /// API keys by provider name. Its `Debug` shows only the names.
@@ -72,7 +77,25 @@ impl Default for Settings {
             providers: Vec::new(),
             api_keys: ApiKeys::default(),
             rate_limit_cooldown: Duration::from_secs(3600),
+            hooks: Vec::new(),
+            workspace_hooks: None,
         }
+    }
+}
+
+impl Settings {
+    /// The hooks that may run: all of them in a trusted workspace, else the user's only.
+    pub fn hooks_to_run(&self, workspace_trusted: bool) -> Vec<crate::hooks::Hook> {
+        self.hooks
+            .iter()
+            .filter(|h| workspace_trusted || h.source == crate::hooks::HookSource::User)
+            .cloned()
+            .collect()
+    }
+
+    /// Whether the workspace's config has hooks of its own.
+    pub fn has_workspace_hooks(&self) -> bool {
+        self.workspace_hooks.is_some()
     }
 }
 
@@ -121,7 +144,32 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
         };
         let source = file.display().to_string();
         match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => apply(&mut settings, &map, &source, &mut problems),
+            Ok(Value::Object(map)) => {
+                apply(&mut settings, &map, &source, &mut problems);
+                if let Some(section) = map.get("hooks") {
+                    // A workspace's file is `<ws>/.rawko/config.json`; the user's is `rawko/config.json`.
+                    let from_workspace = file
+                        .parent()
+                        .and_then(Path::file_name)
+                        .is_some_and(|n| n == ".rawko");
+                    let origin = if from_workspace {
+                        crate::hooks::HookSource::Workspace
+                    } else {
+                        crate::hooks::HookSource::User
+                    };
+                    let (hooks, hook_problems) = crate::hooks::config::parse(section, origin);
+                    problems.extend(hook_problems.into_iter().map(|p| ConfigProblem {
+                        source: source.clone(),
+                        message: p.message,
+                    }));
+                    if from_workspace {
+                        let has_any = section.as_object().is_some_and(|o| !o.is_empty());
+                        settings.workspace_hooks = has_any.then(|| section.clone());
+                    }
+                    let earlier = std::mem::take(&mut settings.hooks);
+                    settings.hooks = crate::hooks::config::merge(earlier, hooks);
+                }
+            }
             Ok(_) => problems.push(ConfigProblem {
                 source,
                 message: "must be a JSON object".to_owned(),

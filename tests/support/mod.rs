@@ -199,6 +199,11 @@ impl Editor {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the server with SIGKILL, as a crash would, and waits for it to be gone.
     pub fn kill9(&mut self) {
         let _ = self.child.kill();

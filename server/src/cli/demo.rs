@@ -139,6 +139,8 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
             store: None,
             resume: None,
             then: None,
+            hooks: Arc::new(crate::hooks::Hooks::none(dir.clone())),
+            session: None,
         });
         let mut printer = Printer::new(out);
         let mut finished = None;

@@ -3,6 +3,7 @@
 
 mod agents;
 mod demo;
+mod hooks;
 mod init;
 mod run;
 mod tasks;
@@ -110,6 +111,19 @@ pub enum Command {
         #[arg(long)]
         mermaid: bool,
     },
+    /// Trust this workspace's hooks (from <workspace>/.rawko/config.json) so they run; rawko asks
+    /// again when they change
+    Trust {
+        /// Stop trusting the workspace: its hooks no longer run
+        #[arg(long)]
+        revoke: bool,
+    },
+    /// The sessions recorded: each `rawko serve` or `rawko run` is one
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Show the settings and hooks in effect, or turn the git hooks on and off
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Run the JSON-RPC server on stdin/stdout (LSP framing) for an editor
     Serve {
         /// Accepted for editors that pass it; stdio is the only transport
@@ -128,6 +142,60 @@ pub enum Command {
         /// Length of one countdown tick in milliseconds
         #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
         tick_ms: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The sessions of this workspace, newest first: id, status, command, start, tasks
+    List {
+        /// Sessions of every workspace
+        #[arg(long)]
+        all: bool,
+    },
+    /// One session: its status, command, tasks, git branch and commit
+    Show {
+        /// The session id (or the start of it), or `current`
+        #[arg(default_value = "current")]
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The config files, the settings in effect and every hook with where it comes from
+    Show,
+    /// Commit every change after each task (a git-commit hook in PostExecutionEnd)
+    SetAutoCommit {
+        #[arg(value_name = "true|false", value_parser = hooks::parse_bool)]
+        value: bool,
+        /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// Push the branch after each task (a git-push hook in PostExecutionEnd)
+    SetAutoPush {
+        #[arg(value_name = "true|false", value_parser = hooks::parse_bool)]
+        value: bool,
+        /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// Commit with --no-verify (skip the repository's git hooks)
+    SetGitNoVerify {
+        #[arg(value_name = "true|false", value_parser = hooks::parse_bool)]
+        value: bool,
+        /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// The remote the git-push hook pushes to
+    SetPushRemote {
+        #[arg(value_name = "NAME")]
+        remote: String,
+        /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
+        #[arg(long, short = 'g')]
+        global: bool,
     },
 }
 
@@ -276,6 +344,22 @@ pub fn run(
         Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
         Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
         Command::Machine { mermaid } => machine(&mut ctx, mermaid),
+        Command::Trust { revoke } => hooks::trust_workspace(&mut ctx, revoke),
+        Command::Sessions(SessionsCommand::List { all }) => hooks::sessions_list(&mut ctx, all),
+        Command::Sessions(SessionsCommand::Show { id }) => hooks::sessions_show(&mut ctx, &id),
+        Command::Config(ConfigCommand::Show) => hooks::config_show(&mut ctx),
+        Command::Config(ConfigCommand::SetAutoCommit { value, global }) => {
+            hooks::config_edit(&mut ctx, hooks::ConfigEdit::AutoCommit(value), global)
+        }
+        Command::Config(ConfigCommand::SetAutoPush { value, global }) => {
+            hooks::config_edit(&mut ctx, hooks::ConfigEdit::AutoPush(value), global)
+        }
+        Command::Config(ConfigCommand::SetGitNoVerify { value, global }) => {
+            hooks::config_edit(&mut ctx, hooks::ConfigEdit::GitNoVerify(value), global)
+        }
+        Command::Config(ConfigCommand::SetPushRemote { remote, global }) => {
+            hooks::config_edit(&mut ctx, hooks::ConfigEdit::PushRemote(remote), global)
+        }
         Command::Demo {
             interactive,
             dir,

@@ -14,6 +14,7 @@ use crate::config::{self, Settings};
 use crate::engine::{
     self, ApprovalAnswer, ArbiterSetup, Outcome, TaskCommand, TaskEvent, TaskSpec,
 };
+use crate::hooks::session::{SessionRecorder, SessionStatus};
 use crate::machine::MachineConfig;
 use crate::provider::ProviderSpec;
 use crate::store;
@@ -55,8 +56,69 @@ fn settings_for(
     Ok(settings)
 }
 
+/// Whether the workspace's hooks may run: asked at the terminal when the workspace is not trusted
+/// yet; without a terminal they do not run, and rawko says so.
+fn workspace_trusted(
+    settings: &Settings,
+    workspace: &Path,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    out: &mut dyn io::Write,
+    err: &mut dyn io::Write,
+) -> io::Result<bool> {
+    use crate::hooks::trust::{self, Trust};
+    let store = trust::store_path(env);
+    let section = settings.workspace_hooks.as_ref();
+    let state = trust::check(store.as_deref(), workspace, section);
+    if matches!(state, Trust::NoHooks | Trust::Trusted) {
+        return Ok(true);
+    }
+    let lines = crate::hooks::workspace_hook_lines(&settings.hooks);
+    if !io::stdin().is_terminal() {
+        writeln!(
+            err,
+            "note: the hooks in {}/.rawko/config.json do not run: {} (`rawko trust` trusts it)",
+            workspace.display(),
+            if state == Trust::Changed {
+                "they changed since you trusted this workspace"
+            } else {
+                "this workspace is not trusted"
+            }
+        )?;
+        return Ok(false);
+    }
+    writeln!(
+        out,
+        "{} defines hooks{}:",
+        workspace.join(".rawko").join("config.json").display(),
+        if state == Trust::Changed {
+            " that changed since you trusted it"
+        } else {
+            ""
+        }
+    )?;
+    for l in &lines {
+        writeln!(out, "  {l}")?;
+    }
+    write!(out, "Trust this workspace and run its hooks? [y/N] ")?;
+    out.flush()?;
+    let mut line = String::new();
+    io::stdin().read_line(&mut line)?;
+    let yes = matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes");
+    if yes {
+        if let (Some(store), Some(section)) = (store, section) {
+            if let Err(e) = trust::record(&store, workspace, section) {
+                writeln!(err, "warning: cannot record the trust: {e}")?;
+            }
+        }
+    } else {
+        writeln!(out, "The workspace's hooks do not run this time.")?;
+    }
+    Ok(yes)
+}
+
 pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
     let settings = settings_for(&ctx.workspace, ctx.env, ctx.err)?;
+    let trusted = workspace_trusted(&settings, &ctx.workspace, ctx.env, ctx.out, ctx.err)?;
     crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
     let store_dir = store::state_dir(ctx.env);
     let workspace = ctx.workspace.clone();
@@ -134,6 +196,8 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             store: store_dir,
             resume: Some((files, replay)),
             then: None,
+            hooks: Arc::new(crate::hooks::Hooks::none(workspace.clone())),
+            session: None,
         }
     } else {
         let Some(task) = options
@@ -233,8 +297,34 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             store: store_dir,
             resume: None,
             then: None,
+            hooks: Arc::new(crate::hooks::Hooks::none(workspace.clone())),
+            session: None,
         }
     };
+    let mut spec = spec;
+    let session = store_dir_for_session(ctx.env).and_then(|dir| {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        match SessionRecorder::start(
+            &dir,
+            &workspace,
+            "run",
+            args,
+            Some(spec.provider_spec.name.clone()),
+        ) {
+            Ok(r) => Some(Arc::new(r)),
+            Err(e) => {
+                tracing::warn!("cannot record the session: {e}");
+                None
+            }
+        }
+    });
+    let hooks = Arc::new(crate::hooks::Hooks::new(
+        spec.settings.hooks_to_run(trusted),
+        session.as_ref().map(|s| s.id()).unwrap_or_default(),
+        workspace.clone(),
+    ));
+    spec.hooks = hooks.clone();
+    spec.session = session.clone();
 
     let approvals = match options.approvals {
         Approvals::Ask if !io::stdin().is_terminal() => {
@@ -301,6 +391,33 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             }
             printer.show(event)?;
         }
+        // The session ends: AutoAgent's Stop hooks, then the session file.
+        let status = match (finished, cancelling) {
+            (_, true) => SessionStatus::Interrupted,
+            (Some(Outcome::Complete), _) => SessionStatus::Completed,
+            (Some(Outcome::Cancelled), _) => SessionStatus::Interrupted,
+            _ => SessionStatus::Failed,
+        };
+        let snapshot = session.as_ref().and_then(|s| s.snapshot());
+        let stop = crate::hooks::session_stop(&hooks, snapshot.as_ref(), status.as_str()).await;
+        let mut error = None;
+        for note in &stop.notes {
+            match note {
+                crate::hooks::Note::Output(t) => writeln!(printer.out, "  🪝 {t}")?,
+                crate::hooks::Note::Error(t) | crate::hooks::Note::ConfigError(t) => {
+                    writeln!(printer.out, "  ✗ {t}")?
+                }
+            }
+        }
+        let mut status = status;
+        if let Some(reason) = stop.blocked.or(stop.halt) {
+            writeln!(printer.out, "  ✗ Stop hook blocked termination: {reason}")?;
+            error = Some(format!("Stop hook blocked termination: {reason}"));
+            status = SessionStatus::Failed;
+        }
+        if let Some(s) = &session {
+            s.end(status, error);
+        }
         io::Result::Ok(finished)
     })?;
     Ok(match finished {
@@ -308,6 +425,10 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         Some(Outcome::Cancelled) => EXIT_CANCELLED,
         _ => EXIT_PROBLEMS,
     })
+}
+
+fn store_dir_for_session(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    store::state_dir(env)
 }
 
 /// The provider from the flags, completed from the configured providers.

@@ -34,7 +34,7 @@ use crate::workflow::{WorkflowSet, WorkflowState};
 
 /// Why a wait ended early.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Stop {
+pub(super) enum Stop {
     Cancel,
     Interrupt,
     /// A user message arrived (only when the wait asked to stop for one).
@@ -56,12 +56,12 @@ enum RunEnd {
 
 /// The part of the actor that waits and reacts to commands: everything but the conversation
 /// and the providers, which the awaited futures borrow.
-struct Control {
-    id: String,
-    description: String,
-    set: Arc<WorkflowSet>,
+pub(super) struct Control {
+    pub(super) id: String,
+    pub(super) description: String,
+    pub(super) set: Arc<WorkflowSet>,
     agents: Arc<AgentSet>,
-    workflow: Option<WorkflowState>,
+    pub(super) workflow: Option<WorkflowState>,
     machine: Machine,
     settings: Settings,
     default_agent: String,
@@ -69,20 +69,32 @@ struct Control {
     events: mpsc::UnboundedSender<TaskEvent>,
     snapshot: Arc<Mutex<TaskSnapshot>>,
     commands: mpsc::UnboundedReceiver<TaskCommand>,
-    files: Option<TaskFiles>,
-    state: TaskState,
+    pub(super) files: Option<TaskFiles>,
+    pub(super) state: TaskState,
     pending_messages: VecDeque<String>,
     always_allowed: HashSet<String>,
     always_rejected: HashSet<String>,
     reminders_in_row: u32,
     hit_max_iterations: bool,
-    last_output: String,
+    pub(super) last_output: String,
     /// Tool calls of the last turn that a resumed task still has to run, and the results the
     /// turn already has.
     pending_calls: Vec<ToolCall>,
     pending_results: Vec<ToolResult>,
     /// Set when the log could not be written: the task stops, since it could not be resumed.
     log_error: Option<String>,
+    pub(super) hooks: Arc<crate::hooks::Hooks>,
+    session: Option<Arc<crate::hooks::session::SessionRecorder>>,
+    pub(super) provider_name: String,
+    pub(super) started_at: i64,
+    /// Hook events waiting for the next point where hooks can run.
+    pub(super) queued_hooks: Vec<crate::hooks::Invocation>,
+    /// Files the task's Write and Edit calls changed.
+    pub(super) files_modified: std::collections::BTreeSet<String>,
+    /// Whether the agent goes on because a Stop hook blocked its last stop.
+    pub(super) stop_hook_active: bool,
+    /// Why the task waits for the user, when a hook (not the user) stopped it.
+    pub(super) halt_reason: Option<String>,
 }
 
 /// The conversation the provider continues.
@@ -179,7 +191,10 @@ pub(super) async fn run(
         store,
         resume,
         then,
+        hooks,
+        session,
     } = spec;
+    let provider_name = provider_spec.name.clone();
     let started_at = snapshot
         .lock()
         .map(|s| s.started_at)
@@ -231,7 +246,18 @@ pub(super) async fn run(
         pending_calls: Vec::new(),
         pending_results: Vec::new(),
         log_error: None,
+        hooks,
+        session,
+        provider_name,
+        started_at,
+        queued_hooks: Vec::new(),
+        files_modified: Default::default(),
+        stop_hook_active: false,
+        halt_reason: None,
     };
+    if let Some(session) = &ctl.session {
+        session.task_started(&id);
+    }
     let tools = match ToolContext::new(&workspace) {
         Ok(mut tools) => {
             tools.bash_timeout = ctl.settings.bash_timeout;
@@ -290,12 +316,21 @@ pub(super) async fn run(
                     }
                 }
             }
+            ctl.set_status(TaskState::Running, None, "task started");
+            match ctl.start_hooks(&first_message, false).await {
+                Ok(context) => {
+                    first_message = super::hooking::with_context(first_message, &context)
+                }
+                Err(reason) => {
+                    ctl.finish(Outcome::Failed, reason);
+                    return;
+                }
+            }
             ctl.log(LogEvent::UserMessage {
                 text: first_message.clone(),
                 source: "initial".to_owned(),
             });
             conversation.messages.push(Message::User(first_message));
-            ctl.set_status(TaskState::Running, None, "task started");
             effects.extend(ctl.apply(machine::Event::StartTask {
                 task: description.clone(),
             }));
@@ -338,6 +373,16 @@ pub(super) async fn run(
                 Some(format!("from {} recorded events", replay.records)),
             );
             ctl.set_status(TaskState::Running, None, "resumed");
+            if let Ok(context) = ctl.start_hooks("", true).await {
+                if !context.is_empty() {
+                    let text = context.join("\n\n");
+                    ctl.log(LogEvent::UserMessage {
+                        text: text.clone(),
+                        source: "hook".to_owned(),
+                    });
+                    conversation.messages.push(Message::User(text));
+                }
+            }
             if let Some(event) = then {
                 effects.extend(ctl.apply_override(event, &mut conversation));
             } else {
@@ -355,7 +400,7 @@ pub(super) async fn run(
             &tools,
         )
         .await;
-    ctl.finish(outcome, summary);
+    ctl.end(outcome, summary).await;
 }
 
 /// `Option<String>::flatten_default`: the default agent name when none was chosen.
@@ -370,7 +415,7 @@ impl FlattenDefault for Option<String> {
 }
 
 impl Control {
-    fn emit(&self, event: TaskEvent) {
+    pub(super) fn emit(&self, event: TaskEvent) {
         // The face may have gone (the editor closed); the task still runs to its end.
         let _ = self.events.send(event);
     }
@@ -393,7 +438,7 @@ impl Control {
         }
     }
 
-    fn output(&self, kind: OutputKind, text: impl Into<String>) {
+    pub(super) fn output(&self, kind: OutputKind, text: impl Into<String>) {
         self.emit(TaskEvent::Output {
             kind,
             text: text.into(),
@@ -404,7 +449,7 @@ impl Control {
         });
     }
 
-    fn record(
+    pub(super) fn record(
         &self,
         event: &str,
         before: Option<String>,
@@ -606,7 +651,7 @@ impl Control {
     }
 
     /// Announces the task's state. `reason` says why, when it matters.
-    fn set_status(&mut self, state: TaskState, reason: Option<String>, event: &str) {
+    pub(super) fn set_status(&mut self, state: TaskState, reason: Option<String>, event: &str) {
         let before = self.state;
         self.state = state;
         let (breadcrumb, crumb_text) = self.breadcrumb();
@@ -672,7 +717,7 @@ impl Control {
 
     /// Awaits `fut` while serving commands. Steps are answered at once; messages are queued
     /// (or end the wait, with `stop_for_user`); cancel, interrupt and overrides end the wait.
-    async fn wait<T>(
+    pub(super) async fn wait<T>(
         &mut self,
         fut: impl Future<Output = T>,
         stop_for_user: bool,
@@ -749,7 +794,22 @@ impl Control {
         if new != *old {
             self.log(LogEvent::Workflow { state: new.clone() });
         }
+        let phase_moved = new.current_path != old.current_path || new.active != old.active;
+        if phase_moved && old.active {
+            let inv = self.phase_invocation(crate::hooks::HookEvent::PhaseExit);
+            self.queue_hook(inv);
+        }
         self.workflow = Some(new);
+        if phase_moved {
+            let now = self.workflow.as_ref();
+            if now.is_some_and(|w| w.active) {
+                let inv = self.phase_invocation(crate::hooks::HookEvent::PhaseEnter);
+                self.queue_hook(inv);
+            } else if now.is_some_and(|w| !w.cancelled) {
+                let inv = self.invocation(crate::hooks::HookEvent::WorkflowComplete);
+                self.queue_hook(inv);
+            }
+        }
         if moved {
             self.reminders_in_row = 0;
             let (_, text) = self.breadcrumb();
@@ -966,6 +1026,50 @@ impl Control {
                 Err(e) => return Ok(Err(e)),
             }
         };
+        if matches!(
+            decision,
+            ArbiterDecision::Continue { .. } | ArbiterDecision::Complete { .. }
+        ) {
+            match self.stop_hooks().await {
+                Ok(None) => {}
+                Ok(Some(message)) => {
+                    // A Stop hook sends the agent on; it counts like a not-done reminder.
+                    if self.reminders_in_row >= self.settings.max_reminders {
+                        return Ok(Err(MachineError::new(
+                            "reminder_limit",
+                            format!(
+                                "a Stop hook kept the agent going {} times in a row; giving up (maxReminders is {})",
+                                self.reminders_in_row + 1,
+                                self.settings.max_reminders
+                            ),
+                        )));
+                    }
+                    self.reminders_in_row += 1;
+                    self.log(LogEvent::UserMessage {
+                        text: message.clone(),
+                        source: "stop_hook".to_owned(),
+                    });
+                    self.record(
+                        "stop_hook",
+                        None,
+                        None,
+                        Some(format!("reminder {}", self.reminders_in_row)),
+                    );
+                    self.output(OutputKind::Reminder, message.clone());
+                    conversation.messages.push(Message::User(message));
+                    return Ok(Ok(ArbiterDecision::Continue {
+                        reason: "a Stop hook blocked the stop".to_owned(),
+                    }));
+                }
+                Err(Stop::Interrupt) => {
+                    self.wait_for_user().await?;
+                    return Ok(Ok(ArbiterDecision::Continue {
+                        reason: "the user resumed after a hook stopped the task".to_owned(),
+                    }));
+                }
+                Err(stop) => return Err(Self::stop_event(stop)),
+            }
+        }
         let workflow_active = self.workflow.as_ref().is_some_and(|w| w.active);
         if !(workflow_active && matches!(decision, ArbiterDecision::Continue { .. })) {
             return Ok(Ok(decision));
@@ -1061,11 +1165,11 @@ impl Control {
     /// After an interrupt: waits until the user sends a message, resumes, steps, or cancels.
     async fn wait_for_user(&mut self) -> Result<(), machine::Event> {
         self.log(LogEvent::Interrupted);
-        self.set_status(
-            TaskState::Blocked,
-            Some("interrupted by the user".to_owned()),
-            "interrupted",
-        );
+        let reason = match self.halt_reason.take() {
+            Some(why) => format!("stopped by a hook: {why}"),
+            None => "interrupted by the user".to_owned(),
+        };
+        self.set_status(TaskState::Blocked, Some(reason), "interrupted");
         loop {
             match self.wait(std::future::pending::<()>(), true).await {
                 Ok(()) => {}
@@ -1086,9 +1190,19 @@ impl Control {
     }
 
     /// Moves queued user messages into the conversation.
-    fn deliver_messages(&mut self, conversation: &mut Conversation) {
+    async fn deliver_messages(&mut self, conversation: &mut Conversation) {
         let spoke = !self.pending_messages.is_empty();
         while let Some(text) = self.pending_messages.pop_front() {
+            let text = match self.submit_prompt(text).await {
+                Ok(text) => text,
+                Err(reason) => {
+                    self.output(
+                        OutputKind::Error,
+                        format!("your message was blocked by a UserPromptSubmit hook: {reason}"),
+                    );
+                    continue;
+                }
+            };
             self.log(LogEvent::UserMessage {
                 text: text.clone(),
                 source: "user".to_owned(),
@@ -1156,7 +1270,8 @@ impl Control {
         }
 
         loop {
-            self.deliver_messages(conversation);
+            self.run_queued_hooks().await;
+            self.deliver_messages(conversation).await;
             if self.state != TaskState::Running {
                 self.set_status(TaskState::Running, None, "turn");
             }
@@ -1279,14 +1394,16 @@ impl Control {
         }
     }
 
-    /// One tool call: `workflow_step`, or the agent's tool filter, the gate, the approval when
-    /// blocked, and the tool. Logged when it starts and when it finishes.
+    /// One tool call: the PreToolUse hooks, then `workflow_step`, or the agent's tool filter, the
+    /// gate, the approval when blocked (or when a hook asks), the tool, and the PostToolUse hooks.
+    /// Logged when it starts and when it finishes.
     async fn tool_call(
         &mut self,
         call: &ToolCall,
         tools: &Arc<ToolContext>,
         agent: Option<&AgentDefinition>,
     ) -> Result<ToolResult, Stop> {
+        use crate::hooks::HookEvent;
         self.emit(TaskEvent::Output {
             kind: OutputKind::ToolCall,
             text: summarize_call(call),
@@ -1299,13 +1416,55 @@ impl Control {
             id: call.id.clone(),
             name: call.name.clone(),
         });
-        let (content, is_error) = if call.name.eq_ignore_ascii_case(step::TOOL_NAME) {
-            self.workflow_step(call)
-        } else if let Some(refusal) = agent.and_then(|a| agent_refusal(a, call)) {
+        let pre = self
+            .fire_waiting(self.tool_invocation(HookEvent::PreToolUse, call))
+            .await?;
+        let mut call = call.clone();
+        if let Some(input) = pre.updated_input.clone() {
+            self.output(
+                OutputKind::HookOutput,
+                format!("a PreToolUse hook replaced the input of {}", call.name),
+            );
+            call.input = input;
+        }
+        let (mut content, is_error) = if let Some(reason) = &pre.halt {
+            self.halt_reason = Some(reason.clone());
+            (format!("stopped by a PreToolUse hook: {reason}"), true)
+        } else if let Some(reason) = &pre.blocked {
+            (format!("blocked by a PreToolUse hook: {reason}"), true)
+        } else if call.name.eq_ignore_ascii_case(step::TOOL_NAME) {
+            let r = self.workflow_step(&call);
+            self.run_queued_hooks().await;
+            r
+        } else if let Some(refusal) = agent.and_then(|a| agent_refusal(a, &call)) {
             (refusal, true)
         } else {
-            self.gated_call(call, tools).await?
+            self.gated_call(&call, tools, pre.ask.as_deref()).await?
         };
+        self.note_modified(&call.name, &call.input, is_error);
+        if pre.blocked.is_none() && pre.halt.is_none() {
+            let post = self
+                .fire_waiting(
+                    self.tool_invocation(HookEvent::PostToolUse, &call)
+                        .field(
+                            "tool_response",
+                            super::hooking::tool_response(&content, is_error),
+                        )
+                        .field(
+                            "toolResponse",
+                            super::hooking::tool_response(&content, is_error),
+                        ),
+                )
+                .await?;
+            if let Some(reason) = post.blocked {
+                content.push_str(&format!("\n\n[PostToolUse hook] {reason}"));
+            }
+            if let Some(reason) = post.halt {
+                self.halt_reason = Some(reason);
+            }
+            content = super::hooking::with_context(content, &post.context);
+        }
+        content = super::hooking::with_context(content, &pre.context);
         self.log(LogEvent::ToolFinished {
             id: call.id.clone(),
             content: content.clone(),
@@ -1319,11 +1478,31 @@ impl Control {
             input: None,
             is_error: Some(is_error),
         });
+        if self.halt_reason.is_some() {
+            // A hook said `continue: false`: the result is recorded, then the task waits.
+            return Err(Stop::Interrupt);
+        }
         Ok(ToolResult {
             tool_call_id: call.id.clone(),
             content,
             is_error,
         })
+    }
+
+    /// The invocation of a tool event, in AutoAgent's and Claude Code's names.
+    fn tool_invocation(
+        &self,
+        event: crate::hooks::HookEvent,
+        call: &ToolCall,
+    ) -> crate::hooks::Invocation {
+        self.invocation(event)
+            .subject(call.name.clone())
+            .field("tool_name", call.name.clone())
+            .field("tool_input", call.input.clone())
+            .field("tool_use_id", call.id.clone())
+            .field("toolName", call.name.clone())
+            .field("toolInput", call.input.clone())
+            .field("toolUseId", call.id.clone())
     }
 
     fn workflow_step(&mut self, call: &ToolCall) -> (String, bool) {
@@ -1343,6 +1522,7 @@ impl Control {
         &mut self,
         call: &ToolCall,
         tools: &Arc<ToolContext>,
+        hook_asks: Option<&str>,
     ) -> Result<(String, bool), Stop> {
         if !tools::is_builtin(&call.name) {
             let known: Vec<&str> = tools::specs().iter().map(|s| s.name).collect();
@@ -1362,6 +1542,19 @@ impl Control {
             let answer = self.approval(call, &phase, &reason).await?;
             if !answer.allows() {
                 return Ok((reason, true));
+            }
+        } else if let Some(why) = hook_asks {
+            // A PreToolUse hook asked for the user's decision on a call the phase allows.
+            let phase = self
+                .workflow
+                .as_ref()
+                .and_then(|w| w.resolve(&self.set))
+                .map(|a| a.current_phase.name.clone())
+                .unwrap_or_default();
+            let reason = format!("a PreToolUse hook asks: {why}");
+            let answer = self.approval(call, &phase, &reason).await?;
+            if !answer.allows() {
+                return Ok((format!("the user did not allow this call ({why})"), true));
             }
         }
         let tools = tools.clone();
@@ -1390,6 +1583,11 @@ impl Control {
         if self.always_rejected.contains(&tool_key) {
             return Ok(ApprovalAnswer::RejectAlways);
         }
+        let inv = self
+            .tool_invocation(crate::hooks::HookEvent::ApprovalRequested, call)
+            .field("phase", phase)
+            .field("reason", reason);
+        self.fire_waiting(inv).await?;
         let (reply, answer) = oneshot::channel();
         self.set_status(
             TaskState::WaitingApproval,
@@ -1446,11 +1644,31 @@ impl Control {
             .unwrap_or_else(|| format!("{}: {}", call.name, answer_name(answer)));
         self.record("approval_resolved", None, None, Some(detail));
         self.set_status(TaskState::Running, why, "approval_resolved");
+        let inv = self
+            .tool_invocation(crate::hooks::HookEvent::ApprovalResolved, call)
+            .field("answer", answer_name(answer))
+            .field("phase", phase);
+        self.fire_waiting(inv).await?;
         Ok(answer)
+    }
+
+    /// Ends a task that ran: the end hooks, then [`Self::finish`].
+    async fn end(&mut self, outcome: Outcome, summary: String) {
+        let (outcome, summary, files) = self.end_hooks_before(outcome, summary).await;
+        self.finish_logged(outcome, &summary);
+        self.end_hooks_after(outcome, &files).await;
+        self.finish_announced(outcome, summary);
     }
 
     /// Ends the task: the last output, the final status, and `Finished` (logged first).
     fn finish(&mut self, outcome: Outcome, summary: String) {
+        self.finish_logged(outcome, &summary);
+        self.finish_announced(outcome, summary);
+    }
+
+    /// The first half of the end: logged, and the completion (or error) shown.
+    fn finish_logged(&mut self, outcome: Outcome, summary: &str) {
+        let summary = summary.to_owned();
         tracing::debug!(task = %self.id, ?outcome, %summary, "task finished");
         let message = self.workflow.as_ref().and_then(|w| {
             let def = self.set.get(&w.workflow_key)?;
@@ -1478,6 +1696,13 @@ impl Control {
                 message.unwrap_or_else(|| "❌ Task cancelled".to_owned()),
             ),
             Outcome::Failed => self.output(OutputKind::Error, format!("task failed: {summary}")),
+        }
+    }
+
+    /// The second half: the final status and `Finished`, the task's last notification.
+    fn finish_announced(&mut self, outcome: Outcome, summary: String) {
+        if let Some(session) = &self.session {
+            session.task_finished(&self.id, outcome_name(outcome));
         }
         if let Some(w) = &mut self.workflow {
             if outcome == Outcome::Cancelled {

@@ -8,6 +8,7 @@
 //! waiting on the actor.
 
 mod actor;
+mod hooking;
 pub use actor::load_replay;
 pub mod arbiter;
 pub mod log;
@@ -298,6 +299,10 @@ pub struct TaskSpec {
     pub resume: Option<(TaskFiles, Box<log::Replay>)>,
     /// An event for the machine right after resuming (retry or reset of a finished task).
     pub then: Option<crate::machine::Event>,
+    /// The hooks that run at the task's lifecycle points (already filtered by workspace trust).
+    pub hooks: Arc<crate::hooks::Hooks>,
+    /// The session the task belongs to, told when the task starts and ends.
+    pub session: Option<Arc<crate::hooks::session::SessionRecorder>>,
 }
 
 /// Milliseconds since the Unix epoch.

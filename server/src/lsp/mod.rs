@@ -14,7 +14,8 @@ use std::time::Duration;
 use dashmap::DashMap;
 use rawko_protocol::error_codes;
 use rawko_protocol::to_client::{
-    ApprovalOption, ApproveToolCall, ApproveToolCallParams, Countdown, Output, Status, TaskFinished,
+    ApprovalOption, ApproveToolCall, ApproveToolCallParams, Countdown, Output, Status,
+    TaskFinished, TrustWorkspace, TrustWorkspaceParams, TrustWorkspaceResult,
 };
 use rawko_protocol::to_server::*;
 use rawko_protocol::types::TaskId;
@@ -32,6 +33,9 @@ use tower_lsp_server::{Client, LanguageServer, LspService, UriExt};
 
 use crate::config::{self, ConfigProblem, Settings};
 use crate::engine::{self, TaskCommand, TaskEvent, TaskHandle, TaskSpec, TaskState};
+use crate::hooks::session::{SessionRecorder, SessionStatus};
+use crate::hooks::trust::Trust;
+use crate::hooks::Hooks;
 use crate::provider::{Provider, ProviderSpec};
 use crate::workflow::{default_roots, load, LoadOutcome, Severity, Show};
 
@@ -65,6 +69,10 @@ struct Shared {
     settings: OnceLock<Settings>,
     config_problems: Mutex<Vec<ConfigProblem>>,
     tasks: DashMap<String, TaskHandle>,
+    /// This server's session (`$XDG_STATE_HOME/rawko/sessions/`).
+    session: OnceLock<Arc<SessionRecorder>>,
+    /// Whether the workspace's hooks may run: `None` while the user is being asked.
+    trust: tokio::sync::watch::Sender<Option<bool>>,
 }
 
 /// The language server.
@@ -86,6 +94,8 @@ impl Backend {
                 settings: OnceLock::new(),
                 config_problems: Mutex::new(Vec::new()),
                 tasks: DashMap::new(),
+                session: OnceLock::new(),
+                trust: tokio::sync::watch::Sender::new(Some(false)),
             }),
         }
     }
@@ -100,6 +110,33 @@ impl Backend {
 
     fn settings(&self) -> Settings {
         self.shared.settings.get().cloned().unwrap_or_default()
+    }
+
+    /// The hooks a task runs. While the user is asked whether to trust the workspace, a new task
+    /// waits for the answer (at most the approval timeout).
+    async fn task_hooks(&self) -> Arc<Hooks> {
+        let settings = self.settings();
+        let mut rx = self.shared.trust.subscribe();
+        let trusted =
+            match tokio::time::timeout(settings.approval_timeout, rx.wait_for(Option::is_some))
+                .await
+            {
+                Ok(Ok(v)) => v.unwrap_or(false),
+                _ => false,
+            };
+        Arc::new(Hooks::new(
+            settings.hooks_to_run(trusted),
+            self.shared
+                .session
+                .get()
+                .map(|s| s.id())
+                .unwrap_or_default(),
+            self.workspace(),
+        ))
+    }
+
+    fn session(&self) -> Option<Arc<SessionRecorder>> {
+        self.shared.session.get().cloned()
     }
 
     async fn load_workflows(&self) -> LoadOutcome {
@@ -249,6 +286,8 @@ impl Backend {
             store: self.shared.store.clone(),
             resume: None,
             then: None,
+            hooks: self.task_hooks().await,
+            session: self.session(),
         });
         Ok(StartTaskResult {
             task_id: TaskId(id),
@@ -375,6 +414,8 @@ impl Backend {
             store: Some(store),
             resume: Some((files, replay)),
             then,
+            hooks: self.task_hooks().await,
+            session: self.session(),
         });
         Ok(())
     }
@@ -760,6 +801,101 @@ async fn ask_approval(
     let _ = reply.send(answer);
 }
 
+/// Asks the editor whether the workspace's hooks may run (`rawko/trustWorkspace`), records a
+/// yes, and tells the user what a no (or no answer) means.
+async fn ask_trust(
+    out: Arc<transport::Outgoing>,
+    client: Client,
+    shared: Arc<Shared>,
+    workspace: PathBuf,
+) {
+    let settings = shared.settings.get().cloned().unwrap_or_default();
+    let section = settings.workspace_hooks.clone();
+    let store = crate::hooks::trust::store_path(|k| std::env::var_os(k));
+    let changed = crate::hooks::trust::check(store.as_deref(), &workspace, section.as_ref())
+        == Trust::Changed;
+    let params = TrustWorkspaceParams {
+        workspace: workspace.display().to_string(),
+        hooks: crate::hooks::workspace_hook_lines(&settings.hooks),
+        changed,
+    };
+    let (id, answer) = out.request::<TrustWorkspace>(&params);
+    let trusted = match tokio::time::timeout(settings.approval_timeout, answer).await {
+        Ok(Ok(Ok(result))) => match serde_json::from_value::<TrustWorkspaceResult>(result) {
+            Ok(r) => r.trusted,
+            Err(e) => {
+                tracing::warn!("the editor's trust answer is not understood: {e}");
+                false
+            }
+        },
+        Ok(Ok(Err(error))) => {
+            tracing::warn!("the editor answered rawko/trustWorkspace with an error: {error}");
+            false
+        }
+        Ok(Err(_)) => false,
+        Err(_) => {
+            out.cancel(&id);
+            false
+        }
+    };
+    if trusted {
+        if let (Some(store), Some(section)) = (store, section) {
+            if let Err(e) = crate::hooks::trust::record(&store, &workspace, &section) {
+                client
+                    .show_message(
+                        MessageType::WARNING,
+                        format!("rawko: cannot record that you trust this workspace: {e}"),
+                    )
+                    .await;
+            }
+        }
+    } else {
+        client
+            .show_message(
+                MessageType::WARNING,
+                format!(
+                    "rawko: the hooks in {}/.rawko/config.json do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
+                    workspace.display()
+                ),
+            )
+            .await;
+    }
+    shared.trust.send_replace(Some(trusted));
+}
+
+/// The session ends: AutoAgent's Stop hooks run with the reason, then the session file is closed.
+async fn end_session(shared: &Shared, interrupted: bool) {
+    let Some(session) = shared.session.get() else {
+        return;
+    };
+    let mut status = if interrupted {
+        SessionStatus::Interrupted
+    } else {
+        session.natural_end()
+    };
+    let settings = shared.settings.get().cloned().unwrap_or_default();
+    let trusted = *shared.trust.borrow() == Some(true);
+    let workspace = shared.workspace.get().cloned().unwrap_or_default();
+    let hooks = Hooks::new(settings.hooks_to_run(trusted), session.id(), workspace);
+    let stop =
+        crate::hooks::session_stop(&hooks, session.snapshot().as_ref(), status.as_str()).await;
+    for note in &stop.notes {
+        match note {
+            crate::hooks::Note::Output(t) => tracing::info!("{t}"),
+            crate::hooks::Note::Error(t) | crate::hooks::Note::ConfigError(t) => {
+                tracing::warn!("{t}")
+            }
+        }
+    }
+    let mut error = None;
+    if let Some(reason) = stop.blocked.or(stop.halt) {
+        tracing::warn!("Stop hook blocked termination: {reason}");
+        error = Some(format!("Stop hook blocked termination: {reason}"));
+        status = SessionStatus::Failed;
+    }
+    session.end(status, error);
+}
+
 /// Parses `workspace/executeCommand` arguments as a method's params.
 fn command_params<P: DeserializeOwned>(arguments: &[Value]) -> Result<P> {
     let value = arguments
@@ -801,6 +937,25 @@ impl LanguageServer for Backend {
         let files = config::config_files(&workspace, |k| std::env::var_os(k));
         let (settings, problems) = config::load(&files, params.initialization_options.as_ref());
         crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
+        let trust = crate::hooks::trust::check(
+            crate::hooks::trust::store_path(|k| std::env::var_os(k)).as_deref(),
+            &workspace,
+            settings.workspace_hooks.as_ref(),
+        );
+        self.shared.trust.send_replace(match trust {
+            Trust::NoHooks | Trust::Trusted => Some(true),
+            Trust::Untrusted | Trust::Changed => None,
+        });
+        if let Some(store) = &self.shared.store {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let provider = settings.providers.first().map(|p| p.name.clone());
+            match SessionRecorder::start(store, &workspace, "serve", args, provider) {
+                Ok(r) => {
+                    let _ = self.shared.session.set(Arc::new(r));
+                }
+                Err(e) => tracing::warn!("cannot record the session: {e}"),
+            }
+        }
         let _ = self.shared.workspace.set(workspace);
         let _ = self.shared.settings.set(settings);
         if let Ok(mut p) = self.shared.config_problems.lock() {
@@ -836,6 +991,14 @@ impl LanguageServer for Backend {
             .unwrap_or_default();
         let client = self.client.clone();
         let workspace = self.workspace();
+        if self.shared.trust.borrow().is_none() {
+            tokio::spawn(ask_trust(
+                self.outgoing.clone(),
+                self.client.clone(),
+                self.shared.clone(),
+                workspace.clone(),
+            ));
+        }
         tokio::spawn(async move {
             for p in problems {
                 client
@@ -910,24 +1073,47 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         let (stdin, stdout) = stdio();
         let (outgoing, frames) = transport::outgoing();
         let for_backend = outgoing.clone();
-        let (service, socket) =
-            LspService::build(move |client| Backend::new(client, for_backend, options))
-                .custom_method(ListWorkflows::METHOD, Backend::list_workflows)
-                .custom_method(ValidateWorkflows::METHOD, Backend::validate_workflows)
-                .custom_method(StartTask::METHOD, Backend::start_task)
-                .custom_method(CancelTask::METHOD, Backend::cancel_task)
-                .custom_method(Step::METHOD, Backend::step)
-                .custom_method(Interrupt::METHOD, Backend::interrupt)
-                .custom_method(SendMessage::METHOD, Backend::send_message)
-                .custom_method(ListTasks::METHOD, Backend::list_tasks)
-                .custom_method(GetTask::METHOD, Backend::get_task)
-                .custom_method(ResumeTask::METHOD, Backend::resume_task)
-                .custom_method(ForceAgent::METHOD, Backend::force_agent)
-                .custom_method(SkipStep::METHOD, Backend::skip_step)
-                .custom_method(Retry::METHOD, Backend::retry)
-                .custom_method(Reset::METHOD, Backend::reset)
-                .finish();
-        transport::serve(stdin, stdout, service, socket, outgoing, frames).await;
+        let shared_slot: Arc<OnceLock<Arc<Shared>>> = Arc::new(OnceLock::new());
+        let slot = shared_slot.clone();
+        let (service, socket) = LspService::build(move |client| {
+            let backend = Backend::new(client, for_backend, options);
+            let _ = slot.set(backend.shared.clone());
+            backend
+        })
+        .custom_method(ListWorkflows::METHOD, Backend::list_workflows)
+        .custom_method(ValidateWorkflows::METHOD, Backend::validate_workflows)
+        .custom_method(StartTask::METHOD, Backend::start_task)
+        .custom_method(CancelTask::METHOD, Backend::cancel_task)
+        .custom_method(Step::METHOD, Backend::step)
+        .custom_method(Interrupt::METHOD, Backend::interrupt)
+        .custom_method(SendMessage::METHOD, Backend::send_message)
+        .custom_method(ListTasks::METHOD, Backend::list_tasks)
+        .custom_method(GetTask::METHOD, Backend::get_task)
+        .custom_method(ResumeTask::METHOD, Backend::resume_task)
+        .custom_method(ForceAgent::METHOD, Backend::force_agent)
+        .custom_method(SkipStep::METHOD, Backend::skip_step)
+        .custom_method(Retry::METHOD, Backend::retry)
+        .custom_method(Reset::METHOD, Backend::reset)
+        .finish();
+        use tokio::signal::unix::{signal, SignalKind};
+        let serve = transport::serve(stdin, stdout, service, socket, outgoing, frames);
+        let interrupted = match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut int), Ok(mut term)) => tokio::select! {
+                () = serve => false,
+                _ = int.recv() => true,
+                _ = term.recv() => true,
+            },
+            _ => {
+                serve.await;
+                false
+            }
+        };
+        if let Some(shared) = shared_slot.get() {
+            end_session(shared, interrupted).await;
+        }
     });
     Ok(())
 }

@@ -1,0 +1,349 @@
+//! The task actor's side of hooks: what each event tells the hooks, and what the user sees of
+//! their answers. Which event fires where is in actor.rs; what a hook's answer means is in
+//! crate::hooks.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::actor::{Control, Stop};
+use super::{OutputKind, TaskState};
+use crate::hooks::{Dispatch, HookEvent, Hooks, Invocation, Note, TemplateValue};
+
+impl Control {
+    /// An invocation of `event` with what every event of this task carries: the task, its
+    /// workflow and phase, the provider, in AutoAgent's names (and its aliases) and Claude Code's.
+    pub(super) fn invocation(&self, event: HookEvent) -> Invocation {
+        let active = self.workflow.as_ref().and_then(|w| w.resolve(&self.set));
+        let workflow_key = self
+            .workflow
+            .as_ref()
+            .map(|w| w.workflow_key.clone())
+            .unwrap_or_default();
+        let (phase_id, phase_name) = active
+            .as_ref()
+            .map(|a| (a.current_phase.id.clone(), a.current_phase.name.clone()))
+            .unwrap_or_default();
+        let transcript = self
+            .files
+            .as_ref()
+            .map(|f| f.dir().join("events.jsonl").display().to_string())
+            .unwrap_or_default();
+        Invocation::new(event)
+            .field("taskId", self.id.clone())
+            .field("taskDescription", self.description.clone())
+            .field("issueNumber", self.id.clone())
+            .field("issueTitle", self.description.clone())
+            .field("issueFile", self.id.clone())
+            .field("planFile", self.description.clone())
+            .field("workflowKey", workflow_key.clone())
+            .field("phaseId", phase_id.clone())
+            .field("phaseName", phase_name.clone())
+            .field("provider", self.provider_name.clone())
+            // Claude Code's view: a rawko task is one conversation.
+            .field("session_id", self.id.clone())
+            .field("transcript_path", transcript)
+            .var("sessionId", self.hooks.session_id.clone())
+            .var("workspace", self.hooks.workspace.display().to_string())
+            .var("taskId", self.id.clone())
+            .var("taskDescription", self.description.clone())
+            .var("issueNumber", self.id.clone())
+            .var("issueTitle", self.description.clone())
+            .var("issueFile", self.id.clone())
+            .var("planFile", self.description.clone())
+            .var("workflowKey", workflow_key)
+            .var("phaseId", phase_id)
+            .var("phaseName", phase_name)
+            .var("provider", self.provider_name.clone())
+    }
+
+    /// The end-of-task values: success, duration and the files the task changed.
+    pub(super) fn with_results(
+        &self,
+        inv: Invocation,
+        success: bool,
+        files: &[String],
+    ) -> Invocation {
+        let duration = super::now_millis() - self.started_at;
+        inv.field("success", success)
+            .field("duration", duration)
+            .field("filesModified", json!(files))
+            .var("success", if success { "true" } else { "false" })
+            .var("duration", duration.to_string())
+            .var("filesModified", TemplateValue::List(files.to_vec()))
+    }
+
+    /// Runs the hooks of `inv` to the end (the task waits; commands stay queued) and shows what
+    /// they printed.
+    pub(super) async fn fire(&mut self, inv: Invocation) -> Dispatch {
+        if !self.hooks.any(&inv) {
+            return Dispatch::default();
+        }
+        let event = inv.event;
+        let hooks = self.hooks.clone();
+        let d = hooks.dispatch(inv).await;
+        self.show(event, &d);
+        d
+    }
+
+    /// Runs the hooks of `inv` while serving commands, so a cancel or an interrupt ends the wait
+    /// (and kills the hook).
+    pub(super) async fn fire_waiting(&mut self, inv: Invocation) -> Result<Dispatch, Stop> {
+        if !self.hooks.any(&inv) {
+            return Ok(Dispatch::default());
+        }
+        let event = inv.event;
+        let hooks: Arc<Hooks> = self.hooks.clone();
+        let d = self.wait(dispatch(hooks, inv), false).await?;
+        self.show(event, &d);
+        Ok(d)
+    }
+
+    /// Remembers an event whose hooks may run later (a phase change inside a step).
+    pub(super) fn queue_hook(&mut self, inv: Invocation) {
+        if self.hooks.any(&inv) {
+            self.queued_hooks.push(inv);
+        }
+    }
+
+    /// Runs the hooks queued so far, in order.
+    pub(super) async fn run_queued_hooks(&mut self) {
+        while !self.queued_hooks.is_empty() {
+            let inv = self.queued_hooks.remove(0);
+            self.fire(inv).await;
+        }
+    }
+
+    /// Shows a dispatch's notes in the output; a configuration error also goes into the status.
+    fn show(&mut self, event: HookEvent, d: &Dispatch) {
+        for note in &d.notes {
+            match note {
+                Note::Output(text) => self.output(OutputKind::HookOutput, text.clone()),
+                Note::Error(text) => self.output(OutputKind::Error, text.clone()),
+                Note::ConfigError(text) => self.output(
+                    OutputKind::Error,
+                    format!("hook configuration error: {text}"),
+                ),
+            }
+        }
+        let mut detail = format!(
+            "{}: {} hook{} ran",
+            event.name(),
+            d.ran,
+            if d.ran == 1 { "" } else { "s" }
+        );
+        if let Some(b) = &d.blocked {
+            detail.push_str(&format!("; blocked: {}", first_line(b)));
+        }
+        if let Some(h) = &d.halt {
+            detail.push_str(&format!("; stopped: {}", first_line(h)));
+        }
+        self.record("hook", None, None, Some(detail));
+        let config_errors = d.config_errors();
+        if let Some(first) = config_errors.first() {
+            let reason = format!("hook configuration error: {first}");
+            let state = if self.state.is_finished() {
+                TaskState::Running
+            } else {
+                self.state
+            };
+            self.set_status(state, Some(reason), "hook_config_error");
+        }
+    }
+}
+
+async fn dispatch(hooks: Arc<Hooks>, inv: Invocation) -> Dispatch {
+    hooks.dispatch(inv).await
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+/// The result of a tool as Claude Code's `tool_response`.
+pub(super) fn tool_response(content: &str, is_error: bool) -> Value {
+    json!({"content": content, "isError": is_error, "success": !is_error})
+}
+
+impl Control {
+    /// The hooks of a task's start: PreExecutionStart (a block fails the task), SessionStart,
+    /// UserPromptSubmit on the first prompt (a block fails the task), the first PhaseEnter and
+    /// PostExecutionStart. A resumed task runs SessionStart (source `resume`) only. Returns the
+    /// context the hooks added.
+    pub(super) async fn start_hooks(
+        &mut self,
+        prompt: &str,
+        resumed: bool,
+    ) -> Result<Vec<String>, String> {
+        let mut context = Vec::new();
+        if !resumed {
+            let d = self
+                .fire(self.invocation(HookEvent::PreExecutionStart))
+                .await;
+            if let Some(r) = d.blocked.or(d.halt) {
+                return Err(format!(
+                    "execution blocked by a PreExecutionStart hook: {r}"
+                ));
+            }
+        }
+        let source = if resumed { "resume" } else { "startup" };
+        let inv = self
+            .invocation(HookEvent::SessionStart)
+            .subject(source)
+            .field("source", source);
+        context.extend(self.fire(inv).await.context);
+        if resumed {
+            return Ok(context);
+        }
+        let inv = self
+            .invocation(HookEvent::UserPromptSubmit)
+            .field("prompt", prompt);
+        let d = self.fire(inv).await;
+        if let Some(r) = d.blocked.or(d.halt) {
+            return Err(format!(
+                "the task's prompt was blocked by a UserPromptSubmit hook: {r}"
+            ));
+        }
+        context.extend(d.context);
+        if self.workflow.is_some() {
+            let inv = self.phase_invocation(HookEvent::PhaseEnter);
+            self.fire(inv).await;
+        }
+        self.fire(self.invocation(HookEvent::PostExecutionStart))
+            .await;
+        Ok(context)
+    }
+
+    /// PhaseEnter or PhaseExit for the current phase; the phase name is what matchers see.
+    pub(super) fn phase_invocation(&self, event: HookEvent) -> Invocation {
+        let inv = self.invocation(event);
+        let name = inv
+            .fields
+            .get("phaseName")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        inv.subject(name)
+    }
+
+    /// A user's message passes the UserPromptSubmit hooks: `Err` with the reason when a hook
+    /// blocked it, else the message with the context the hooks added.
+    pub(super) async fn submit_prompt(&mut self, text: String) -> Result<String, String> {
+        let inv = self
+            .invocation(HookEvent::UserPromptSubmit)
+            .field("prompt", text.clone());
+        let d = self.fire(inv).await;
+        if let Some(r) = d.blocked.or(d.halt) {
+            return Err(r);
+        }
+        Ok(with_context(text, &d.context))
+    }
+
+    /// The hooks of a task's end, before it is announced: PreExecutionEnd (a block keeps a task
+    /// from completing), then PostExecutionEnd and SessionEnd. Returns the outcome, changed when
+    /// a hook blocked the completion.
+    pub(super) async fn end_hooks_before(
+        &mut self,
+        outcome: super::Outcome,
+        summary: String,
+    ) -> (super::Outcome, String, Vec<String>) {
+        self.run_queued_hooks().await;
+        let relevant = [
+            HookEvent::PreExecutionEnd,
+            HookEvent::PostExecutionEnd,
+            HookEvent::SessionEnd,
+        ]
+        .iter()
+        .any(|e| self.hooks.any(&Invocation::new(*e)));
+        if !relevant {
+            return (outcome, summary, Vec::new());
+        }
+        let mut files: std::collections::BTreeSet<String> = self.files_modified.clone();
+        files.extend(
+            crate::hooks::git::changed_files(
+                &self.hooks.workspace,
+                std::time::Duration::from_secs(10),
+            )
+            .await,
+        );
+        let files: Vec<String> = files.into_iter().collect();
+        let success = outcome == super::Outcome::Complete;
+        let inv = self.with_results(self.invocation(HookEvent::PreExecutionEnd), success, &files);
+        let d = self.fire(inv).await;
+        if success {
+            if let Some(r) = d.blocked.or(d.halt) {
+                return (
+                    super::Outcome::Failed,
+                    format!("completion blocked by a PreExecutionEnd hook: {r}"),
+                    files,
+                );
+            }
+        }
+        (outcome, summary, files)
+    }
+
+    /// PostExecutionEnd and SessionEnd, after the outcome is logged and before it is announced.
+    pub(super) async fn end_hooks_after(&mut self, outcome: super::Outcome, files: &[String]) {
+        let success = outcome == super::Outcome::Complete;
+        let inv = self.with_results(self.invocation(HookEvent::PostExecutionEnd), success, files);
+        self.fire(inv).await;
+        let reason = match outcome {
+            super::Outcome::Complete => "complete",
+            super::Outcome::Failed => "failed",
+            super::Outcome::Cancelled => "cancelled",
+        };
+        let inv = self
+            .with_results(self.invocation(HookEvent::SessionEnd), success, files)
+            .subject(reason)
+            .field("reason", reason);
+        self.fire(inv).await;
+    }
+
+    /// The agent ended its turn: the Stop hooks (in Claude Code's format) may send it on. Returns
+    /// the message to go on with when one blocked.
+    pub(super) async fn stop_hooks(&mut self) -> Result<Option<String>, Stop> {
+        let inv = self
+            .invocation(HookEvent::Stop)
+            .only(crate::hooks::Dialect::Claude)
+            .field("stop_hook_active", self.stop_hook_active)
+            .field("last_assistant_message", self.last_output.clone())
+            .field("stopHookActive", self.stop_hook_active);
+        if !self.hooks.any(&inv) {
+            return Ok(None);
+        }
+        let d = self.fire_waiting(inv).await?;
+        if let Some(halt) = d.halt {
+            self.halt_reason = Some(halt);
+            return Err(Stop::Interrupt);
+        }
+        let reason = match (d.blocked, d.context.is_empty()) {
+            (Some(r), _) => Some(with_context(r, &d.context)),
+            (None, false) => Some(d.context.join("\n\n")),
+            (None, true) => None,
+        };
+        self.stop_hook_active = reason.is_some();
+        Ok(reason)
+    }
+
+    /// Write and Edit calls that succeeded name the files the task changed.
+    pub(super) fn note_modified(&mut self, tool: &str, input: &Value, is_error: bool) {
+        if is_error || !(tool.eq_ignore_ascii_case("write") || tool.eq_ignore_ascii_case("edit")) {
+            return;
+        }
+        if let Some(path) = ["path", "file_path"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+        {
+            self.files_modified.insert(path.to_owned());
+        }
+    }
+}
+
+/// `text` with hook context after it.
+pub(super) fn with_context(mut text: String, context: &[String]) -> String {
+    for c in context {
+        text.push_str("\n\n");
+        text.push_str(c);
+    }
+    text
+}

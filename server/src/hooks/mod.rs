@@ -1,0 +1,581 @@
+//! Hooks: the user's commands (and the built-in git hooks) run at every lifecycle point of a task
+//! and of a session, compatible with AutoAgent's hooks and Claude Code's.
+//!
+//! A command hook gets the event as JSON on stdin, with AutoAgent's field names (`eventName`,
+//! `sessionId`, `workspace`, `timestamp`, the event's data) and, for the events Claude Code knows,
+//! Claude Code's too (`hook_event_name`, `session_id`, `cwd`, `tool_name`, …), so existing hook
+//! scripts run unchanged. Exit 0 is success, exit 2 blocks where blocking makes sense (with stderr
+//! as the reason), other codes are errors shown to the user; JSON on stdout is honoured in either
+//! tool's format. See docs/hooks.md.
+
+pub mod config;
+pub mod git;
+pub mod process;
+pub mod session;
+pub mod template;
+pub mod trust;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+pub use config::{Dialect, Hook, HookAction, HookProblem, HookSource, Matcher};
+pub use template::{TemplateValue, Vars};
+
+use process::Exit;
+
+/// Every lifecycle point a hook can run at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HookEvent {
+    // AutoAgent's: an "execution" is a task.
+    PreExecutionStart,
+    PostExecutionStart,
+    PreExecutionEnd,
+    PostExecutionEnd,
+    /// AutoAgent's end of the session, or (in Claude Code's format) the agent ending its turn.
+    Stop,
+    // Claude Code's.
+    SessionStart,
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    SessionEnd,
+    // rawko's own.
+    PhaseEnter,
+    PhaseExit,
+    WorkflowComplete,
+    ApprovalRequested,
+    ApprovalResolved,
+}
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 15] = [
+        Self::PreExecutionStart,
+        Self::PostExecutionStart,
+        Self::PreExecutionEnd,
+        Self::PostExecutionEnd,
+        Self::Stop,
+        Self::SessionStart,
+        Self::UserPromptSubmit,
+        Self::PreToolUse,
+        Self::PostToolUse,
+        Self::SessionEnd,
+        Self::PhaseEnter,
+        Self::PhaseExit,
+        Self::WorkflowComplete,
+        Self::ApprovalRequested,
+        Self::ApprovalResolved,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PreExecutionStart => "PreExecutionStart",
+            Self::PostExecutionStart => "PostExecutionStart",
+            Self::PreExecutionEnd => "PreExecutionEnd",
+            Self::PostExecutionEnd => "PostExecutionEnd",
+            Self::Stop => "Stop",
+            Self::SessionStart => "SessionStart",
+            Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::PreToolUse => "PreToolUse",
+            Self::PostToolUse => "PostToolUse",
+            Self::SessionEnd => "SessionEnd",
+            Self::PhaseEnter => "PhaseEnter",
+            Self::PhaseExit => "PhaseExit",
+            Self::WorkflowComplete => "WorkflowComplete",
+            Self::ApprovalRequested => "ApprovalRequested",
+            Self::ApprovalResolved => "ApprovalResolved",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// Whether exit 2 (or a block decision) stops what the event is about.
+    pub fn can_block(self) -> bool {
+        matches!(
+            self,
+            Self::PreExecutionStart
+                | Self::PreExecutionEnd
+                | Self::PreToolUse
+                | Self::UserPromptSubmit
+                | Self::Stop
+        )
+    }
+
+    /// Whether Claude Code knows the event, so its input carries Claude Code's field names too.
+    pub fn claude_shaped(self) -> bool {
+        matches!(
+            self,
+            Self::SessionStart
+                | Self::UserPromptSubmit
+                | Self::PreToolUse
+                | Self::PostToolUse
+                | Self::Stop
+                | Self::SessionEnd
+        )
+    }
+}
+
+/// One firing of an event: what the hooks are told.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub event: HookEvent,
+    /// What matchers are compared with: the tool name, the session's source, the phase name.
+    pub subject: Option<String>,
+    /// The event's data, put into the JSON on stdin beside the common fields.
+    pub fields: Map<String, Value>,
+    /// The `{{var}}` values.
+    pub vars: Vars,
+    /// Only hooks written in this format run (the two meanings of `Stop`).
+    pub only: Option<Dialect>,
+}
+
+impl Invocation {
+    pub fn new(event: HookEvent) -> Self {
+        Self {
+            event,
+            subject: None,
+            fields: Map::new(),
+            vars: Vars::new(),
+            only: None,
+        }
+    }
+
+    pub fn subject(mut self, s: impl Into<String>) -> Self {
+        self.subject = Some(s.into());
+        self
+    }
+
+    pub fn field(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.fields.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn var(mut self, key: &'static str, value: impl Into<TemplateValue>) -> Self {
+        self.vars.insert(key, value.into());
+        self
+    }
+
+    pub fn only(mut self, dialect: Dialect) -> Self {
+        self.only = Some(dialect);
+        self
+    }
+}
+
+/// What the user should see from a hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// What a hook printed, or a built-in hook's report (`hook_output`).
+    Output(String),
+    /// A hook failed without blocking: a non-zero exit, a crash, a timeout.
+    Error(String),
+    /// A hook could not run at all (exit 126/127, a command that cannot start): a configuration
+    /// error, so a typo never switches a guard off unnoticed.
+    ConfigError(String),
+}
+
+/// What the hooks of one event decided, together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dispatch {
+    /// A hook blocked; the reason.
+    pub blocked: Option<String>,
+    /// A hook said `"continue": false`: everything stops and the user is told this.
+    pub halt: Option<String>,
+    /// A hook asked for the user's approval (`permissionDecision: ask`), with its reason.
+    pub ask: Option<String>,
+    /// A hook allowed the call (`permissionDecision: allow`, `decision: approve`).
+    pub allowed: bool,
+    /// The tool input a hook replaced (`updatedInput`).
+    pub updated_input: Option<Value>,
+    /// Text for the agent's context (`additionalContext`; plain output of SessionStart and
+    /// UserPromptSubmit hooks).
+    pub context: Vec<String>,
+    pub notes: Vec<Note>,
+    /// How many hooks ran.
+    pub ran: usize,
+}
+
+impl Dispatch {
+    pub fn config_errors(&self) -> Vec<&str> {
+        self.notes
+            .iter()
+            .filter_map(|n| match n {
+                Note::ConfigError(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The hooks of a session, ready to run.
+#[derive(Debug, Clone)]
+pub struct Hooks {
+    hooks: Vec<Hook>,
+    pub session_id: String,
+    pub workspace: PathBuf,
+    /// Between SIGTERM and SIGKILL when a hook times out.
+    pub kill_grace: Duration,
+}
+
+impl Hooks {
+    pub fn new(hooks: Vec<Hook>, session_id: impl Into<String>, workspace: PathBuf) -> Self {
+        Self {
+            hooks,
+            session_id: session_id.into(),
+            workspace,
+            kill_grace: process::KILL_GRACE,
+        }
+    }
+
+    pub fn none(workspace: PathBuf) -> Self {
+        Self::new(Vec::new(), "", workspace)
+    }
+
+    pub fn all(&self) -> &[Hook] {
+        &self.hooks
+    }
+
+    fn selected<'a>(&'a self, inv: &'a Invocation) -> impl Iterator<Item = &'a Hook> + 'a {
+        self.hooks.iter().filter(move |h| {
+            h.event == inv.event
+                && inv.only.is_none_or(|d| d == h.dialect)
+                && h.matcher.matches(inv.subject.as_deref())
+        })
+    }
+
+    /// Whether any hook would run for the invocation.
+    pub fn any(&self, inv: &Invocation) -> bool {
+        self.selected(inv).next().is_some()
+    }
+
+    /// Runs the event's hooks in their configured order and puts their answers together. The
+    /// first block (or `continue: false`) ends the chain; a replaced tool input is what the
+    /// next hook sees.
+    pub async fn dispatch(&self, inv: Invocation) -> Dispatch {
+        let mut out = Dispatch::default();
+        let hooks: Vec<&Hook> = self.selected(&inv).collect();
+        if hooks.is_empty() {
+            return out;
+        }
+        let mut fields = inv.fields.clone();
+        for hook in hooks {
+            out.ran += 1;
+            let label = format!("{} hook {}", inv.event.name(), hook.label());
+            match &hook.action {
+                HookAction::Command(command) => {
+                    let input = self.input(&inv, &fields);
+                    let command = template::render(command, &inv.vars, true);
+                    let result = process::run(
+                        &command,
+                        &input,
+                        &self.workspace,
+                        hook.timeout,
+                        self.kill_grace,
+                    )
+                    .await;
+                    tracing::debug!(hook = %label, exit = ?result.exit, elapsed = ?result.elapsed, "hook ran");
+                    interpret(&inv, hook, &label, &result, &mut out);
+                }
+                HookAction::GitCommit { message, no_verify } => {
+                    let template = message
+                        .clone()
+                        .unwrap_or_else(|| "rawko: {{taskDescription}}".to_owned());
+                    let message = template::render(&template, &inv.vars, false);
+                    let o = git::commit(&self.workspace, &message, *no_verify, hook.timeout).await;
+                    out.notes.push(if o.ok {
+                        Note::Output(o.message)
+                    } else {
+                        Note::Error(o.message)
+                    });
+                }
+                HookAction::GitPush { remote } => {
+                    let o = git::push(&self.workspace, remote, hook.timeout).await;
+                    out.notes.push(if o.ok {
+                        Note::Output(o.message)
+                    } else {
+                        Note::Error(o.message)
+                    });
+                }
+            }
+            if let Some(updated) = &out.updated_input {
+                fields.insert("tool_input".to_owned(), updated.clone());
+                fields.insert("toolInput".to_owned(), updated.clone());
+            }
+            if out.blocked.is_some() || out.halt.is_some() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The JSON a command hook reads on stdin.
+    fn input(&self, inv: &Invocation, fields: &Map<String, Value>) -> Vec<u8> {
+        let mut m = Map::new();
+        m.insert("eventName".into(), json!(inv.event.name()));
+        m.insert("sessionId".into(), json!(self.session_id));
+        m.insert(
+            "workspace".into(),
+            json!(self.workspace.display().to_string()),
+        );
+        m.insert("timestamp".into(), json!(crate::engine::now_millis()));
+        if inv.event.claude_shaped() {
+            m.insert("hook_event_name".into(), json!(inv.event.name()));
+            m.insert("session_id".into(), json!(self.session_id));
+            m.insert("cwd".into(), json!(self.workspace.display().to_string()));
+            m.insert("permission_mode".into(), json!("default"));
+        }
+        for (k, v) in fields {
+            m.insert(k.clone(), v.clone());
+        }
+        serde_json::to_vec_pretty(&Value::Object(m)).unwrap_or_default()
+    }
+}
+
+/// Reads one command hook's result into the dispatch.
+fn interpret(
+    inv: &Invocation,
+    hook: &Hook,
+    label: &str,
+    r: &process::CommandResult,
+    out: &mut Dispatch,
+) {
+    let event = inv.event;
+    let stderr_line = |fallback: &str| {
+        let t = r.stderr.trim();
+        if t.is_empty() {
+            fallback.to_owned()
+        } else {
+            cut(t, 2000)
+        }
+    };
+    let fail_closed = |out: &mut Dispatch, why: String| {
+        out.blocked = Some(format!("{why}; the hook is failClosed, so this blocks"));
+    };
+    // stdout is always shown.
+    let stdout = r.stdout.trim_end();
+    if !stdout.trim().is_empty() {
+        let mut text = format!("{label}: {}", cut(stdout, 8000));
+        if r.stdout_cut > 0 {
+            text.push_str(&format!(
+                "\n[{} more bytes of output not shown]",
+                r.stdout_cut
+            ));
+        }
+        out.notes.push(Note::Output(text));
+    }
+    match &r.exit {
+        Exit::SpawnFailed(why) => {
+            let why = format!("{label} could not run: {why}");
+            out.notes.push(Note::ConfigError(why.clone()));
+            if hook.fail_closed {
+                fail_closed(out, why);
+            }
+            return;
+        }
+        Exit::Code(code @ (126 | 127)) => {
+            let what = if *code == 127 {
+                "command not found"
+            } else {
+                "not executable"
+            };
+            let why = format!(
+                "{label} could not run ({what}, exit {code}): {}; check the hooks in your config",
+                stderr_line(what)
+            );
+            out.notes.push(Note::ConfigError(why.clone()));
+            if hook.fail_closed {
+                fail_closed(out, why);
+            }
+            return;
+        }
+        Exit::TimedOut => {
+            let why = format!(
+                "{label} timed out after {} and was stopped",
+                secs(hook.timeout)
+            );
+            out.notes.push(Note::Error(why.clone()));
+            if hook.fail_closed {
+                fail_closed(out, why);
+            }
+            return;
+        }
+        Exit::Signal(sig) => {
+            let why = format!("{label} crashed (killed by {sig})");
+            out.notes.push(Note::Error(why.clone()));
+            if hook.fail_closed {
+                fail_closed(out, why);
+            }
+            return;
+        }
+        Exit::Code(2) => {
+            let reason = stderr_line("Blocked by hook");
+            if event.can_block() {
+                out.blocked = Some(reason);
+            } else {
+                out.notes.push(Note::Error(format!(
+                    "{label} exited with 2, but {} cannot be blocked: {reason}",
+                    event.name()
+                )));
+            }
+            return;
+        }
+        Exit::Code(0) => {}
+        Exit::Code(code @ 129..=192) => {
+            // The shell reports a command killed by a signal as 128 + the signal.
+            let sig = nix::sys::signal::Signal::try_from(code - 128)
+                .map(|s| s.as_str().to_owned())
+                .unwrap_or_else(|_| format!("signal {}", code - 128));
+            let why = format!("{label} crashed (killed by {sig}, exit {code})");
+            out.notes.push(Note::Error(why.clone()));
+            if hook.fail_closed {
+                fail_closed(out, why);
+            }
+            return;
+        }
+        Exit::Code(code) => {
+            out.notes.push(Note::Error(format!(
+                "{label} failed (exit {code}): {}",
+                stderr_line("no message")
+            )));
+        }
+    }
+    // JSON on stdout decides; plain text is context for the events that take it.
+    let parsed = stdout
+        .trim_start()
+        .starts_with('{')
+        .then(|| serde_json::from_str::<Value>(stdout.trim()).ok())
+        .flatten();
+    let Some(Value::Object(json)) = parsed else {
+        if r.exit == Exit::Code(0)
+            && matches!(event, HookEvent::SessionStart | HookEvent::UserPromptSubmit)
+            && !stdout.trim().is_empty()
+        {
+            out.context.push(stdout.trim().to_owned());
+        }
+        return;
+    };
+    let text = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(message) = text("systemMessage") {
+        out.notes
+            .push(Note::Output(format!("{label}: ⚠ {message}")));
+    }
+    if json.get("continue") == Some(&Value::Bool(false)) {
+        out.halt = Some(text("stopReason").unwrap_or_else(|| format!("stopped by {label}")));
+        return;
+    }
+    let reason = text("reason");
+    match json.get("decision").and_then(Value::as_str) {
+        Some("block") => {
+            let mut why = reason
+                .clone()
+                .unwrap_or_else(|| "Blocked by hook".to_owned());
+            if let Some(feedback) = text("feedback") {
+                why.push_str("\n\n");
+                why.push_str(&feedback);
+            }
+            if event.can_block() || event == HookEvent::PostToolUse {
+                out.blocked = Some(why);
+                return;
+            }
+            out.notes.push(Note::Error(format!(
+                "{label} asked to block, but {} cannot be blocked: {why}",
+                event.name()
+            )));
+        }
+        Some("approve") => out.allowed = true,
+        _ => {}
+    }
+    if let Some(specific) = json.get("hookSpecificOutput").and_then(Value::as_object) {
+        let reason = specific
+            .get("permissionDecisionReason")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if event == HookEvent::PreToolUse {
+            match specific.get("permissionDecision").and_then(Value::as_str) {
+                Some("deny") => {
+                    out.blocked = Some(reason.unwrap_or_else(|| format!("denied by {label}")));
+                    return;
+                }
+                Some("ask") | Some("defer") => {
+                    out.ask = Some(reason.unwrap_or_else(|| format!("{label} asks you")))
+                }
+                Some("allow") => out.allowed = true,
+                Some(other) => out.notes.push(Note::Error(format!(
+                    "{label}: unknown permissionDecision \"{other}\" (allow, deny or ask); ignored"
+                ))),
+                None => {}
+            }
+            match specific.get("updatedInput") {
+                Some(v @ Value::Object(_)) => out.updated_input = Some(v.clone()),
+                None | Some(Value::Null) => {}
+                Some(_) => out.notes.push(Note::Error(format!(
+                    "{label}: updatedInput must be an object; ignored"
+                ))),
+            }
+        }
+        if let Some(context) = specific.get("additionalContext").and_then(Value::as_str) {
+            if !context.trim().is_empty() {
+                out.context.push(context.to_owned());
+            }
+        }
+    }
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if (s - s.round()).abs() < 1e-9 {
+        format!("{} s", s.round())
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// AutoAgent's `Stop`: the session ends (`reason`: completed, failed or interrupted). Runs the
+/// `Stop` hooks written in AutoAgent's format, with the session's counts.
+pub async fn session_stop(
+    hooks: &Hooks,
+    session: Option<&session::Session>,
+    reason: &str,
+) -> Dispatch {
+    let mut inv = Invocation::new(HookEvent::Stop)
+        .only(Dialect::AutoAgent)
+        .subject(reason)
+        .field("reason", reason)
+        .var("sessionId", hooks.session_id.clone())
+        .var("workspace", hooks.workspace.display().to_string());
+    if let Some(s) = session {
+        let end = s.end_time.unwrap_or_else(crate::engine::now_millis);
+        inv = inv
+            .field("issuesCompleted", s.tasks.completed)
+            .field("issuesFailed", s.tasks.failed)
+            .field("totalIssues", s.tasks.planned)
+            .field("tasksCompleted", s.tasks.completed)
+            .field("tasksFailed", s.tasks.failed)
+            .field("tasksPlanned", s.tasks.planned)
+            .field("startTime", s.start_time)
+            .field("endTime", end)
+            .var("duration", (end - s.start_time).to_string());
+    }
+    hooks.dispatch(inv).await
+}
+
+/// The lines a trust prompt shows: the workspace's hooks.
+pub fn workspace_hook_lines(all: &[Hook]) -> Vec<String> {
+    all.iter()
+        .filter(|h| h.source == HookSource::Workspace)
+        .map(Hook::describe)
+        .collect()
+}

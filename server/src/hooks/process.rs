@@ -1,0 +1,254 @@
+//! Runs one command hook: `sh -c COMMAND` in the workspace, in a process group of its own, with
+//! the event's JSON on stdin. On timeout the group gets SIGTERM, then SIGKILL after a grace of
+//! 5 s. Dropping the future (the task was cancelled) kills the group at once.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// How long a hook gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(5);
+/// How much of each stream is kept; the rest is counted and dropped.
+pub const OUTPUT_CAP: usize = 256 * 1024;
+/// After the shell exits, how long processes it left behind may hold its output open.
+const LINGER: Duration = Duration::from_millis(200);
+
+/// How a command hook ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    /// Killed by a signal that rawko did not send.
+    Signal(String),
+    /// Ran past its time limit and was killed.
+    TimedOut,
+    /// Could not be started at all.
+    SpawnFailed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct CommandResult {
+    pub exit: Exit,
+    pub stdout: String,
+    pub stderr: String,
+    /// Bytes dropped beyond [`OUTPUT_CAP`], per stream.
+    pub stdout_cut: usize,
+    pub stderr_cut: usize,
+    pub elapsed: Duration,
+}
+
+struct Group(Pid);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // ESRCH: the group is empty already.
+        let _ = killpg(self.0, Signal::SIGKILL);
+    }
+}
+
+#[derive(Default)]
+struct Captured {
+    kept: Vec<u8>,
+    total: usize,
+}
+
+async fn capture(stream: Option<impl AsyncRead + Unpin>, into: &mut Captured) {
+    let Some(mut stream) = stream else { return };
+    let mut buffer = [0u8; 8192];
+    loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let room = OUTPUT_CAP.saturating_sub(into.kept.len());
+                into.kept.extend_from_slice(&buffer[..n.min(room)]);
+                into.total += n;
+            }
+        }
+    }
+}
+
+/// Runs `command` with `input` on stdin. Never fails: every way it can go wrong is an [`Exit`].
+pub async fn run(
+    command: &str,
+    input: &[u8],
+    cwd: &Path,
+    timeout: Duration,
+    grace: Duration,
+) -> CommandResult {
+    let started = Instant::now();
+    let mut child = match tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            return CommandResult {
+                exit: Exit::SpawnFailed(format!("cannot start sh in {}: {e}", cwd.display())),
+                stdout: String::new(),
+                stderr: String::new(),
+                stdout_cut: 0,
+                stderr_cut: 0,
+                elapsed: started.elapsed(),
+            }
+        }
+    };
+    let group = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(|id| Group(Pid::from_raw(id)));
+    let stdin = child.stdin.take();
+    let input = input.to_vec();
+    // A hook that does not read its stdin must not block us: the write runs beside the wait and a
+    // closed pipe is fine.
+    let feed = async move {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&input).await;
+            let _ = stdin.shutdown().await;
+        }
+    };
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (mut out, mut err) = (Captured::default(), Captured::default());
+    let deadline = tokio::time::Instant::now() + timeout;
+    let exit = {
+        let reading = async {
+            tokio::join!(feed, capture(stdout, &mut out), capture(stderr, &mut err));
+        };
+        tokio::pin!(reading);
+        let mut read_done = false;
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break Some(status),
+                () = &mut reading, if !read_done => read_done = true,
+                () = tokio::time::sleep_until(deadline) => break None,
+            }
+        };
+        match status {
+            Some(status) => {
+                if !read_done {
+                    // Let output still in the pipes arrive; a background process that keeps them
+                    // open is not waited for.
+                    let _ = tokio::time::timeout(LINGER, &mut reading).await;
+                }
+                match status {
+                    Ok(s) => match (s.code(), s.signal()) {
+                        (Some(code), _) => Exit::Code(code),
+                        (None, Some(sig)) => Exit::Signal(
+                            Signal::try_from(sig)
+                                .map(|s| s.as_str().to_owned())
+                                .unwrap_or_else(|_| format!("signal {sig}")),
+                        ),
+                        (None, None) => Exit::Signal("an unknown signal".to_owned()),
+                    },
+                    Err(e) => Exit::SpawnFailed(format!("cannot wait for the hook: {e}")),
+                }
+            }
+            None => {
+                if let Some(g) = &group {
+                    let _ = killpg(g.0, Signal::SIGTERM);
+                }
+                let ended = tokio::time::timeout(grace, child.wait()).await.is_ok();
+                if !ended {
+                    if let Some(g) = &group {
+                        let _ = killpg(g.0, Signal::SIGKILL);
+                    }
+                    let _ = child.wait().await;
+                }
+                let _ = tokio::time::timeout(LINGER, &mut reading).await;
+                Exit::TimedOut
+            }
+        }
+    };
+    // Only a hook that timed out (or whose future is dropped) has its group killed; one that
+    // exited may leave a background process on purpose.
+    if exit != Exit::TimedOut {
+        std::mem::forget(group);
+    }
+    CommandResult {
+        exit,
+        stdout: String::from_utf8_lossy(&out.kept).into_owned(),
+        stderr: String::from_utf8_lossy(&err.kept).into_owned(),
+        stdout_cut: out.total - out.kept.len(),
+        stderr_cut: err.total - err.kept.len(),
+        elapsed: started.elapsed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn sh(cmd: &str, timeout_ms: u64) -> CommandResult {
+        let dir = std::env::temp_dir();
+        run(
+            cmd,
+            b"{\"x\":1}",
+            &dir,
+            Duration::from_millis(timeout_ms),
+            Duration::from_millis(300),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn stdin_stdout_stderr_and_the_code() {
+        let r = sh("cat; echo oops >&2; exit 3", 5000).await;
+        assert_eq!(r.exit, Exit::Code(3));
+        assert_eq!(r.stdout, "{\"x\":1}");
+        assert_eq!(r.stderr, "oops\n");
+    }
+
+    #[tokio::test]
+    async fn a_hang_is_killed_even_when_it_ignores_sigterm() {
+        let r = sh("trap '' TERM; sleep 30", 200).await;
+        assert_eq!(r.exit, Exit::TimedOut);
+        assert!(r.elapsed < Duration::from_secs(5), "{:?}", r.elapsed);
+    }
+
+    #[tokio::test]
+    async fn huge_and_binary_output_is_capped_and_lossy() {
+        let r = sh(
+            "head -c 3000000 /dev/zero; printf '\\377\\376ok' >&2",
+            10_000,
+        )
+        .await;
+        assert_eq!(r.exit, Exit::Code(0));
+        assert_eq!(r.stdout.len(), OUTPUT_CAP);
+        assert_eq!(r.stdout_cut, 3_000_000 - OUTPUT_CAP);
+        assert!(r.stderr.ends_with("ok") && r.stderr.contains('\u{fffd}'));
+    }
+
+    #[tokio::test]
+    async fn a_missing_command_is_127_and_a_crash_a_signal() {
+        assert_eq!(sh("./no-such-hook.sh", 5000).await.exit, Exit::Code(127));
+        assert_eq!(
+            sh("kill -SEGV $$", 5000).await.exit,
+            Exit::Signal("SIGSEGV".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hook_that_ignores_stdin_does_not_block() {
+        let big = vec![b'x'; 4 * 1024 * 1024];
+        let r = run(
+            "echo done",
+            &big,
+            &std::env::temp_dir(),
+            Duration::from_secs(5),
+            Duration::from_millis(300),
+        )
+        .await;
+        assert_eq!(r.exit, Exit::Code(0));
+        assert_eq!(r.stdout, "done\n");
+    }
+}

@@ -1,0 +1,141 @@
+//! Workspace trust. Hooks from a workspace's `.rawko/config.json` run arbitrary commands, so they
+//! run only after the user trusted that workspace (`rawko trust`, or the editor's prompt). Trust is
+//! recorded with a hash of the hooks section; a changed section asks again.
+//!
+//! The record is `$XDG_CONFIG_HOME/rawko/trusted-workspaces.json` (`~/.config/rawko/…`):
+//! `{"v": 1, "workspaces": {"/abs/path": {"hooksHash": "sha256:…", "trustedAt": ms}}}`.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Whether a workspace's hooks may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// The workspace has no hooks: nothing to trust.
+    NoHooks,
+    Trusted,
+    /// Never trusted.
+    Untrusted,
+    /// Trusted once, but the hooks changed since.
+    Changed,
+}
+
+/// The hash trust is recorded with: SHA-256 of the section's JSON text.
+pub fn hooks_hash(section: &Value) -> String {
+    let text = serde_json::to_string(section).unwrap_or_default();
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// The `hooks` section of a workspace's `.rawko/config.json`, if it has one.
+pub fn workspace_section(workspace: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(workspace.join(".rawko").join("config.json")).ok()?;
+    let value: Value = serde_json::from_str(&text).ok()?;
+    value
+        .get("hooks")
+        .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))
+        .cloned()
+}
+
+/// The file trust is recorded in.
+pub fn store_path(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base =
+        non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")))?;
+    Some(base.join("rawko").join("trusted-workspaces.json"))
+}
+
+fn key(workspace: &Path) -> String {
+    std::fs::canonicalize(workspace)
+        .unwrap_or_else(|_| workspace.to_path_buf())
+        .display()
+        .to_string()
+}
+
+fn read(store: &Path) -> Map<String, Value> {
+    std::fs::read_to_string(store)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("workspaces").and_then(Value::as_object).cloned())
+        .unwrap_or_default()
+}
+
+fn write(store: &Path, workspaces: Map<String, Value>) -> io::Result<()> {
+    if let Some(dir) = store.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = serde_json::to_string_pretty(&json!({"v": 1, "workspaces": workspaces}))
+        .map_err(io::Error::other)?;
+    let tmp = store.with_extension("json.tmp");
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::rename(&tmp, store)
+}
+
+/// Whether the hooks `section` (as [`workspace_section`] read it) of `workspace` may run.
+pub fn check(store: Option<&Path>, workspace: &Path, section: Option<&Value>) -> Trust {
+    let Some(section) = section else {
+        return Trust::NoHooks;
+    };
+    let Some(store) = store else {
+        return Trust::Untrusted;
+    };
+    match read(store).get(&key(workspace)) {
+        None => Trust::Untrusted,
+        Some(entry) => {
+            if entry.get("hooksHash").and_then(Value::as_str) == Some(hooks_hash(section).as_str())
+            {
+                Trust::Trusted
+            } else {
+                Trust::Changed
+            }
+        }
+    }
+}
+
+/// Records that the user trusts `workspace` with these hooks.
+pub fn record(store: &Path, workspace: &Path, section: &Value) -> io::Result<()> {
+    let mut all = read(store);
+    all.insert(
+        key(workspace),
+        json!({"hooksHash": hooks_hash(section), "trustedAt": crate::engine::now_millis()}),
+    );
+    write(store, all)
+}
+
+/// Forgets the trust of `workspace`. Returns whether it was trusted.
+pub fn revoke(store: &Path, workspace: &Path) -> io::Result<bool> {
+    let mut all = read(store);
+    let was = all.remove(&key(workspace)).is_some();
+    if was {
+        write(store, all)?;
+    }
+    Ok(was)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_follows_the_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("t.json");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let a = json!({"Stop": [{"type": "command", "command": "a"}]});
+        let b = json!({"Stop": [{"type": "command", "command": "b"}]});
+        assert_eq!(check(Some(&store), &ws, None), Trust::NoHooks);
+        assert_eq!(check(Some(&store), &ws, Some(&a)), Trust::Untrusted);
+        record(&store, &ws, &a).unwrap();
+        assert_eq!(check(Some(&store), &ws, Some(&a)), Trust::Trusted);
+        assert_eq!(check(Some(&store), &ws, Some(&b)), Trust::Changed);
+        assert!(revoke(&store, &ws).unwrap());
+        assert_eq!(check(Some(&store), &ws, Some(&a)), Trust::Untrusted);
+        assert!(!revoke(&store, &ws).unwrap());
+    }
+}
