@@ -207,7 +207,7 @@ end
 ---@param label string
 ---@param value string
 local function field(lines, highlights, label, value)
-  local pad = ('%-8s'):format(label)
+  local pad = label .. string.rep(' ', math.max(1, 8 - #label))
   local pieces = vim.split(value, '\n', { plain = true })
   for i, piece in ipairs(pieces) do
     if i == 1 then

@@ -151,11 +151,14 @@ function M.describe(task)
     local where = #task.breadcrumb > 0 and M.render_breadcrumb(task.breadcrumb) or task.text
     return vim.trim(where .. ' ' .. task.countdown.text)
   end
+  if task.state == 'interrupted' then
+    local where = #task.breadcrumb > 0 and M.render_breadcrumb(task.breadcrumb)
+      or task.description
+      or task.id
+    return where .. ' — interrupted'
+  end
   if task.text ~= '' then
     return task.text
-  end
-  if task.state == 'interrupted' then
-    return (task.description or task.id) .. ' — interrupted'
   end
   return task.description or task.id
 end
@@ -250,7 +253,6 @@ function M.client_stopped(client_id)
     if task.client_id == client_id and M.is_active(task) then
       task.state = 'interrupted'
       task.countdown = nil
-      task.text = ''
       task.touched = tick()
     end
     if streams[id] and streams[id].client_id == client_id then

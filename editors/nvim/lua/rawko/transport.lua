@@ -36,6 +36,9 @@ end
 
 local client_errors = vim.lsp.rpc.client_errors
 
+--- How long a terminated server gets to exit before it is killed.
+M.kill_grace_ms = 3000
+
 --- Splits LSP frames out of a byte stream.
 ---@param on_body fun(body: string)
 ---@param on_bad fun(message: string)
@@ -253,7 +256,17 @@ function M.start(cmd, dispatchers, opts)
     terminate = function()
       if sysobj and not sysobj:is_closing() then
         closing = true
+        -- rawko ends on SIGTERM only once its stdin is closed too (it reads stdin on a blocking
+        -- thread when stdin is a socket, as libuv makes it), so close stdin first, and kill it
+        -- for good if it is still there after a grace.
+        pcall(sysobj.write, sysobj, nil)
         sysobj:kill(15)
+        local process = sysobj
+        vim.defer_fn(function()
+          if not process:is_closing() then
+            pcall(process.kill, process, 9)
+          end
+        end, M.kill_grace_ms)
       end
     end,
   }

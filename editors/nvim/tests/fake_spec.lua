@@ -1,0 +1,303 @@
+--- What the plugin does with messages the real server does not send on demand, played by
+--- tests/fake_server.lua through the plugin's transport: `rawko/trustWorkspace`, approvals
+--- withdrawn by their exact id, `hook_output` and unknown output kinds, tasks started by
+--- external agents.
+
+local t = require('helpers')
+
+local here = vim.fs.dirname(vim.fs.abspath(debug.getinfo(1, 'S').source:sub(2)))
+local log_path
+
+--- Starts the fake server with `plan` for a fresh workspace.
+---@param plan table
+local function fake(plan)
+  local ws = t.workspace({ starter = false })
+  t.use(ws)
+  local plan_path = ws:write('plan.json', vim.json.encode(plan))
+  log_path = ws:path('received.jsonl')
+  local nvim = os.getenv('RAWKO_NVIM') or vim.v.progpath
+  vim.lsp.config('rawko', {
+    cmd = function(dispatchers, config)
+      return require('rawko.transport').start(
+        { nvim, '--headless', '--clean', '-l', here .. '/fake_server.lua', plan_path, log_path },
+        dispatchers,
+        { cwd = config.root_dir }
+      )
+    end,
+  })
+  require('rawko.client').with_client(function() end)
+  return ws
+end
+
+local transport_cmd
+local function restore()
+  vim.lsp.config('rawko', { cmd = transport_cmd })
+end
+
+--- What the fake server received, decoded.
+---@return table[]
+local function received()
+  if not log_path or vim.fn.filereadable(log_path) == 0 then
+    return {}
+  end
+  local messages = {}
+  for _, line in ipairs(vim.fn.readfile(log_path)) do
+    table.insert(messages, vim.json.decode(line))
+  end
+  return messages
+end
+
+--- Waits for the editor's answer to request `id`; returns the response.
+local function answer(id)
+  local found
+  t.wait('the answer to ' .. id, function()
+    for _, m in ipairs(received()) do
+      if m.id == id and m.method == nil then
+        found = m
+        return true
+      end
+    end
+  end)
+  return found
+end
+
+local function request(id, method, params)
+  return { send = { jsonrpc = '2.0', id = id, method = method, params = params } }
+end
+
+local function notification(method, params)
+  return { send = { jsonrpc = '2.0', method = method, params = params } }
+end
+
+---@param fn fun()
+local function with_fake(fn)
+  return function()
+    transport_cmd = vim.lsp.config.rawko.cmd
+    local ok, err = pcall(fn)
+    t.stop_servers()
+    restore()
+    if not ok then
+      error(err, 0)
+    end
+  end
+end
+
+local HOOKS = { 'PreToolUse: ./check.sh', 'Stop: cargo test' }
+
+t.test(
+  'rawko/trustWorkspace asks, shows the hooks, and answers trusted or not',
+  with_fake(function()
+    fake({
+      steps = {
+        request(
+          'rawko-1',
+          'rawko/trustWorkspace',
+          { workspace = '/w', hooks = HOOKS, changed = false }
+        ),
+        { await = 'rawko-1' },
+        request(
+          'rawko-2',
+          'rawko/trustWorkspace',
+          { workspace = '/w', hooks = HOOKS, changed = true }
+        ),
+        { await = 'rawko-2' },
+        request(
+          'rawko-3',
+          'rawko/trustWorkspace',
+          { workspace = '/w', hooks = HOOKS, changed = false }
+        ),
+        { await = 'rawko-3' },
+      },
+    })
+    local select = t.wait_select('rawko_trust')
+    t.eq(select.labels, { 'Trust and run hooks', "Don't trust" }, 'the choices')
+    local p = assert(require('rawko.prompt').active())
+    local lines = vim.api.nvim_buf_get_lines(p.buf, 0, -1, false)
+    t.in_order(lines, {
+      'Workspace /w',
+      'rawko would run these hooks:',
+      '  PreToolUse: ./check.sh',
+      '  Stop: cargo test',
+    }, 'the window')
+    t.ok(not t.find(lines, 'changed'), 'not said to have changed')
+    t.choose(select, 'Trust and run hooks')
+    t.eq(answer('rawko-1').result, { trusted = true }, 'trusted')
+
+    select = t.wait_select('rawko_trust')
+    p = assert(require('rawko.prompt').active())
+    lines = vim.api.nvim_buf_get_lines(p.buf, 0, -1, false)
+    t.ok(
+      t.find(lines, 'The hooks changed since this workspace was last trusted.'),
+      'the change is said'
+    )
+    t.has(vim.api.nvim_win_get_config(p.win).title[1][1], 'the hooks changed', 'the title')
+    t.choose(select, "Don't trust")
+    t.eq(answer('rawko-2').result, { trusted = false }, 'not trusted')
+
+    select = t.wait_select('rawko_trust')
+    t.choose(select, nil)
+    t.eq(answer('rawko-3').result, { trusted = false }, 'dismissed: not trusted')
+  end)
+)
+
+t.test(
+  '$/cancelRequest withdraws exactly the request it names',
+  with_fake(function()
+    local function approval(id, task)
+      return request(id, 'rawko/approveToolCall', {
+        taskId = task,
+        toolCallId = 'call-' .. id,
+        tool = 'Write',
+        input = { path = 'notes.md' },
+        phase = 'Plan',
+        reason = 'Write is blocked in Plan',
+        options = { 'allow_once', 'allow_always', 'reject_once', 'reject_always' },
+      })
+    end
+    fake({
+      steps = {
+        approval('rawko-10', 'task-a'),
+        approval('rawko-11', 'task-b'),
+        request(
+          'rawko-12',
+          'rawko/trustWorkspace',
+          { workspace = '/w', hooks = HOOKS, changed = false }
+        ),
+        -- The waiting approval of task-b is withdrawn, not the one being asked.
+        notification('$/cancelRequest', { id = 'rawko-11' }),
+        { await = 'rawko-11' },
+        notification('$/cancelRequest', { id = 'rawko-10' }),
+        { await = 'rawko-10' },
+      },
+    })
+    local first = t.wait_select('rawko_approval')
+    t.eq(answer('rawko-11').error.code, -32800, 'the withdrawn request is answered as cancelled')
+    local p = require('rawko.prompt').active()
+    t.eq(p and p.request_id, 'rawko-10', 'the first approval is still asked')
+    local win = p.win
+    t.eq(require('rawko.prompt').waiting(), 1, 'the trust question still waits')
+    t.eq(answer('rawko-10').error.code, -32800, 'then the first is withdrawn too')
+    t.ok(not vim.api.nvim_win_is_valid(win), 'its window closed')
+    -- The trust question comes next; a late answer to the withdrawn approval changes nothing.
+    local trust = t.wait_select('rawko_trust')
+    t.choose(first, 'Allow once')
+    t.choose(trust, 'Trust and run hooks')
+    t.eq(answer('rawko-12').result, { trusted = true }, 'the trust question was answered')
+  end)
+)
+
+t.test(
+  'hook output and output of unknown kinds are shown; nothing fails',
+  with_fake(function()
+    fake({
+      steps = {
+        notification('rawko/status', {
+          taskId = 'task-h',
+          seq = 1,
+          state = 'running',
+          breadcrumb = {},
+          text = 'Hooked',
+        }),
+        notification('rawko/output', {
+          taskId = 'task-h',
+          seq = 2,
+          kind = 'hook_output',
+          text = 'PreToolUse: ok\nall checks passed',
+        }),
+        notification(
+          'rawko/output',
+          { taskId = 'task-h', seq = 3, kind = 'telemetry', text = 'a kind from a later rawko' }
+        ),
+        notification('rawko/output', { taskId = 'task-h', seq = 4, kind = 'assistant_delta' }),
+        notification('rawko/output', { taskId = 'task-h', seq = 5, text = 'no kind at all' }),
+        notification(
+          'rawko/output',
+          { taskId = 'task-h', seq = 6, kind = 'assistant_delta', text = 'Still here.' }
+        ),
+      },
+      requests = {
+        ['rawko/getTask'] = {
+          task = {
+            taskId = 'task-h',
+            description = 'Hooked task',
+            state = 'running',
+            breadcrumbText = 'Hooked',
+            startedAt = 1,
+            breadcrumb = {},
+            history = {},
+          },
+        },
+      },
+    })
+    t.wait_output('Still here.')
+    local lines = require('rawko.output').lines()
+    t.in_order(lines, {
+      '🪝 PreToolUse: ok',
+      '   all checks passed',
+      '[telemetry] a kind from a later rawko',
+      '[unknown] no kind at all',
+      'Still here.',
+    }, 'the output')
+    for _, note in ipairs(t.notes) do
+      t.ok(note.level ~= vim.log.levels.ERROR, 'no error: ' .. note.message)
+    end
+  end)
+)
+
+t.test(
+  'tasks started by external agents show in the statusline like any task',
+  with_fake(function()
+    local function status(task, seq, text, state)
+      return notification(
+        'rawko/status',
+        { taskId = task, seq = seq, state = state or 'running', breadcrumb = {}, text = text }
+      )
+    end
+    fake({
+      steps = {
+        -- A task first seen in the middle of its stream.
+        status('task-ext', 41, 'Claude Code > 🧪 Test [3/4]'),
+        request(
+          'rawko-1',
+          'rawko/trustWorkspace',
+          { workspace = '/w', hooks = {}, changed = false }
+        ),
+        { await = 'rawko-1' },
+        status('task-ext', 42, 'Claude Code > 👀 Review [4/4]'),
+        status('task-two', 7, 'Codex > 📋 Plan [1/2]'),
+      },
+      requests = {
+        ['rawko/getTask'] = {
+          task = {
+            taskId = 'task-ext',
+            description = 'Fix the flaky test',
+            state = 'running',
+            breadcrumbText = '',
+            startedAt = 1,
+            breadcrumb = {},
+            history = {},
+          },
+        },
+      },
+    })
+    t.wait('the external task in the statusline', function()
+      return t.statusline() == 'Claude Code > 🧪 Test [3/4]'
+    end)
+    t.wait('its description, asked of rawko', function()
+      local task = t.task('task-ext')
+      return task and task.description == 'Fix the flaky test'
+    end)
+    t.choose(t.wait_select('rawko_trust'), "Don't trust")
+    t.wait('the second external task', function()
+      return t.task('task-two') ~= nil
+    end)
+    t.eq(
+      t.statusline(),
+      'Codex > 📋 Plan [1/2] (+1)',
+      'the latest task, and a count of the others'
+    )
+    t.eq(t.task('task-ext').text, 'Claude Code > 👀 Review [4/4]', 'the first task moved on')
+  end)
+)
+
+return t
