@@ -10,9 +10,10 @@ local log_path
 
 --- Starts the fake server with `plan` for a fresh workspace.
 ---@param plan table
-local function fake(plan)
+---@param settings? table rawko's settings (vim.g.rawko.settings)
+local function fake(plan, settings)
   local ws = t.workspace({ starter = false })
-  t.use(ws)
+  t.use(ws, { settings = settings })
   local plan_path = ws:write('plan.json', vim.json.encode(plan))
   log_path = ws:path('received.jsonl')
   local nvim = os.getenv('RAWKO_NVIM') or vim.v.progpath
@@ -297,6 +298,29 @@ t.test(
       'the latest task, and a count of the others'
     )
     t.eq(t.task('task-ext').text, 'Claude Code > 👀 Review [4/4]', 'the first task moved on')
+  end)
+)
+
+t.test(
+  'settings reach rawko as initializationOptions, init_options over them',
+  with_fake(function()
+    vim.lsp.config('rawko', { init_options = { approvalTimeoutSeconds = 45 } })
+    fake({ steps = {} }, { approvalTimeoutSeconds = 30, countdownTickMillis = 100 })
+    t.wait('initialize', function()
+      return #received() >= 2
+    end)
+    local initialize = vim.tbl_filter(function(m)
+      return m.method == 'initialize'
+    end, received())
+    t.eq(#initialize, 1, 'one initialize')
+    local last = initialize[1].params
+    t.eq(
+      last.initializationOptions,
+      { approvalTimeoutSeconds = 45, countdownTickMillis = 100 },
+      'the settings'
+    )
+    t.eq(last.rootUri, vim.uri_from_fname(vim.fn.getcwd()), 'the workspace')
+    vim.lsp.config('rawko', { init_options = { approvalTimeoutSeconds = vim.NIL } })
   end)
 )
 

@@ -51,8 +51,43 @@ t.test(
     }, 'the statusline through the phases')
     t.has(t.statusline(), 'complete', 'the statusline at the end')
     t.ok(ws:exists('shout.txt'), 'the Write ran')
+    t.in_order(require('rawko.output').lines(), {
+      '── ' .. id .. ' · Add a --shout flag to greet.sh ──',
+      '── Feature > 📋 Plan [1/4]',
+      '» context: [Workflow path: Feature ▸ 📋 Plan]',
+      'Reading the project first.',
+      '→ Read README.md',
+      '  ← # greet',
+      'The plan: add a shout flag.',
+      '→ workflow_step next',
+      '── Feature > 🛠️ Implement [2/4]',
+      '→ Write shout.txt',
+      '→ Bash cat shout.txt',
+      '  ← HELLO',
+      '── Feature > Review [4/4] > 👀 Peer Review [2/2]',
+      '✅ **Feature Complete**',
+      '── Feature — complete',
+      '■ complete: Done: greet.sh can shout.',
+    }, 'the output buffer, in order')
     t.ok(t.noted('task complete: Done: greet.sh can shout.'), 'the completion is told')
   end
 )
+
+t.test('with vim.lsp.enable, opening a file starts rawko, and :Rawko uses that server', function()
+  local ws = t.workspace()
+  t.use(ws)
+  vim.lsp.enable('rawko')
+  vim.cmd.edit(vim.fn.fnameescape(ws:path('greet.sh')))
+  t.wait('rawko to attach to the buffer', function()
+    return #vim.lsp.get_clients({ name = 'rawko', bufnr = 0 }) == 1
+  end)
+  local attached = vim.lsp.get_clients({ name = 'rawko', bufnr = 0 })[1]
+  t.eq(attached.root_dir, ws.dir, 'the workspace is the root')
+  local id = t.start('feature', ws:script('feature', FEATURE))
+  t.wait_state(id, 'complete')
+  t.eq(#t.clients(), 1, 'one server')
+  t.eq(t.task(id).client_id, attached.id, 'the task runs on that server')
+  vim.lsp.enable('rawko', false)
+end)
 
 return t

@@ -197,8 +197,7 @@ function M.user_options()
   return vim.tbl_deep_extend('force', options, from_setup)
 end
 
---- The merged configuration and its problems. Options with a problem fall back to defaults as a
---- whole only when the merged result is unusable; see `get()`.
+--- The merged configuration and its problems (as is: see `get()` for the one to use).
 ---@return rawko.Config config, string[] problems
 function M.resolve()
   local problems = {}
@@ -211,10 +210,31 @@ function M.resolve()
   return merged, problems
 end
 
+--- Puts the default back in place of each option a problem names (an unknown option goes).
+---@param config table
+---@param problems string[]
+---@return rawko.Config
+function M.repair(config, problems)
+  for _, problem in ipairs(problems) do
+    local path = problem:match('^rawko%.([^:]+):')
+    if path then
+      local keys = vim.split(path, '.', { plain = true })
+      local parent = config
+      for i = 1, #keys - 1 do
+        parent = type(parent) == 'table' and parent[keys[i]] or nil
+      end
+      if type(parent) == 'table' then
+        parent[keys[#keys]] = vim.deepcopy(vim.tbl_get(M.defaults, unpack(keys)))
+      end
+    end
+  end
+  return config
+end
+
 local warned = {} ---@type table<string, boolean>
 
---- The configuration to use. When it has problems they are reported once each with
---- `vim.notify`, and the defaults are used instead.
+--- The configuration to use: the options given, with the default in place of each one that has
+--- a problem. The problems are reported once each with `vim.notify`.
 ---@return rawko.Config
 function M.get()
   local config, problems = M.resolve()
@@ -224,9 +244,9 @@ function M.get()
   local message = M.format_problems(problems)
   if not warned[message] then
     warned[message] = true
-    vim.notify(message .. '\nrawko: using the default configuration', vim.log.levels.ERROR)
+    vim.notify(message .. '\nrawko: using the defaults of these options', vim.log.levels.ERROR)
   end
-  return vim.deepcopy(M.defaults)
+  return M.repair(config, problems)
 end
 
 ---@param problems string[]

@@ -50,8 +50,8 @@ function M.check()
     for _, problem in ipairs(problems) do
       health.error(problem)
     end
-    health.info('while the configuration is invalid, the defaults are used')
-    config = config_module.defaults
+    health.info('rawko uses the defaults of these options until they are fixed')
+    config = config_module.repair(config, problems)
   end
 
   health.start('rawko: binary')

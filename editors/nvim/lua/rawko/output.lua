@@ -150,6 +150,7 @@ end
 
 ---@param task rawko.Task
 local function header(task)
+  M.buffer()
   if last.task == task.id then
     return
   end
