@@ -13,7 +13,7 @@ import * as config from './config';
 import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
 import { proposeChange } from './preview';
-import { Method, type ApproveToolCallParams, type TaskDetail, type TaskNotification, type WorkflowDiagnostic } from './protocol';
+import { isFinished, Method, type ApproveToolCallParams, type TaskDetail, type TaskNotification, type WorkflowDiagnostic } from './protocol';
 import { Sequencer } from './sequencer';
 import { StatusBar } from './status';
 import { TaskStore } from './tasks';
@@ -132,7 +132,7 @@ class Context {
         this.store.status(note.params);
         if (note.params.reason) {
           this.formatter.note(note.params.taskId, note.params.reason);
-        } else if (before !== note.params.state && note.params.state !== 'running') {
+        } else if (before !== note.params.state && note.params.state !== 'running' && !isFinished(note.params.state)) {
           this.formatter.note(note.params.taskId, `${note.params.state.replace(/_/g, ' ')}: ${note.params.text}`);
         }
         break;

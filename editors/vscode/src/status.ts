@@ -34,15 +34,23 @@ const STATE_ICONS: Record<string, string> = {
   cancelled: '$(circle-slash)',
 };
 
-/** The words after the breadcrumb for states that are not plain work. */
+/** What a status line without a breadcrumb (a task with no workflow) says of the state. */
 const STATE_WORDS: Record<string, string> = {
-  waiting_approval: 'approval needed',
-  blocked: 'waiting for you',
-  interrupted: 'interrupted',
+  running: 'running',
+  waiting_approval: 'waiting for approval',
+  countdown: 'auto-continuing',
+  blocked: 'interrupted; send a message to continue',
+  interrupted: 'interrupted; resume to continue',
   complete: 'complete',
   failed: 'failed',
   cancelled: 'cancelled',
 };
+
+/** The countdown's text with the server's own hint (after ` — `) replaced by the click's. */
+export function countdownText(text: string, secondsLeft: number): string {
+  const base = text.split(' — ', 1)[0]?.trim() || `⏳ Auto-continuing in ${secondsLeft}s`;
+  return `${base} — click to interrupt`;
+}
 
 export function stateIcon(state: string): string {
   return STATE_ICONS[state] ?? '$(question)';
@@ -72,17 +80,20 @@ export function renderStatus(
   if (!task || server !== 'running') {
     return renderIdle(server, task !== undefined);
   }
-  const label = task.text || (task.description ? shorten(task.description, 40) : 'rawko');
+  // rawko's status line says the state after the breadcrumb (`Feature > 🧪 Test [3/4] — complete`);
+  // without a workflow it is empty and the description stands in.
+  const label =
+    task.text ||
+    `${task.description ? shorten(task.description, 40) : 'rawko'} — ${STATE_WORDS[task.state] ?? task.state.replace(/_/g, ' ')}`;
   const reasonFresh =
     task.reason !== undefined && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
 
   let text: string;
   if (task.state === 'countdown' && task.countdown) {
-    text = `${task.countdown.text} — click to interrupt`;
+    text = countdownText(task.countdown.text, task.countdown.secondsLeft);
   } else {
-    const words = reasonFresh ? task.reason : STATE_WORDS[task.state];
-    text = `${stateIcon(task.state)} ${label}${words ? ` — ${words}` : ''}`;
+    text = `${stateIcon(task.state)} ${label}${reasonFresh ? ` — ${task.reason ?? ''}` : ''}`;
   }
   text += others;
 

@@ -95,6 +95,7 @@ export class TaskStore {
 
   status(params: StatusParams): void {
     const task = this.ensure(params.taskId);
+    const moved = task.state !== params.state || task.text !== (params.text ?? '');
     task.state = params.state;
     task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];
     task.text = params.text ?? '';
@@ -104,6 +105,10 @@ export class TaskStore {
     if (params.reason) {
       task.reason = params.reason;
       task.reasonAt = this.clock.now();
+    } else if (moved) {
+      // A reason explains the change it came with; the next change makes it old news.
+      task.reason = undefined;
+      task.reasonAt = undefined;
     }
     task.updatedAt = this.clock.now();
     this.adopt(task);

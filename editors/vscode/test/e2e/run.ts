@@ -1,0 +1,444 @@
+/**
+ * The end-to-end test in real VS Code: code-server on 127.0.0.1 with the packaged extension
+ * installed, a workspace holding the starter `feature` workflow and a scripted agent, and Debian's
+ * Chromium driven by playwright-core. It runs Rawko: Start Task from the command palette, sees the
+ * breadcrumb in the status bar, clicks Allow once on the approval of a blocked Write, sees the
+ * countdown and the completion. Every wait is for a condition in the page, with a time limit;
+ * a screenshot is kept after every step (test-artifacts/), and code-server and Chromium are
+ * stopped at the end whatever happened.
+ *
+ * Environment: RAWKO_BIN (the rawko binary), CODE_SERVER (code-server's out/node/entry.js),
+ * NODE24 (the node that runs it), VSIX (the packaged extension), CHROMIUM (default
+ * /usr/bin/chromium), ARTIFACTS (default test-artifacts), REPO (the rawko checkout).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+const STEP_MS = 60_000;
+const LOAD_MS = 120_000;
+
+function need(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set`);
+  }
+  return value;
+}
+
+const RAWKO_BIN = need('RAWKO_BIN');
+const CODE_SERVER = need('CODE_SERVER');
+const NODE24 = need('NODE24');
+const VSIX = need('VSIX');
+const REPO = need('REPO');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(process.env.ARTIFACTS ?? 'test-artifacts');
+
+/** The scripted agent: it reads, tries a Write in the read-only Plan phase (an approval), moves
+ * on, stops early in Test (the countdown and a reminder) and finishes the workflow. */
+const SCRIPT = `turns:
+  - text: "Reading the project first."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Writing the plan down."
+    tool_calls:
+      - name: Write
+        input: {path: PLAN.md, content: "1. add --shout\\n2. test it\\n"}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "The tests pass."
+  - text: "Right, on to the review."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+`;
+
+interface Result {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+const results: Result[] = [];
+const cleanups: (() => Promise<void> | void)[] = [];
+let shot = 0;
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function copyDir(from: string, to: string): void {
+  fs.mkdirSync(to, { recursive: true });
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) {
+      copyDir(source, target);
+    } else {
+      fs.copyFileSync(source, target);
+    }
+  }
+}
+
+function writeJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function get(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const request = http.get(url, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', () => resolve(0));
+    request.setTimeout(2000, () => {
+      request.destroy();
+      resolve(0);
+    });
+  });
+}
+
+/** Polls `probe` until it returns true; the one wait that is not for the page (HTTP readiness). */
+async function waitUntil(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Sends `signal` to the process group of `child` (started detached, so its children go too). */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  killGroup(child, 'SIGTERM');
+  const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function screenshot(page: Page | undefined, name: string): Promise<void> {
+  if (!page) {
+    return;
+  }
+  shot += 1;
+  const file = path.join(ARTIFACTS, `${String(shot).padStart(2, '0')}-${name}.png`);
+  try {
+    await page.screenshot({ path: file, timeout: 15_000 });
+    log(`  screenshot: ${file}`);
+  } catch (error) {
+    log(`  screenshot ${file} failed: ${String(error)}`);
+  }
+}
+
+/** Runs one step; after the first failure the later steps are reported failed without running. */
+async function step(name: string, page: Page | undefined, run: () => Promise<void>): Promise<boolean> {
+  if (results.some((r) => !r.ok)) {
+    results.push({ name, ok: false, detail: 'not reached: an earlier step failed' });
+    log(`not ok - ${name} (not reached)`);
+    return false;
+  }
+  const started = Date.now();
+  try {
+    await run();
+    results.push({ name, ok: true });
+    log(`ok - ${name} (${Date.now() - started} ms)`);
+    await screenshot(page, name.replace(/[^a-z0-9]+/gi, '-').toLowerCase());
+    return true;
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    results.push({ name, ok: false, detail });
+    log(`not ok - ${name}: ${detail}`);
+    await screenshot(page, `FAILED-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
+    return false;
+  }
+}
+
+/** The text of the rawko status bar item (empty while there is none). */
+async function statusText(page: Page): Promise<string> {
+  const item = page.locator('.statusbar-item').filter({ hasText: /rawko|Feature|Auto-continuing/ });
+  const texts = await item.allInnerTexts();
+  return texts.join(' | ');
+}
+
+async function waitForStatus(page: Page, what: string, pattern: RegExp, timeout = STEP_MS): Promise<string> {
+  const item = page.locator('.statusbar-item', { hasText: pattern }).first();
+  try {
+    await item.waitFor({ state: 'visible', timeout });
+  } catch {
+    throw new Error(`the status bar never showed ${what} (${String(pattern)}); it shows: ${await statusText(page)}`);
+  }
+  return item.innerText();
+}
+
+async function runPaletteCommand(page: Page, title: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input.input');
+  await page.locator('.monaco-workbench').click({ position: { x: 400, y: 300 } }).catch(() => undefined);
+  await page.keyboard.press('F1');
+  await input.waitFor({ state: 'visible', timeout: STEP_MS });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: STEP_MS });
+  await row.click();
+}
+
+async function main(): Promise<number> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  for (const old of fs.readdirSync(ARTIFACTS)) {
+    if (old.endsWith('.png') || old.endsWith('.log')) {
+      fs.rmSync(path.join(ARTIFACTS, old), { force: true });
+    }
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rawko-vscode-e2e-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const home = path.join(root, 'home');
+  const ws = path.join(root, 'project');
+  const userData = path.join(root, 'code-server-data');
+  const extensions = path.join(root, 'extensions');
+  const browserData = path.join(root, 'chromium');
+  for (const dir of [home, ws, userData, extensions, browserData]) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  // The workspace: the starter workflows, a tiny project, a script of model turns, a fast
+  // countdown, and settings that pick the scripted provider.
+  copyDir(path.join(REPO, 'server/starter/workflows'), path.join(ws, '.rawko/workflows'));
+  fs.writeFileSync(path.join(ws, 'README.md'), '# greet\n\nSays hello.\n');
+  fs.writeFileSync(path.join(ws, 'greet.sh'), '#!/bin/sh\nname="${1:-world}"\necho "Hello, $name!"\n');
+  fs.mkdirSync(path.join(ws, 'scripts'), { recursive: true });
+  fs.writeFileSync(path.join(ws, 'scripts/e2e.yaml'), SCRIPT);
+  writeJson(path.join(ws, '.rawko/config.json'), { countdownSeconds: 3, countdownTickMillis: 800 });
+  writeJson(path.join(ws, '.vscode/settings.json'), {
+    'rawko.provider': 'scripted',
+    'rawko.script': 'scripts/e2e.yaml',
+  });
+  // rawko serve through a wrapper that keeps its log (stderr) among the artifacts.
+  const wrapper = path.join(root, 'rawko');
+  fs.writeFileSync(wrapper, `#!/bin/sh\nexec '${RAWKO_BIN}' "$@" 2>>'${path.join(ARTIFACTS, 'rawko-serve.log')}'\n`, { mode: 0o755 });
+  // Machine settings are the remote side's in code-server: that is where a machine-overridable
+  // setting such as rawko.server.path is read for the extension host.
+  writeJson(path.join(userData, 'Machine/settings.json'), { 'rawko.server.path': wrapper });
+  writeJson(path.join(userData, 'User/settings.json'), {
+    'rawko.server.path': wrapper,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'chat.disableAIFeatures': true,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'extensions.ignoreRecommendations': true,
+    'security.workspace.trust.enabled': false,
+    'git.enabled': false,
+    'git.autoRepositoryDetection': false,
+    'npm.autoDetect': 'off',
+  });
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local/share'),
+    XDG_STATE_HOME: path.join(home, '.local/state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    PI_CODING_AGENT_DIR: path.join(home, '.pi/agent'),
+    RAWKO_LOG: 'warn,rawko=debug',
+  };
+  const serverArgs = [
+    CODE_SERVER,
+    '--auth',
+    'none',
+    '--user-data-dir',
+    userData,
+    '--extensions-dir',
+    extensions,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--disable-file-downloads',
+  ];
+
+  let page: Page | undefined;
+  await step('install the packaged extension into code-server', undefined, () => {
+    const install = spawnSync(NODE24, [...serverArgs, '--install-extension', VSIX], {
+      env,
+      encoding: 'utf8',
+      timeout: STEP_MS,
+    });
+    fs.writeFileSync(path.join(ARTIFACTS, 'install-extension.log'), `${install.stdout}\n${install.stderr}`);
+    if (install.status !== 0) {
+      throw new Error(`code-server --install-extension failed (${install.status}): ${install.stderr || install.stdout}`);
+    }
+    const installed = fs.readdirSync(extensions).filter((d) => d.startsWith('rawko.rawko-'));
+    if (installed.length !== 1) {
+      throw new Error(`the extension is not in ${extensions}: ${fs.readdirSync(extensions).join(', ')}`);
+    }
+    return Promise.resolve();
+  });
+
+  const port = await freePort();
+  const serverLog = fs.openSync(path.join(ARTIFACTS, 'code-server.log'), 'w');
+  const server = spawn(NODE24, [...serverArgs, '--bind-addr', `127.0.0.1:${port}`, ws], {
+    env,
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', serverLog, serverLog],
+  });
+  cleanups.push(() => stopProcess(server));
+
+  let context: BrowserContext | undefined;
+  cleanups.push(async () => {
+    await context?.close().catch(() => undefined);
+  });
+
+  await step('code-server serves the workbench', undefined, async () => {
+    await waitUntil(`code-server on port ${port}`, LOAD_MS, async () => (await get(`http://127.0.0.1:${port}/healthz`)) === 200);
+    context = await chromium.launchPersistentContext(browserData, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1400, height: 900 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (message) => {
+      if (message.type() === 'error') {
+        fs.appendFileSync(path.join(ARTIFACTS, 'browser-console.log'), `${message.text()}\n`);
+      }
+    });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { timeout: LOAD_MS });
+    await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: LOAD_MS });
+  });
+
+  await step('the extension starts rawko serve (status bar says rawko)', page, async () => {
+    if (!page) throw new Error('no page');
+    await waitForStatus(page, 'the idle rawko item', /^\s*rawko\s*$/, LOAD_MS);
+  });
+
+  await step('Rawko: Start Task from the command palette', page, async () => {
+    if (!page) throw new Error('no page');
+    await runPaletteCommand(page, 'Rawko: Start Task');
+    const input = page.locator('.quick-input-widget input.input');
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    await input.fill('Add a --shout flag to greet.sh');
+    await input.press('Enter');
+    const feature = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Feature' }).first();
+    await feature.waitFor({ state: 'visible', timeout: STEP_MS });
+    const rowText = await feature.innerText();
+    if (!/5 phases/.test(rowText)) {
+      throw new Error(`the workflow pick does not show the phase count: ${rowText}`);
+    }
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'No workflow' }).first().waitFor({ state: 'visible', timeout: STEP_MS });
+    await feature.click();
+  });
+
+  await step('the breadcrumb shows in the status bar', page, async () => {
+    if (!page) throw new Error('no page');
+    await waitForStatus(page, 'the breadcrumb', /Feature > .*Plan \[1\/4\]/);
+  });
+
+  await step('the blocked Write asks for approval; click Allow once', page, async () => {
+    if (!page) throw new Error('no page');
+    const prompt = page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' });
+    await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
+    const title = await prompt.innerText();
+    if (!title.includes('Write') || !title.includes('PLAN.md')) {
+      throw new Error(`the approval does not name the tool and its input: ${title}`);
+    }
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open diff preview' }).first().waitFor({ state: 'visible', timeout: STEP_MS });
+    await waitForStatus(page, 'the approval state', /waiting for approval/);
+    await screenshot(page, 'approval-prompt');
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Allow once' }).first().click();
+    await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
+  });
+
+  await step('the countdown shows in the status bar', page, async () => {
+    if (!page) throw new Error('no page');
+    await waitForStatus(page, 'the countdown', /Auto-continuing in \d+s — click to interrupt/);
+  });
+
+  await step('the task completes', page, async () => {
+    if (!page) throw new Error('no page');
+    await waitForStatus(page, 'the completion', /— complete/);
+    if (!fs.existsSync(path.join(ws, 'PLAN.md'))) {
+      throw new Error('the allowed Write did not run: PLAN.md is missing');
+    }
+  });
+
+  return results.filter((r) => !r.ok).length;
+}
+
+async function cleanup(): Promise<void> {
+  for (const clean of cleanups.reverse()) {
+    try {
+      await clean();
+    } catch (error) {
+      log(`cleanup: ${String(error)}`);
+    }
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    results.push({ name: 'e2e harness', ok: false, detail: error instanceof Error ? error.stack ?? error.message : String(error) });
+    log(`not ok - e2e harness: ${String(error)}`);
+    return 1;
+  })
+  .then(async () => {
+    await cleanup();
+    const passed = results.filter((r) => r.ok).length;
+    const failed = results.length - passed;
+    for (const r of results.filter((x) => !x.ok)) {
+      log(`FAILED: ${r.name}: ${r.detail ?? ''}`);
+    }
+    log(`e2e: ${passed} passed, ${failed} failed (artifacts in ${ARTIFACTS})`);
+    process.exitCode = failed === 0 ? 0 : 1;
+  });
