@@ -156,4 +156,44 @@ t.test(
   end
 )
 
+t.test('doc/rawko.txt is valid help: its tags are unique and :help finds them', function()
+  local here = vim.fs.dirname(vim.fs.abspath(debug.getinfo(1, 'S').source:sub(2)))
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. '/doc', 'p')
+  local doc = vim.fs.dirname(here) .. '/doc/rawko.txt'
+  vim.fn.writefile(vim.fn.readfile(doc, 'b'), dir .. '/doc/rawko.txt', 'b')
+  vim.cmd.helptags(vim.fn.fnameescape(dir .. '/doc')) -- fails on a duplicate tag
+  local tags = {}
+  for _, line in ipairs(vim.fn.readfile(dir .. '/doc/tags')) do
+    tags[vim.split(line, '\t')[1]] = true
+  end
+  for _, tag in ipairs({
+    'rawko',
+    ':Rawko',
+    ':Rawko-start',
+    ':Rawko-tasks',
+    'vim.g.rawko',
+    'rawko.statusline()',
+    'rawko-approvals',
+    'rawko-health',
+    'RawkoStatus',
+  }) do
+    t.ok(tags[tag], 'the tag ' .. tag)
+  end
+  -- Every |link| points at a tag of this file or of Neovim's help.
+  vim.opt.runtimepath:prepend(dir)
+  for _, file in ipairs(vim.api.nvim_get_runtime_file('doc/tags', true)) do
+    for _, line in ipairs(vim.fn.readfile(file)) do
+      tags[vim.split(line, '\t')[1]] = true
+    end
+  end
+  local text = table.concat(vim.fn.readfile(doc), '\n')
+  for link in text:gmatch('|([^|%s]+)|') do
+    t.ok(tags[link], 'a tag for |' .. link .. '|')
+  end
+  vim.cmd.help(':Rawko-start')
+  t.eq(vim.fn.expand('%:t'), 'rawko.txt', ':help :Rawko-start opens rawko.txt')
+  vim.cmd.helpclose()
+end)
+
 return t

@@ -152,8 +152,13 @@ show_next = function()
     vim.notify('rawko: cannot open the question window: ' .. tostring(err), vim.log.levels.WARN)
   end
   p.selecting = true
+  local question = p.question
+  if builtin_select() then
+    -- inputlist() covers the screen, the window with the details too: put them in the prompt.
+    question = table.concat(p.lines, '\n') .. '\n\n' .. question
+  end
   vim.ui.select(p.items, {
-    prompt = p.question,
+    prompt = question,
     kind = 'rawko_' .. p.kind,
     format_item = function(item)
       return item.label
