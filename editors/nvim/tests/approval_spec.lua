@@ -177,8 +177,10 @@ t.test('approvals of two tasks are asked one after the other', function()
   t.wait_select('rawko_approval')
   require('rawko.state').focused = nil
   local second = t.start('feature', script, 'Second task')
-  t.wait_state(second, 'waiting_approval')
-  t.eq(require('rawko.prompt').waiting(), 1, 'the second question waits')
+  t.wait('the second question to wait', function()
+    return require('rawko.prompt').waiting() == 1
+  end)
+  t.eq(t.task(second).state, 'waiting_approval', 'the second task waits')
   local asked = vim.tbl_filter(function(s)
     return s.opts.kind == 'rawko_approval'
   end, t.selects)

@@ -92,7 +92,7 @@ t.test(':Rawko cancel ends the task, and the statusline says so', function()
   local ws = t.workspace()
   t.use(ws)
   local id = t.start('feature', ws:script('slow', SLOW))
-  t.wait_state(id, 'running')
+  t.wait_output('» context:') -- the agent's turn began
   vim.cmd('Rawko cancel')
   t.wait('the task to finish', function()
     return t.task(id).outcome ~= nil
@@ -110,7 +110,7 @@ t.test("a refused request shows rawko's error message", function()
   local ws = t.workspace()
   t.use(ws)
   local id = t.start('feature', ws:script('slow', SLOW))
-  t.wait_state(id, 'running')
+  t.wait_output('» context:') -- the agent's turn began
   vim.cmd('Rawko next')
   vim.cmd('Rawko next')
   vim.cmd('Rawko next')
@@ -204,7 +204,7 @@ t.test(':Rawko output opens and closes the output window', function()
   local ws = t.workspace()
   t.use(ws, { output = { open_on_start = false } })
   local id = t.start('feature', ws:script('slow', SLOW))
-  t.wait_state(id, 'running')
+  t.wait_output('» context:') -- the agent's turn began
   local output = require('rawko.output')
   t.eq(#vim.fn.win_findbuf(output.buffer()), 0, 'not opened on start when so configured')
   vim.cmd('Rawko output')
@@ -213,6 +213,25 @@ t.test(':Rawko output opens and closes the output window', function()
   t.eq(vim.bo[output.buffer()].buftype, 'nofile', 'a scratch buffer')
   vim.cmd('Rawko output')
   t.eq(#vim.fn.win_findbuf(output.buffer()), 0, 'closed')
+end)
+
+t.test(':Rawko start without the rawko binary says what to do', function()
+  local ws = t.workspace()
+  t.use(ws)
+  vim.g.rawko = vim.tbl_extend('force', vim.g.rawko, { bin = ws:path('no-such-rawko') })
+  vim.cmd('Rawko start feature Add a flag')
+  t.wait('the error', function()
+    return #t.notes > 0
+  end)
+  t.eq(t.notes[1].level, vim.log.levels.ERROR, 'an error')
+  t.eq(
+    t.notes[1].message,
+    ('rawko: startTask: %s is not an executable: install rawko or set vim.g.rawko.bin (see :checkhealth rawko)'):format(
+      ws:path('no-such-rawko')
+    ),
+    'the message'
+  )
+  t.eq(#t.clients(), 0, 'no server')
 end)
 
 return t

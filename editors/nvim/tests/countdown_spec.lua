@@ -64,7 +64,7 @@ t.test(':Rawko interrupt during a turn blocks the task; a second one is refused'
   t.use(ws)
   local id =
     t.start('feature', ws:script('slow', 'turns:\n  - text: "Thinking."\n    delay_ms: 60000\n'))
-  t.wait_state(id, 'running')
+  t.wait_output('» context:') -- the agent's turn began
   vim.cmd('Rawko interrupt')
   t.wait_state(id, 'blocked')
   -- The task is still the one the statusline follows, so `:Rawko interrupt` names it again.

@@ -415,6 +415,15 @@ function t.wait_state(id, state_name, timeout_ms)
   end, timeout_ms)
 end
 
+--- Waits until task `id` finished (its `rawko/taskFinished` arrived); returns its outcome.
+function t.wait_finished(id, timeout_ms)
+  t.wait(('task %s to finish'):format(id), function()
+    local task = t.task(id)
+    return task and task.outcome ~= nil
+  end, timeout_ms)
+  return t.task(id).outcome
+end
+
 --- Waits until the output buffer has a line containing `needle`.
 function t.wait_output(needle, timeout_ms)
   t.wait('output containing ' .. vim.inspect(needle), function()

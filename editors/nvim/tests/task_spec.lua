@@ -40,7 +40,7 @@ t.test(
     t.use(ws)
     local script = ws:script('feature', FEATURE)
     local id = t.start('feature', script, 'Add a --shout flag to greet.sh')
-    t.wait_state(id, 'complete')
+    t.eq(t.wait_finished(id), 'complete', 'the outcome')
     t.in_order(t.statuslines, {
       'Feature > 📋 Plan [1/4]',
       'Feature > 🛠️ Implement [2/4]',
@@ -84,7 +84,7 @@ t.test('with vim.lsp.enable, opening a file starts rawko, and :Rawko uses that s
   local attached = vim.lsp.get_clients({ name = 'rawko', bufnr = 0 })[1]
   t.eq(attached.root_dir, ws.dir, 'the workspace is the root')
   local id = t.start('feature', ws:script('feature', FEATURE))
-  t.wait_state(id, 'complete')
+  t.eq(t.wait_finished(id), 'complete', 'the outcome')
   t.eq(#t.clients(), 1, 'one server')
   t.eq(t.task(id).client_id, attached.id, 'the task runs on that server')
   vim.lsp.enable('rawko', false)

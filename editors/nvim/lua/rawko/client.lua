@@ -88,6 +88,13 @@ function M.start(bufnr)
   if not config then
     return nil, 'no LSP configuration named rawko (is editors/nvim on the runtimepath?)'
   end
+  local bin = require('rawko.config').get().bin
+  if type(config.cmd) == 'function' and vim.fn.executable(bin) == 0 then
+    return nil,
+      ('%s is not an executable: install rawko or set vim.g.rawko.bin (see :checkhealth rawko)'):format(
+        bin
+      )
+  end
   config = vim.deepcopy(config)
   config.name = M.name
   config.root_dir = M.workspace(bufnr)
