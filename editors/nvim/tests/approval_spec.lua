@@ -195,4 +195,27 @@ t.test('approvals of two tasks are asked one after the other', function()
   t.has(t.statusline(), '(+1)', 'the statusline counts the other task')
 end)
 
+t.test('a question withdrawn while a blocking vim.ui.select waits ends cleanly', function()
+  local ws = t.workspace()
+  t.use(ws, { settings = { countdownTickMillis = 100, approvalTimeoutSeconds = 0.5 } })
+  -- Like Neovim's own vim.ui.select (inputlist()): it returns only once answered, handling
+  -- events meanwhile.
+  local waited = false
+  vim.ui.select = function(_, _, on_choice)
+    vim.wait(5000, function()
+      return require('rawko.prompt').active() == nil
+    end, 10)
+    waited = true
+    on_choice(nil)
+  end
+  local id = t.start('feature', ws:script('write', WRITE_IN_PLAN))
+  t.wait_output('→ Read README.md')
+  t.ok(waited, 'the select was shown and ended')
+  t.eq(require('rawko.prompt').active(), nil, 'no question left')
+  for _, note in ipairs(t.notes) do
+    t.ok(note.level ~= vim.log.levels.ERROR, 'no error: ' .. note.message)
+  end
+  t.eq(t.task(id).state, 'running', 'the task went on')
+end)
+
 return t

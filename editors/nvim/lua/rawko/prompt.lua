@@ -184,7 +184,9 @@ function M.ask(spec)
   ---@type rawko.Prompt
   local p = vim.tbl_extend('force', spec, { co = co, done = false, selecting = false })
   table.insert(queue, p)
-  show_next()
+  -- Not from inside this coroutine: a vim.ui.select that blocks (Neovim's own waits in
+  -- inputlist()) would keep it running, and a withdrawal meanwhile could not resume it.
+  vim.schedule(show_next)
   return coroutine.yield()
 end
 
