@@ -167,23 +167,33 @@ t.test(
         -- The waiting approval of task-b is withdrawn, not the one being asked.
         notification('$/cancelRequest', { id = 'rawko-11' }),
         { await = 'rawko-11' },
-        notification('$/cancelRequest', { id = 'rawko-10' }),
         { await = 'rawko-10' },
+        -- Then the question being asked is withdrawn.
+        notification('$/cancelRequest', { id = 'rawko-12' }),
+        { await = 'rawko-12' },
       },
     })
     local first = t.wait_select('rawko_approval')
     t.eq(answer('rawko-11').error.code, -32800, 'the withdrawn request is answered as cancelled')
     local p = require('rawko.prompt').active()
     t.eq(p and p.request_id, 'rawko-10', 'the first approval is still asked')
-    local win = p.win
     t.eq(require('rawko.prompt').waiting(), 1, 'the trust question still waits')
-    t.eq(answer('rawko-10').error.code, -32800, 'then the first is withdrawn too')
-    t.ok(not vim.api.nvim_win_is_valid(win), 'its window closed')
-    -- The trust question comes next; a late answer to the withdrawn approval changes nothing.
+    t.choose(first, 'Deny')
+    t.eq(answer('rawko-10').result, { outcome = 'reject_once' }, 'the first approval is answered')
     local trust = t.wait_select('rawko_trust')
-    t.choose(first, 'Allow once')
+    local win = require('rawko.prompt').active().win
+    t.eq(answer('rawko-12').error.code, -32800, 'the trust question is withdrawn')
+    t.wait('its window to close', function()
+      return not vim.api.nvim_win_is_valid(win)
+    end)
+    t.eq(require('rawko.prompt').active(), nil, 'no question left')
+    -- A late answer changes nothing: the request was answered once.
     t.choose(trust, 'Trust and run hooks')
-    t.eq(answer('rawko-12').result, { trusted = true }, 'the trust question was answered')
+    vim.wait(100)
+    local answers = vim.tbl_filter(function(m)
+      return m.id == 'rawko-12' and m.method == nil
+    end, received())
+    t.eq(#answers, 1, 'one answer to the withdrawn question')
   end)
 )
 
