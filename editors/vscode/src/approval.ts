@@ -138,7 +138,9 @@ export class Approvals {
       entry.cancelSubscription = token.onCancellationRequested(() => this.withdraw(entry));
       this.pending.push(entry);
       this.options.onDidChange?.();
-      if (!this.shown) {
+      if (this.shown) {
+        this.updateTitle(this.shown);
+      } else {
         this.showHead();
       }
     });
@@ -221,7 +223,9 @@ export class Approvals {
 
   private next(): void {
     this.options.onDidChange?.();
-    if (!this.shown) {
+    if (this.shown) {
+      this.updateTitle(this.shown);
+    } else {
       this.showHead();
     }
   }

@@ -11,7 +11,6 @@ export interface Vs {
     typeof vscode.window,
     | 'createStatusBarItem'
     | 'createQuickPick'
-    | 'createOutputChannel'
     | 'showInformationMessage'
     | 'showWarningMessage'
     | 'showErrorMessage'

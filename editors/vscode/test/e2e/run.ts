@@ -426,7 +426,7 @@ async function cleanup(): Promise<void> {
   }
 }
 
-main()
+void main()
   .catch((error: unknown) => {
     results.push({ name: 'e2e harness', ok: false, detail: error instanceof Error ? error.stack ?? error.message : String(error) });
     log(`not ok - e2e harness: ${String(error)}`);

@@ -1,0 +1,256 @@
+/**
+ * Inline approval: what the prompt shows, how each choice is answered, the diff preview, the
+ * server withdrawing a request (the prompt goes away), requests waiting in line, and the time
+ * left on the injected clock.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Approvals, formatLeft, summarizeInput, type CancellationTokenLike } from '../../src/approval';
+import type { ApprovalOutcome, ApproveToolCallParams } from '../../src/protocol';
+import { FakeVs, ManualClock } from './fake-vscode';
+
+const ALL = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
+
+function request(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallParams {
+  return {
+    taskId: 'task-1',
+    toolCallId: 'call-2',
+    tool: 'Write',
+    input: { path: 'PLAN.md', content: '1. add --shout\n2. test it\n' },
+    phase: 'Plan',
+    reason: 'Feature is in phase Plan, which allows only: Read, Glob, Grep',
+    options: ALL,
+    ...extra,
+  };
+}
+
+/** A cancellation token the test withdraws by hand, like rawko's `$/cancelRequest`. */
+class Token implements CancellationTokenLike {
+  isCancellationRequested = false;
+  private listeners: (() => void)[] = [];
+  onCancellationRequested(listener: () => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+  cancel(): void {
+    this.isCancellationRequested = true;
+    for (const l of [...this.listeners]) l();
+  }
+}
+
+function setup(timeoutSeconds?: number) {
+  const vs = new FakeVs();
+  const clock = new ManualClock();
+  const diffs: ApproveToolCallParams[] = [];
+  const withdrawn: ApproveToolCallParams[] = [];
+  const answered: [string, ApprovalOutcome][] = [];
+  let changes = 0;
+  const approvals = new Approvals(vs, clock, {
+    timeoutSeconds: () => timeoutSeconds,
+    openDiff: (params) => {
+      diffs.push(params);
+      return Promise.resolve();
+    },
+    onWithdrawn: (params) => withdrawn.push(params),
+    onAnswered: (params, outcome) => answered.push([params.tool, outcome]),
+    onDidChange: () => (changes += 1),
+  });
+  return { vs, clock, approvals, diffs, withdrawn, answered, changes: () => changes };
+}
+
+describe('approval prompt', () => {
+  it('shows the tool, a summary of its input, the phase and the reason', () => {
+    const { vs, approvals } = setup();
+    void approvals.ask(request(), new Token());
+    const pick = vs.visiblePick();
+    assert.ok(pick, 'the prompt is shown');
+    assert.equal(pick.title, 'rawko: Write PLAN.md (2 lines) — blocked in phase Plan');
+    assert.equal(pick.placeholder, 'Feature is in phase Plan, which allows only: Read, Glob, Grep');
+    assert.equal(pick.ignoreFocusOut, true, 'the prompt stays when the focus moves away');
+    assert.deepEqual(pick.labels(), [
+      '$(check) Allow once',
+      '$(check-all) Always allow',
+      '$(close) Deny',
+      '$(circle-slash) Always deny',
+      '',
+      '$(diff) Open diff preview',
+    ]);
+  });
+
+  const choices: [string, ApprovalOutcome][] = [
+    ['Allow once', 'allow_once'],
+    ['Always allow', 'allow_always'],
+    ['Deny', 'reject_once'],
+    ['Always deny', 'reject_always'],
+  ];
+  for (const [label, outcome] of choices) {
+    it(`${label} answers ${outcome} and closes the prompt`, async () => {
+      const { vs, approvals, answered } = setup();
+      const answer = approvals.ask(request(), new Token());
+      const pick = vs.visiblePick();
+      assert.ok(pick);
+      pick.pick(label === 'Deny' ? '$(close) Deny' : label);
+      assert.deepEqual(await answer, { outcome });
+      assert.equal(pick.visible, false);
+      assert.equal(pick.disposed, true);
+      assert.deepEqual(answered, [['Write', outcome]]);
+      assert.equal(approvals.count(), 0);
+    });
+  }
+
+  it('offers only the options the server sent', () => {
+    const { vs, approvals } = setup();
+    void approvals.ask(request({ tool: 'Bash', input: { command: 'rm -rf build' }, options: ['allow_once', 'reject_once'] }), new Token());
+    assert.deepEqual(vs.visiblePick()?.labels(), ['$(check) Allow once', '$(close) Deny']);
+    assert.equal(vs.visiblePick()?.title, 'rawko: Bash rm -rf build — blocked in phase Plan');
+  });
+
+  it('opens a diff preview for Write and Edit and keeps the prompt open', async () => {
+    const { vs, approvals, diffs } = setup();
+    const answer = approvals.ask(request({ tool: 'Edit', input: { path: 'greet.sh', old_text: 'a', new_text: 'b' } }), new Token());
+    const pick = vs.visiblePick();
+    assert.ok(pick);
+    pick.pick('Open diff preview');
+    await Promise.resolve();
+    assert.equal(diffs.length, 1);
+    assert.equal(diffs[0]?.tool, 'Edit');
+    assert.equal(vs.visiblePick(), pick, 'the prompt is still there');
+    assert.equal(approvals.count(), 1);
+    pick.pick('Allow once');
+    assert.deepEqual(await answer, { outcome: 'allow_once' });
+  });
+
+  it('has no diff preview for other tools', () => {
+    const { vs, approvals } = setup();
+    void approvals.ask(request({ tool: 'Read', input: { path: 'README.md' } }), new Token());
+    assert.ok(!vs.visiblePick()?.labels().some((l) => l.includes('diff')));
+  });
+
+  it('goes away when rawko withdraws the request (timeout)', async () => {
+    const { vs, approvals, withdrawn } = setup();
+    const token = new Token();
+    const answer = approvals.ask(request(), token);
+    const pick = vs.visiblePick();
+    assert.ok(pick);
+    token.cancel();
+    assert.deepEqual(await answer, { outcome: 'cancelled' });
+    assert.equal(pick.visible, false, 'the prompt went away');
+    assert.equal(vs.visiblePick(), undefined);
+    assert.equal(withdrawn.length, 1);
+    assert.equal(approvals.count(), 0);
+  });
+
+  it('answers a request withdrawn before it was shown without showing it', async () => {
+    const { vs, approvals } = setup();
+    const token = new Token();
+    token.cancel();
+    assert.deepEqual(await approvals.ask(request(), token), { outcome: 'cancelled' });
+    assert.equal(vs.quickPicks.length, 0);
+  });
+
+  it('shows requests one after the other', async () => {
+    const { vs, approvals } = setup();
+    const first = approvals.ask(request(), new Token());
+    const second = approvals.ask(request({ taskId: 'task-2', tool: 'Bash', input: { command: 'make' } }), new Token());
+    assert.equal(vs.quickPicks.length, 1, 'one prompt at a time');
+    assert.match(vs.visiblePick()?.title ?? '', /\[\+1 waiting\]$/);
+    vs.visiblePick()?.pick('Allow once');
+    assert.deepEqual(await first, { outcome: 'allow_once' });
+    assert.equal(vs.visiblePick()?.title, 'rawko: Bash make — blocked in phase Plan');
+    vs.visiblePick()?.pick('$(close) Deny');
+    assert.deepEqual(await second, { outcome: 'reject_once' });
+    assert.equal(vs.visiblePick(), undefined);
+  });
+
+  it('withdrawing a waiting request leaves the shown one alone', async () => {
+    const { vs, approvals } = setup();
+    const shown = approvals.ask(request(), new Token());
+    const waitingToken = new Token();
+    const waiting = approvals.ask(request({ taskId: 'task-2' }), waitingToken);
+    const pick = vs.visiblePick();
+    waitingToken.cancel();
+    assert.deepEqual(await waiting, { outcome: 'cancelled' });
+    assert.equal(vs.visiblePick(), pick);
+    pick?.pick('Allow once');
+    assert.deepEqual(await shown, { outcome: 'allow_once' });
+  });
+
+  it('hiding the prompt answers nothing; the status bar can show it again', async () => {
+    const { vs, approvals } = setup();
+    const answer = approvals.ask(request(), new Token());
+    vs.visiblePick()?.hide();
+    assert.equal(vs.visiblePick(), undefined);
+    assert.equal(approvals.count('task-1'), 1, 'still pending');
+    assert.equal(approvals.reveal('task-1'), true);
+    vs.visiblePick()?.pick('Always allow');
+    assert.deepEqual(await answer, { outcome: 'allow_always' });
+    assert.equal(approvals.reveal(), false, 'nothing left to show');
+  });
+
+  it('reveal brings the asked task to the front', async () => {
+    const { vs, approvals } = setup();
+    const first = approvals.ask(request({ tool: 'Write' }), new Token());
+    const second = approvals.ask(request({ taskId: 'task-2', tool: 'Bash', input: { command: 'make' } }), new Token());
+    approvals.reveal('task-2');
+    assert.match(vs.visiblePick()?.title ?? '', /Bash make/);
+    vs.visiblePick()?.pick('Allow once');
+    assert.deepEqual(await second, { outcome: 'allow_once' });
+    assert.match(vs.visiblePick()?.title ?? '', /Write PLAN.md/);
+    vs.visiblePick()?.pick('$(close) Deny');
+    assert.deepEqual(await first, { outcome: 'reject_once' });
+  });
+
+  it('counts the time left down on the clock and stops at zero', async () => {
+    const { vs, clock, approvals } = setup(3);
+    const answer = approvals.ask(request(), new Token());
+    const pick = vs.visiblePick();
+    assert.match(pick?.title ?? '', /\(denied in 0:03\)$/);
+    clock.advance(1000);
+    assert.match(pick?.title ?? '', /\(denied in 0:02\)$/);
+    clock.advance(1000);
+    assert.match(pick?.title ?? '', /\(denied in 0:01\)$/);
+    clock.advance(1000);
+    assert.match(pick?.title ?? '', /\(timing out\)$/);
+    assert.equal(clock.pending(), 0, 'the ticker stopped itself from inside its callback');
+    clock.advance(5000);
+    assert.equal(pick?.visible, true, 'the server, not the client, decides the timeout');
+    pick?.pick('Allow once');
+    assert.deepEqual(await answer, { outcome: 'allow_once' });
+  });
+
+  it('an answer stops the ticker', async () => {
+    const { vs, clock, approvals } = setup(120);
+    const answer = approvals.ask(request(), new Token());
+    clock.advance(1500);
+    vs.visiblePick()?.pick('Allow once');
+    await answer;
+    assert.equal(clock.pending(), 0);
+  });
+
+  it('dispose answers every pending request cancelled and closes the prompt', async () => {
+    const { vs, approvals } = setup(60);
+    const a = approvals.ask(request(), new Token());
+    const b = approvals.ask(request({ taskId: 'task-2' }), new Token());
+    approvals.dispose();
+    assert.deepEqual(await a, { outcome: 'cancelled' });
+    assert.deepEqual(await b, { outcome: 'cancelled' });
+    assert.equal(vs.visiblePick(), undefined);
+  });
+
+  it('summarizes inputs', () => {
+    assert.equal(summarizeInput('Write', { path: 'a.md', content: 'x' }), 'a.md (1 line)');
+    assert.equal(summarizeInput('Write', { file_path: 'a.md', content: '' }), 'a.md (0 lines)');
+    assert.equal(summarizeInput('Edit', { path: 'src/main.rs', old_text: 'a', new_text: 'b' }), 'src/main.rs');
+    assert.equal(summarizeInput('Bash', { command: 'git   status\n&& ls' }), 'git status && ls');
+    assert.equal(summarizeInput('Grep', { pattern: 'TODO' }), 'TODO');
+    assert.equal(summarizeInput('Mystery', { n: 1 }), '{"n":1}');
+    assert.equal(summarizeInput('Mystery', null), 'null');
+    assert.equal(summarizeInput('Bash', { command: 'x'.repeat(200) }).length, 80);
+  });
+
+  it('formats the time left', () => {
+    assert.equal(formatLeft(120_000), '2:00');
+    assert.equal(formatLeft(61_001), '1:02');
+    assert.equal(formatLeft(-5), '0:00');
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * The status bar: breadcrumb and state icon, tooltip, what a click does, the countdown, the
+ * server's reason for a change (shown for a while, on the injected clock), and which task it shows.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { BreadcrumbItem, StatusParams } from '../../src/protocol';
+import { REASON_MILLIS, StatusBar, countdownText, renderStatus } from '../../src/status';
+import { TaskStore } from '../../src/tasks';
+import { FakeVs, ManualClock, type FakeStatusBarItem } from './fake-vscode';
+
+const PLAN: BreadcrumbItem[] = [{ name: 'Feature', phaseName: 'Plan', emoji: '📋', index: 1, total: 4 }];
+const NESTED: BreadcrumbItem[] = [
+  { name: 'Feature', phaseName: 'Review', emoji: '', index: 4, total: 4 },
+  { name: 'Review', phaseName: 'Static Analysis', emoji: '🔍', index: 1, total: 2 },
+];
+
+let seq = 0;
+function status(state: string, text: string, extra: Partial<StatusParams> = {}): StatusParams {
+  seq += 1;
+  return { taskId: 'task-1', seq, state, breadcrumb: PLAN, text, ...extra };
+}
+
+function setup(): { vs: FakeVs; clock: ManualClock; store: TaskStore; bar: StatusBar; item: FakeStatusBarItem } {
+  const vs = new FakeVs();
+  const clock = new ManualClock();
+  const store = new TaskStore(clock);
+  const bar = new StatusBar(vs, clock, store);
+  bar.setServerState('running');
+  const item = vs.statusBarItems[0];
+  assert.ok(item, 'a status bar item is created');
+  return { vs, clock, store, bar, item };
+}
+
+describe('status bar', () => {
+  it('shows the breadcrumb behind the running icon, and a click opens the task output', () => {
+    const { store, item } = setup();
+    store.started('task-1', 'Add a --shout flag', 'feature');
+    store.status(status('running', 'Feature > 📋 Plan [1/4]'));
+    assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4]');
+    assert.equal(item.visible, true);
+    assert.equal(item.commandId(), 'rawko.showOutput');
+    assert.deepEqual(item.commandArgs(), ['task-1']);
+    assert.equal(item.backgroundId(), undefined);
+  });
+
+  it('names the task and the phase in the tooltip', () => {
+    const { store, item } = setup();
+    store.started('task-1', 'Add a --shout flag', 'feature');
+    store.status(status('running', 'Feature > Review [4/4] > 🔍 Static Analysis [1/2]', { breadcrumb: NESTED }));
+    const tooltip = item.tooltipText();
+    assert.match(tooltip, /Task: Add a --shout flag/);
+    assert.match(tooltip, /Phase: 🔍 Static Analysis \[1\/2\] in Review/);
+    assert.match(tooltip, /Breadcrumb: Feature > Review \[4\/4\] > 🔍 Static Analysis \[1\/2\]/);
+    assert.match(tooltip, /Click to show the task output/);
+  });
+
+  const icons: [string, string][] = [
+    ['running', '$(sync~spin)'],
+    ['waiting_approval', '$(shield)'],
+    ['countdown', '$(watch)'],
+    ['blocked', '$(debug-pause)'],
+    ['interrupted', '$(debug-disconnect)'],
+    ['complete', '$(check)'],
+    ['failed', '$(error)'],
+    ['cancelled', '$(circle-slash)'],
+  ];
+  for (const [state, icon] of icons) {
+    it(`shows the ${state} state with ${icon}`, () => {
+      const { store, item } = setup();
+      store.status(status(state, `Feature > 📋 Plan [1/4] — ${state}`));
+      assert.ok(item.text.startsWith(`${icon} Feature > 📋 Plan [1/4]`), item.text);
+    });
+  }
+
+  it('an unknown state gets a question mark and does not throw', () => {
+    const { store, item } = setup();
+    store.status(status('pondering', 'Feature > 📋 Plan [1/4]'));
+    assert.equal(item.text, '$(question) Feature > 📋 Plan [1/4]');
+  });
+
+  it('waiting for approval: warning colour, a click answers the approval', () => {
+    const { store, item } = setup();
+    store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval'));
+    assert.equal(item.backgroundId(), 'statusBarItem.warningBackground');
+    assert.equal(item.commandId(), 'rawko.showApproval');
+    assert.deepEqual(item.commandArgs(), ['task-1']);
+  });
+
+  it('a failed task is shown in the error colour', () => {
+    const { store, item } = setup();
+    store.status(status('failed', 'Feature > 📋 Plan [1/4] — failed'));
+    assert.equal(item.backgroundId(), 'statusBarItem.errorBackground');
+  });
+
+  it('counts down, a click interrupts, and the countdown ends with the next status', () => {
+    const { store, item } = setup();
+    store.status(status('countdown', 'Feature > 🧪 Test [3/4] — auto-continuing'));
+    for (const left of [3, 2, 1]) {
+      seq += 1;
+      store.countdown({ taskId: 'task-1', seq, secondsLeft: left, text: `⏳ Auto-continuing in ${left}s — interrupt to stop` });
+      assert.equal(item.text, `⏳ Auto-continuing in ${left}s — click to interrupt`);
+      assert.equal(item.commandId(), 'rawko.interrupt');
+      assert.deepEqual(item.commandArgs(), ['task-1']);
+      assert.match(item.tooltipText(), /Click to interrupt the countdown/);
+    }
+    store.status(status('running', 'Feature > 🧪 Test [3/4]'));
+    assert.equal(item.text, '$(sync~spin) Feature > 🧪 Test [3/4]');
+    assert.equal(item.commandId(), 'rawko.showOutput');
+    assert.equal(store.get('task-1')?.countdown, undefined);
+  });
+
+  it('countdownText keeps the server text and replaces its hint', () => {
+    assert.equal(countdownText('⏳ Auto-continuing in 3s', 3), '⏳ Auto-continuing in 3s — click to interrupt');
+    assert.equal(countdownText('⏳ Auto-continuing in 2s — interrupt to stop', 2), '⏳ Auto-continuing in 2s — click to interrupt');
+    assert.equal(countdownText('', 1), '⏳ Auto-continuing in 1s — click to interrupt');
+  });
+
+  it('says why an approval was rejected, for a while, then only in the tooltip', () => {
+    const { clock, store, item } = setup();
+    store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval'));
+    const reason = 'approval of Write timed out after 120 s; rejected once';
+    store.status(status('running', 'Feature > 📋 Plan [1/4]', { reason }));
+    assert.equal(item.text, `$(sync~spin) Feature > 📋 Plan [1/4] — ${reason}`);
+    clock.advance(REASON_MILLIS - 1);
+    assert.ok(item.text.includes(reason), item.text);
+    clock.advance(1);
+    assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4]');
+    assert.match(item.tooltipText(), /Reason: approval of Write timed out/);
+    assert.equal(clock.pending(), 0);
+  });
+
+  it('drops an old reason when the task moves on', () => {
+    const { store, item } = setup();
+    store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval', { reason: 'Write is blocked in the Plan phase' }));
+    assert.ok(item.text.includes('Write is blocked'), item.text);
+    store.status(status('complete', 'Feature — complete'));
+    assert.equal(item.text, '$(check) Feature — complete');
+  });
+
+  it('a task without a workflow shows its description and state', () => {
+    const { store, item } = setup();
+    store.started('task-1', 'Explain the build', undefined);
+    store.status({ taskId: 'task-1', seq: 1, state: 'running', breadcrumb: [], text: '' });
+    assert.equal(item.text, '$(sync~spin) Explain the build — running');
+    store.status({ taskId: 'task-1', seq: 2, state: 'complete', breadcrumb: [], text: '' });
+    assert.equal(item.text, '$(check) Explain the build — complete');
+  });
+
+  it('without a task: ready, starting, stopped, not installed', () => {
+    const { bar, item } = setup();
+    assert.equal(item.text, '$(hubot) rawko');
+    assert.equal(item.commandId(), 'rawko.start');
+    bar.setServerState('starting');
+    assert.equal(item.text, '$(loading~spin) rawko');
+    bar.setServerState('stopped');
+    assert.equal(item.text, '$(warning) rawko stopped');
+    assert.equal(item.commandId(), 'rawko.restartServer');
+    bar.setServerState('missing');
+    assert.equal(item.text, '$(warning) rawko not installed');
+    assert.match(item.tooltipText(), /rawko.server.path/);
+  });
+
+  it('follows the task started here, and a task that shows up while none runs', () => {
+    const { store, item } = setup();
+    store.status({ taskId: 'external', seq: 1, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [1/2]' });
+    assert.ok(item.text.includes('Docs'), 'a task started elsewhere is shown when nothing else is');
+    store.started('task-1', 'Add a flag', 'feature');
+    store.status(status('running', 'Feature > 📋 Plan [1/4]'));
+    store.status({ taskId: 'external', seq: 2, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]' });
+    assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4] (+1)', 'the active task keeps the status bar');
+    store.status(status('complete', 'Feature — complete'));
+    store.status({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]' });
+    assert.equal(item.text, '$(sync~spin) Docs > ✍️ Write [2/2]', 'a running task takes over from a finished one');
+  });
+
+  it('renderStatus is pure: a finished task keeps its summary in the tooltip', () => {
+    const look = renderStatus(
+      'running',
+      { taskId: 't', state: 'complete', breadcrumb: [], text: 'Feature — complete', summary: 'All done', updatedAt: 0 },
+      0,
+    );
+    assert.equal(look.text, '$(check) Feature — complete');
+    assert.deepEqual(look.tooltip.rows.find(([label]) => label === 'Summary'), ['Summary', 'All done']);
+  });
+
+  it('disposes its item and timers', () => {
+    const { clock, store, bar, item } = setup();
+    store.status(status('running', 'Feature > 📋 Plan [1/4]', { reason: 'resumed' }));
+    bar.dispose();
+    assert.equal(item.disposed, true);
+    clock.advance(REASON_MILLIS * 2);
+    assert.equal(clock.pending(), 0);
+  });
+});
