@@ -27,33 +27,48 @@ local function out(line)
   io.stdout:flush()
 end
 
---- Runs the registered tests; returns how many passed and failed.
+local SKIP = {}
+
+--- Ends the test as skipped (e.g. the rawko binary lacks what it tests), saying why.
+---@param why string
+function t.skip(why)
+  error(setmetatable({ why = why }, SKIP), 0)
+end
+
+--- Runs the registered tests; returns how many passed, failed and were skipped.
 ---@param file string
----@return integer passed, integer failed
+---@return integer passed, integer failed, integer skipped
 function t.run(file)
-  local passed, failed = 0, 0
+  local passed, failed, skipped = 0, 0, 0
   for _, test in ipairs(tests) do
     t.setup()
     local started = vim.uv.hrtime()
     local ok, err = xpcall(test.fn, function(e)
+      if getmetatable(e) == SKIP then
+        return e
+      end
       return debug.traceback(tostring(e), 2)
     end)
-    local report = ok and '' or t.report()
+    local skip = not ok and getmetatable(err) == SKIP
+    local report = (ok or skip) and '' or t.report()
     local cleaned, cleanup_err = pcall(t.cleanup)
     local ms = (vim.uv.hrtime() - started) / 1e6
-    if ok and cleaned then
+    if skip and cleaned then
+      skipped = skipped + 1
+      out(('skip %s: %s (%s)'):format(file, test.name, err.why))
+    elseif ok and cleaned then
       passed = passed + 1
       out(('ok   %s: %s (%d ms)'):format(file, test.name, ms))
     else
       failed = failed + 1
       out(('FAIL %s: %s (%d ms)'):format(file, test.name, ms))
-      local text = ok and ('cleanup failed: ' .. tostring(cleanup_err)) or err
+      local text = (ok or skip) and ('cleanup failed: ' .. tostring(cleanup_err)) or err
       for line in vim.gsplit(text .. '\n' .. report, '\n') do
         out('     ' .. line)
       end
     end
   end
-  return passed, failed
+  return passed, failed, skipped
 end
 
 -- ---------------------------------------------------------------------------------------------

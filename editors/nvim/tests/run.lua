@@ -3,7 +3,8 @@
 --- Runs each `tests/*_spec.lua` (those whose name contains one of the PATTERNs, when given) in a
 --- Neovim of its own (tests/harness.lua), so that no state leaks from one file into another,
 --- with fresh XDG directories, and `stylua --check` when $RAWKO_STYLUA names stylua. Prints each
---- test's result as it finishes, then `N passed, N failed`; exits 1 when anything failed.
+--- test's result as it finishes, then `N passed, N failed` (with `, N skipped` when a test found
+--- the rawko binary lacking what it tests); exits 1 when anything failed.
 ---
 --- Environment: RAWKO_BIN (the rawko binary, required), RAWKO_NVIM (the Neovim to run the files
 --- with; default this one), RAWKO_STYLUA (optional), RAWKO_REPO (the repository; default found
@@ -23,7 +24,7 @@ local function out(line)
   io.stdout:flush()
 end
 
-local passed, failed = 0, 0
+local passed, failed, skipped = 0, 0, 0
 
 local patterns = {}
 for _, a in ipairs(_G.arg or {}) do
@@ -86,12 +87,13 @@ for _, spec in ipairs(specs) do
     env.PI_CODING_AGENT_DIR = base .. '/pi'
     env.RAWKO_REPO = repo
     env.RAWKO_TEST_TMP = base
-    local file_passed, file_failed, finished = 0, 0, false
+    local file_passed, file_failed, file_skipped, finished = 0, 0, 0, false
     local partial = ''
     local function on_line(line)
-      local p, f = line:match('^# passed (%d+) failed (%d+)$')
+      local p, f, s = line:match('^# passed (%d+) failed (%d+) skipped (%d+)$')
       if p then
-        file_passed, file_failed, finished = tonumber(p), tonumber(f), true
+        file_passed, file_failed, file_skipped = tonumber(p), tonumber(f), tonumber(s)
+        finished = true
       else
         out(line)
       end
@@ -126,6 +128,7 @@ for _, spec in ipairs(specs) do
     end
     passed = passed + file_passed
     failed = failed + file_failed
+    skipped = skipped + file_skipped
     if not finished then
       failed = failed + 1
       out(
@@ -140,6 +143,10 @@ for _, spec in ipairs(specs) do
   end
 end
 
-out(('%d tests in %.1f s'):format(passed + failed, (vim.uv.hrtime() - started) / 1e9))
-out(('%d passed, %d failed'):format(passed, failed))
+out(('%d tests in %.1f s'):format(passed + failed + skipped, (vim.uv.hrtime() - started) / 1e9))
+if skipped > 0 then
+  out(('%d passed, %d failed, %d skipped'):format(passed, failed, skipped))
+else
+  out(('%d passed, %d failed'):format(passed, failed))
+end
 os.exit(failed == 0 and passed > 0 and 0 or 1)
