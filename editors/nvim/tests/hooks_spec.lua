@@ -16,7 +16,11 @@ local function hooked()
   ws:write(
     '.rawko/config.json',
     vim.json.encode({
-      hooks = { PreExecutionStart = { { type = 'command', command = 'touch ' .. marker } } },
+      hooks = {
+        PreExecutionStart = {
+          { type = 'command', command = 'touch ' .. marker .. ' && echo hook says hi' },
+        },
+      },
     })
   )
   t.use(ws)
@@ -41,6 +45,9 @@ t.test('a trusted workspace runs its hooks', function()
   local id = t.start('feature', ws:script('done', DONE))
   t.wait_finished(id)
   t.ok(vim.uv.fs_stat(marker), 'the hook ran')
+  local line = t.find(require('rawko.output').lines(), '🪝 PreExecutionStart hook')
+  t.ok(line, 'the hook output is shown')
+  t.has(require('rawko.output').lines()[line], 'hook says hi', 'what the hook printed')
 end)
 
 t.test('a workspace not trusted does not run its hooks, and rawko says so', function()

@@ -99,7 +99,7 @@ function M.status(_, params, ctx)
     if
       task.reason
       and config.statusline.notify_reasons
-      and (task.state == 'running' or task.state == 'blocked' or task.state == 'failed')
+      and (task.state == 'running' or task.state == 'blocked')
     then
       vim.notify(('rawko: %s'):format(task.reason), vim.log.levels.WARN)
     end
