@@ -39,6 +39,9 @@ local client_errors = vim.lsp.rpc.client_errors
 --- How long a terminated server gets to exit before it is killed.
 M.kill_grace_ms = 3000
 
+--- How large the log may grow before the next server starts a new one.
+M.max_log_bytes = 5 * 1024 * 1024
+
 --- Splits LSP frames out of a byte stream.
 ---@param on_body fun(body: string)
 ---@param on_bad fun(message: string)
@@ -99,7 +102,13 @@ function M.start(cmd, dispatchers, opts)
   local closing = false
   local sysobj ---@type vim.SystemObj?
   local stderr_tail = {} ---@type string[]
-  local log_file = io.open(M.log_path(), 'a')
+  local log_path = M.log_path()
+  local stat = vim.uv.fs_stat(log_path)
+  if stat and stat.size > M.max_log_bytes then
+    -- Keep one older log; the next one starts empty.
+    vim.uv.fs_rename(log_path, log_path .. '.old')
+  end
+  local log_file = io.open(log_path, 'a')
 
   local function send(message)
     if closing or not sysobj or sysobj:is_closing() then
