@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The end-to-end test in real VS Code: code-server on 127.0.0.1 with the packaged extension
  * installed, a workspace holding the starter `feature` workflow and a scripted agent, and Debian's
@@ -356,6 +357,26 @@ async function main(): Promise<number> {
     });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { timeout: LOAD_MS });
     await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: LOAD_MS });
+    // Keep every text the status bar shows, so a state that passes quickly (the countdown) is
+    // seen even when a screenshot or a slow step was busy while it lasted.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { rawkoSeen: string[] }).rawkoSeen = seen;
+      const bar = document.querySelector('.part.statusbar');
+      if (!bar) {
+        throw new Error('no status bar');
+      }
+      const record = (): void => {
+        for (const item of bar.querySelectorAll<HTMLElement>('.statusbar-item')) {
+          const text = item.innerText;
+          if (text && seen[seen.length - 1] !== text) {
+            seen.push(text);
+          }
+        }
+      };
+      new MutationObserver(record).observe(bar, { subtree: true, childList: true, characterData: true, attributes: true });
+      record();
+    });
   });
 
   await step('the extension starts rawko serve (status bar says rawko)', page, async () => {
@@ -402,7 +423,17 @@ async function main(): Promise<number> {
 
   await step('the countdown shows in the status bar', page, async () => {
     if (!page) throw new Error('no page');
-    await waitForStatus(page, 'the countdown', /Auto-continuing in \d+s — click to interrupt/);
+    const countdown = /Auto-continuing in \d+s — click to interrupt/;
+    try {
+      await page.waitForFunction(
+        (source) => (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => new RegExp(source).test(t)),
+        countdown.source,
+        { timeout: STEP_MS },
+      );
+    } catch {
+      const seen = await page.evaluate(() => (window as unknown as { rawkoSeen: string[] }).rawkoSeen);
+      throw new Error(`the status bar never showed the countdown; it showed: ${seen.join(' | ')}`);
+    }
   });
 
   await step('the task completes', page, async () => {
