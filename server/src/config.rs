@@ -27,6 +27,8 @@ pub struct Settings {
     pub max_failures: u32,
     /// The agent a task starts with when the user names none.
     pub default_agent: Option<String>,
+    /// The workflow an external agent's session runs when its hook names none.
+    pub default_workflow: Option<String>,
     /// The arbiter: `None` for the deterministic one, or the provider (and script) a model arbiter
     /// is asked through.
     pub arbiter: Option<crate::provider::ProviderSpec>,
@@ -73,6 +75,7 @@ impl Default for Settings {
             max_iterations: 50,
             max_failures: 3,
             default_agent: None,
+            default_workflow: None,
             arbiter: None,
             providers: Vec::new(),
             api_keys: ApiKeys::default(),
@@ -261,6 +264,12 @@ fn apply(
         match v.as_str().filter(|s| !s.trim().is_empty()) {
             Some(name) => settings.default_agent = Some(name.to_owned()),
             None => bad("defaultAgent", "an agent name", v),
+        }
+    }
+    if let Some(v) = map.get("defaultWorkflow") {
+        match v.as_str().filter(|s| !s.trim().is_empty()) {
+            Some(key) => settings.default_workflow = Some(key.to_owned()),
+            None => bad("defaultWorkflow", "a workflow key", v),
         }
     }
     if let Some(v) = map.get("arbiter") {

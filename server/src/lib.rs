@@ -7,6 +7,7 @@ pub mod agents;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod external;
 pub mod hooks;
 pub mod lsp;
 pub mod machine;

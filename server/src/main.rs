@@ -32,6 +32,13 @@ fn main() {
         std::process::exit(code);
     }
     let env = |name: &str| std::env::var_os(name);
+    if let Command::Mcp = cli.command {
+        // stdout belongs to the MCP transport, which writes it from another thread: no lock here.
+        let mut sink = std::io::sink();
+        let mut err = std::io::stderr();
+        let code = rawko::cli::run(cli, &cwd, &env, &mut sink, &mut err);
+        std::process::exit(code);
+    }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let mut out = stdout.lock();

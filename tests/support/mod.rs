@@ -149,6 +149,7 @@ impl Editor {
             .env("XDG_CONFIG_HOME", h.join(".config"))
             .env("XDG_STATE_HOME", h.join(".local/state"))
             .env("PI_CODING_AGENT_DIR", h.join(".pi/agent"))
+            .env("XDG_RUNTIME_DIR", h.join("run"))
             .env("RAWKO_LOG", "warn,rawko=debug")
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())

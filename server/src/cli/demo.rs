@@ -141,6 +141,7 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
             then: None,
             hooks: Arc::new(crate::hooks::Hooks::none(dir.clone())),
             session: None,
+            external: None,
         });
         let mut printer = Printer::new(out);
         let mut finished = None;

@@ -3,6 +3,7 @@
 
 mod agents;
 mod demo;
+mod external;
 mod hooks;
 mod init;
 mod run;
@@ -124,6 +125,29 @@ pub enum Command {
     /// Show the settings and hooks in effect, or turn the git hooks on and off
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// For Claude Code's hooks: answer one hook event (its JSON on stdin) from the rawko server of
+    /// the workspace, in Claude Code's format; `rawko hook install --claude` sets the hooks up
+    Hook {
+        /// The hook event (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop,
+        /// SessionEnd), or `install`
+        #[arg(value_name = "EVENT")]
+        event: String,
+        /// The workflow a new session runs [default: the configured defaultWorkflow]
+        #[arg(long, value_name = "KEY")]
+        workflow: Option<String>,
+        /// Block (exit 2) when no rawko server answers, instead of letting the call through
+        #[arg(long)]
+        fail_closed: bool,
+        /// With `install`: set up Claude Code (.claude/settings.local.json and .mcp.json)
+        #[arg(long)]
+        claude: bool,
+        /// With `install`: remove what `install` added
+        #[arg(long)]
+        uninstall: bool,
+    },
+    /// An MCP server on stdio with workflow_step, workflow_status and workflow_start, for an
+    /// external agent to move its rawko workflow itself
+    Mcp,
     /// Run the JSON-RPC server on stdin/stdout (LSP framing) for an editor
     Serve {
         /// Accepted for editors that pass it; stdio is the only transport
@@ -345,6 +369,35 @@ pub fn run(
         Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
         Command::Machine { mermaid } => machine(&mut ctx, mermaid),
         Command::Trust { revoke } => hooks::trust_workspace(&mut ctx, revoke),
+        Command::Hook {
+            event,
+            workflow,
+            fail_closed,
+            claude,
+            uninstall,
+        } => {
+            if event == "install" {
+                if !claude {
+                    let _ = writeln!(
+                        ctx.err,
+                        "error: say which agent to install for: rawko hook install --claude"
+                    );
+                    return EXIT_USAGE;
+                }
+                external::install(&mut ctx, workflow.as_deref(), uninstall)
+            } else {
+                let stdin = std::io::stdin();
+                let mut lock = stdin.lock();
+                external::hook(
+                    &mut ctx,
+                    &event,
+                    workflow.as_deref(),
+                    fail_closed,
+                    &mut lock,
+                )
+            }
+        }
+        Command::Mcp => external::mcp(&mut ctx),
         Command::Sessions(SessionsCommand::List { all }) => hooks::sessions_list(&mut ctx, all),
         Command::Sessions(SessionsCommand::Show { id }) => hooks::sessions_show(&mut ctx, &id),
         Command::Config(ConfigCommand::Show) => hooks::config_show(&mut ctx),

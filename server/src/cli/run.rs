@@ -198,6 +198,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             then: None,
             hooks: Arc::new(crate::hooks::Hooks::none(workspace.clone())),
             session: None,
+            external: None,
         }
     } else {
         let Some(task) = options
@@ -299,6 +300,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             then: None,
             hooks: Arc::new(crate::hooks::Hooks::none(workspace.clone())),
             session: None,
+            external: None,
         }
     };
     let mut spec = spec;

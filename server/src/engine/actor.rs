@@ -95,6 +95,10 @@ pub(super) struct Control {
     pub(super) stop_hook_active: bool,
     /// Why the task waits for the user, when a hook (not the user) stopped it.
     pub(super) halt_reason: Option<String>,
+    /// The external agent this task stands for, if it is one.
+    external: Option<Arc<crate::external::Bridge>>,
+    /// Whether the user allowed the last blocked call (an external agent is told so).
+    approved: bool,
 }
 
 /// The conversation the provider continues.
@@ -193,6 +197,7 @@ pub(super) async fn run(
         then,
         hooks,
         session,
+        external,
     } = spec;
     let provider_name = provider_spec.name.clone();
     let started_at = snapshot
@@ -254,6 +259,8 @@ pub(super) async fn run(
         files_modified: Default::default(),
         stop_hook_active: false,
         halt_reason: None,
+        external,
+        approved: false,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -683,6 +690,14 @@ impl Control {
             reason.clone(),
         );
         self.write_snapshot(&crumb_text);
+        if let Some(bridge) = &self.external {
+            bridge.set_context(
+                self.workflow
+                    .as_ref()
+                    .and_then(|w| w.resolve(&self.set))
+                    .map(|a| a.context_prompt(&self.set)),
+            );
+        }
         self.emit(TaskEvent::Status {
             state,
             breadcrumb,
@@ -752,11 +767,51 @@ impl Control {
                             }
                         }
                         Some(TaskCommand::Override(event)) => return Err(Stop::Override(event)),
+                        Some(TaskCommand::SetWorkflow { key, reply }) => {
+                            let answer = self.set_workflow(&key);
+                            let _ = reply.send(answer);
+                        }
                     }
                 }
                 out = &mut fut => return Ok(out),
             }
         }
+    }
+
+    /// Starts workflow `key` in a task that runs none yet.
+    fn set_workflow(&mut self, key: &str) -> Result<String, String> {
+        if let Some(w) = &self.workflow {
+            return Err(format!(
+                "this task already runs workflow \"{}\"",
+                w.workflow_key
+            ));
+        }
+        let key = self
+            .set
+            .find(key)
+            .map_or_else(|| key.to_owned(), |d| d.key.clone());
+        let state = WorkflowState::start(
+            &self.set,
+            &key,
+            &self.description,
+            &self.id,
+            crate::engine::now_millis(),
+        )
+        .map_err(|e| e.to_string())?;
+        let name = self
+            .set
+            .get(&state.workflow_key)
+            .map_or_else(|| key.clone(), |d| d.name.clone());
+        self.log(LogEvent::Workflow {
+            state: state.clone(),
+        });
+        self.workflow = Some(state);
+        let inv = self.phase_invocation(crate::hooks::HookEvent::PhaseEnter);
+        self.queue_hook(inv);
+        self.record("workflow", None, None, Some(format!("started {name}")));
+        let state = self.state;
+        self.set_status(state, None, "workflow");
+        Ok(format!("Started the {name} workflow."))
     }
 
     /// A step asked for by the editor (`rawko/step`). Returns whether the workflow changed.
@@ -999,6 +1054,15 @@ impl Control {
             .is_some_and(|w| !w.active && w.cancelled)
         {
             return Err(machine::Event::Cancel);
+        }
+        if let Some(bridge) = &self.external {
+            if self.workflow.is_none() {
+                // No workflow picked yet: the external agent may stop; its session goes on.
+                bridge.answer_stop(crate::external::StopAnswer::Allow);
+                return Ok(Ok(ArbiterDecision::Continue {
+                    reason: "waiting for the external agent".to_owned(),
+                }));
+            }
         }
         // A message the user sent meanwhile comes first.
         if !self.pending_messages.is_empty() {
@@ -1280,7 +1344,7 @@ impl Control {
                 .as_ref()
                 .and_then(|w| w.resolve(&self.set))
                 .map(|a| a.context_prompt(&self.set));
-            if let Some(context) = &context {
+            if let Some(context) = context.as_ref().filter(|_| self.external.is_none()) {
                 self.output(OutputKind::ContextInjected, context.clone());
             }
             let events = self.events.clone();
@@ -1416,6 +1480,7 @@ impl Control {
             id: call.id.clone(),
             name: call.name.clone(),
         });
+        self.approved = false;
         let pre = self
             .fire_waiting(self.tool_invocation(HookEvent::PreToolUse, call))
             .await?;
@@ -1442,7 +1507,20 @@ impl Control {
             self.gated_call(&call, tools, pre.ask.as_deref()).await?
         };
         self.note_modified(&call.name, &call.input, is_error);
-        if pre.blocked.is_none() && pre.halt.is_none() {
+        if let Some(bridge) = self.external.clone() {
+            let decision = if is_error {
+                crate::external::ToolDecision::Deny(content.clone())
+            } else if self.approved || pre.allowed || pre.updated_input.is_some() {
+                crate::external::ToolDecision::Allow {
+                    updated_input: pre.updated_input.clone(),
+                }
+            } else {
+                crate::external::ToolDecision::Pass
+            };
+            self.approved = false;
+            bridge.decide(&call.id, decision);
+        }
+        if pre.blocked.is_none() && pre.halt.is_none() && self.external.is_none() {
             let post = self
                 .fire_waiting(
                     self.tool_invocation(HookEvent::PostToolUse, &call)
@@ -1524,7 +1602,7 @@ impl Control {
         tools: &Arc<ToolContext>,
         hook_asks: Option<&str>,
     ) -> Result<(String, bool), Stop> {
-        if !tools::is_builtin(&call.name) {
+        if self.external.is_none() && !tools::is_builtin(&call.name) {
             let known: Vec<&str> = tools::specs().iter().map(|s| s.name).collect();
             return Ok((
                 format!(
@@ -1556,6 +1634,10 @@ impl Control {
             if !answer.allows() {
                 return Ok((format!("the user did not allow this call ({why})"), true));
             }
+        }
+        if self.external.is_some() {
+            // The external agent runs its own tools; rawko only decides.
+            return Ok(("allowed; the external agent runs it".to_owned(), false));
         }
         let tools = tools.clone();
         let name = call.name.clone();
@@ -1639,6 +1721,7 @@ impl Control {
             tool: call.name.clone(),
             answer: answer_name(answer).to_owned(),
         });
+        self.approved = answer.allows();
         let detail = why
             .clone()
             .unwrap_or_else(|| format!("{}: {}", call.name, answer_name(answer)));

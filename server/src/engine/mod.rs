@@ -189,6 +189,11 @@ pub enum TaskCommand {
     Resume,
     /// A manual override for the orchestrator (force an agent, skip a step, retry, reset).
     Override(crate::machine::Event),
+    /// Start a workflow in a task that runs none yet (an external agent's session).
+    SetWorkflow {
+        key: String,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
 }
 
 /// One line of a task's history, for `getTask`.
@@ -303,6 +308,9 @@ pub struct TaskSpec {
     pub hooks: Arc<crate::hooks::Hooks>,
     /// The session the task belongs to, told when the task starts and ends.
     pub session: Option<Arc<crate::hooks::session::SessionRecorder>>,
+    /// Set when the "model" is an external agent (Claude Code through its hooks): its tools are
+    /// not run by rawko; the bridge takes rawko's decisions back to it.
+    pub external: Option<Arc<crate::external::Bridge>>,
 }
 
 /// Milliseconds since the Unix epoch.

@@ -4,6 +4,7 @@
 //! Handlers are thin (invariant 4): they check their input, forward to the task's actor and
 //! return. They never await the client; an approval request runs in its own spawned task.
 
+mod external;
 mod to_proto;
 mod transport;
 
@@ -73,6 +74,10 @@ struct Shared {
     session: OnceLock<Arc<SessionRecorder>>,
     /// Whether the workspace's hooks may run: `None` while the user is being asked.
     trust: tokio::sync::watch::Sender<Option<bool>>,
+    /// External agents' sessions (Claude Code through its hooks), by their session id.
+    external: DashMap<String, external::Session>,
+    /// The local endpoint external agents reach; dropped (stopped, its file removed) at the end.
+    endpoint: Mutex<Option<crate::external::endpoint::Endpoint>>,
 }
 
 /// The language server.
@@ -96,6 +101,8 @@ impl Backend {
                 tasks: DashMap::new(),
                 session: OnceLock::new(),
                 trust: tokio::sync::watch::Sender::new(Some(false)),
+                external: DashMap::new(),
+                endpoint: Mutex::new(None),
             }),
         }
     }
@@ -288,6 +295,7 @@ impl Backend {
             then: None,
             hooks: self.task_hooks().await,
             session: self.session(),
+            external: None,
         });
         Ok(StartTaskResult {
             task_id: TaskId(id),
@@ -416,6 +424,7 @@ impl Backend {
             then,
             hooks: self.task_hooks().await,
             session: self.session(),
+            external: None,
         });
         Ok(())
     }
@@ -865,6 +874,10 @@ async fn ask_trust(
 
 /// The session ends: AutoAgent's Stop hooks run with the reason, then the session file is closed.
 async fn end_session(shared: &Shared, interrupted: bool) {
+    // The endpoint goes first: no external agent should reach a server that is ending.
+    if let Ok(mut slot) = shared.endpoint.lock() {
+        slot.take();
+    }
     let Some(session) = shared.session.get() else {
         return;
     };
@@ -991,6 +1004,30 @@ impl LanguageServer for Backend {
             .unwrap_or_default();
         let client = self.client.clone();
         let workspace = self.workspace();
+        {
+            let host = external::ExternalHost {
+                shared: self.shared.clone(),
+                outgoing: self.outgoing.clone(),
+            };
+            let shared = self.shared.clone();
+            let ws = workspace.clone();
+            tokio::spawn(async move {
+                let runtime = crate::external::endpoint::runtime_dir(|k| std::env::var_os(k));
+                match crate::external::endpoint::start(Arc::new(host), &ws, &runtime).await {
+                    Ok(endpoint) => {
+                        tracing::info!(
+                            "endpoint for external agents at {} ({})",
+                            endpoint.url,
+                            endpoint.file.display()
+                        );
+                        if let Ok(mut slot) = shared.endpoint.lock() {
+                            *slot = Some(endpoint);
+                        }
+                    }
+                    Err(e) => tracing::warn!("cannot start the endpoint for external agents: {e}"),
+                }
+            });
+        }
         if self.shared.trust.borrow().is_none() {
             tokio::spawn(ask_trust(
                 self.outgoing.clone(),
@@ -1020,7 +1057,7 @@ impl LanguageServer for Backend {
                     .show_message(
                         MessageType::WARNING,
                         format!(
-                            "rawko: {} workflow{} skipped because of {errors} error{}; run \"Rawko: Validate Workflows\"",
+                            "rawko: {} workflow{} skipped because of {errors} error{}; run `rawko workflows validate` (or your editor's validate command) for details",
                             outcome.skipped.len(),
                             if outcome.skipped.len() == 1 { " was" } else { "s were" },
                             if errors == 1 { "" } else { "s" }
@@ -1032,9 +1069,8 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
-        for task in self.shared.tasks.iter() {
-            let _ = task.send(TaskCommand::Cancel);
-        }
+        // Running tasks are not cancelled: their logs are on disk, so after `exit` they are
+        // listed as interrupted and `rawko/resumeTask` continues them.
         Ok(())
     }
 
@@ -1115,6 +1151,9 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
             end_session(shared, interrupted).await;
         }
     });
+    // stdin may be read by a blocking thread (a socket or a terminal, not a pipe): do not wait
+    // for it to return.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(())
 }
 

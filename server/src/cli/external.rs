@@ -1,0 +1,274 @@
+//! `rawko hook EVENT`, `rawko hook install --claude` and `rawko mcp`: the commands an external agent
+//! (Claude Code) runs to reach the rawko server of its workspace.
+
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+use crate::external::claude;
+use crate::external::endpoint::{self, CallError};
+
+/// The longest hook input read from stdin.
+const MAX_INPUT: u64 = 10 * 1024 * 1024;
+
+/// `rawko hook EVENT [--workflow KEY] [--fail-closed]`: stdin is Claude Code's hook input.
+pub fn hook(
+    ctx: &mut Context<'_>,
+    event: &str,
+    workflow: Option<&str>,
+    fail_closed: bool,
+    stdin: &mut dyn Read,
+) -> io::Result<ExitCode> {
+    let fail_closed =
+        fail_closed || (ctx.env)("RAWKO_HOOK_FAIL_CLOSED").is_some_and(|v| v == "1" || v == "true");
+    let mut raw = Vec::new();
+    stdin.take(MAX_INPUT + 1).read_to_end(&mut raw)?;
+    let give_up = |ctx: &mut Context<'_>, why: String| -> io::Result<ExitCode> {
+        if fail_closed {
+            writeln!(ctx.err, "rawko: {why}; blocked (fail-closed)")?;
+            Ok(2)
+        } else {
+            writeln!(ctx.err, "rawko: {why}; not gated (fail-open)")?;
+            Ok(EXIT_OK)
+        }
+    };
+    if raw.len() as u64 > MAX_INPUT {
+        return give_up(ctx, "the hook input is larger than 10 MiB".to_owned());
+    }
+    let input: Value = match serde_json::from_slice(&raw) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => return give_up(ctx, "the hook input is not a JSON object".to_owned()),
+        Err(e) => return give_up(ctx, format!("the hook input is not JSON ({e})")),
+    };
+    let cwd = input["cwd"]
+        .as_str()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ctx.workspace.clone());
+    let runtime = endpoint::runtime_dir(ctx.env);
+    let Some((url, token, file)) = endpoint::find(&runtime, &cwd) else {
+        return give_up(
+            ctx,
+            format!(
+                "no rawko server is running for {} (open the folder in an editor with rawko, or run `rawko serve`)",
+                cwd.display()
+            ),
+        );
+    };
+    let params = json!({"event": event, "input": input, "workflow": workflow});
+    // Approvals in the editor and the countdown take time: wait as long as Claude Code does.
+    match endpoint::call(
+        &url,
+        &token,
+        "rawko.hook",
+        &params,
+        Duration::from_secs(600),
+    ) {
+        Ok(answer) => {
+            let code = answer["exitCode"].as_i64().unwrap_or(0) as i32;
+            write!(ctx.out, "{}", answer["stdout"].as_str().unwrap_or_default())?;
+            let stderr = answer["stderr"].as_str().unwrap_or_default();
+            if !stderr.is_empty() {
+                writeln!(ctx.err, "{stderr}")?;
+            }
+            Ok(code)
+        }
+        Err(CallError::Unreachable(e)) => give_up(
+            ctx,
+            format!(
+                "the rawko server in {} does not answer ({e}); it may have stopped",
+                file.display()
+            ),
+        ),
+        Err(CallError::Refused) => give_up(
+            ctx,
+            format!("the rawko server refused the token in {}", file.display()),
+        ),
+        Err(CallError::Bad(e)) => give_up(ctx, format!("the rawko server answered badly: {e}")),
+    }
+}
+
+/// `rawko hook install --claude [--workflow KEY] [--uninstall]`
+pub fn install(
+    ctx: &mut Context<'_>,
+    workflow: Option<&str>,
+    uninstall: bool,
+) -> io::Result<ExitCode> {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "rawko".to_owned());
+    let result = if uninstall {
+        claude::uninstall(&ctx.workspace, &exe)
+    } else {
+        claude::install(&ctx.workspace, &exe, workflow)
+    };
+    match result {
+        Ok(changes) => {
+            if changes.is_empty() {
+                writeln!(ctx.out, "Nothing to change.")?;
+            }
+            for c in changes {
+                writeln!(ctx.out, "{c}")?;
+            }
+            if !uninstall {
+                writeln!(
+                    ctx.out,
+                    "Claude Code in {} now asks rawko before each tool call; keep rawko running (your editor, or `rawko serve`).",
+                    ctx.workspace.display()
+                )?;
+            }
+            Ok(EXIT_OK)
+        }
+        Err(e) => {
+            writeln!(ctx.err, "error: {e}")?;
+            Ok(EXIT_PROBLEMS)
+        }
+    }
+}
+
+/// `rawko mcp`: an MCP server on stdio with `workflow_step`, `workflow_status` and
+/// `workflow_start`, forwarded to the rawko server of the working directory.
+pub fn mcp(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
+    let runtime = endpoint::runtime_dir(ctx.env);
+    let server = McpServer {
+        runtime,
+        workspace: ctx.workspace.clone(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = rt.block_on(async move {
+        use rmcp::ServiceExt;
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        io::Result::Ok(())
+    });
+    match result {
+        Ok(()) => Ok(EXIT_OK),
+        Err(e) => {
+            writeln!(ctx.err, "error: the MCP server stopped: {e}")?;
+            Ok(EXIT_USAGE)
+        }
+    }
+}
+
+struct McpServer {
+    runtime: PathBuf,
+    workspace: PathBuf,
+}
+
+fn schema(value: Value) -> std::sync::Arc<serde_json::Map<String, Value>> {
+    std::sync::Arc::new(value.as_object().cloned().unwrap_or_default())
+}
+
+fn tool(name: &'static str, description: &'static str, input: Value) -> rmcp::model::Tool {
+    rmcp::model::Tool::new(name, description, schema(input))
+}
+
+impl McpServer {
+    fn forward(&self, method: &str, params: Value) -> Result<Value, String> {
+        let (url, token, _) = endpoint::find(&self.runtime, &self.workspace).ok_or_else(|| {
+            format!(
+                "no rawko server is running for {}; open it in an editor with rawko or run `rawko serve`",
+                self.workspace.display()
+            )
+        })?;
+        endpoint::call(&url, &token, method, &params, Duration::from_secs(30)).map_err(
+            |e| match e {
+                CallError::Unreachable(e) => format!("the rawko server does not answer: {e}"),
+                CallError::Refused => "the rawko server refused the token".to_owned(),
+                CallError::Bad(e) => e,
+            },
+        )
+    }
+}
+
+impl rmcp::ServerHandler for McpServer {
+    fn get_info(&self) -> rmcp::model::ServerInfo {
+        let mut info = rmcp::model::ServerInfo::default();
+        info.capabilities = rmcp::model::ServerCapabilities::builder()
+            .enable_tools()
+            .build();
+        info.server_info = rmcp::model::Implementation::new("rawko", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "rawko guides this session through a phased workflow. Call workflow_status to see the phase, workflow_step with action \"next\" when a phase is done."
+                .to_owned(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![
+            tool(
+                "workflow_step",
+                "Move the rawko workflow: \"next\" when the current phase is done, \"loop\" to repeat the loop, \"status\" to see where you are.",
+                json!({"type": "object", "properties": {
+                    "action": {"type": "string", "enum": ["next", "loop", "status"]},
+                    "summary": {"type": "string", "description": "what was done in the phase"}
+                }, "required": ["action"]}),
+            ),
+            tool(
+                "workflow_status",
+                "Where the session stands in its rawko workflow: the phase, its breadcrumb and state.",
+                json!({"type": "object", "properties": {}}),
+            ),
+            tool(
+                "workflow_start",
+                "Start a rawko workflow for this session (when none runs yet).",
+                json!({"type": "object", "properties": {
+                    "workflow": {"type": "string", "description": "the workflow's key or command name"}
+                }, "required": ["workflow"]}),
+            ),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResult, rmcp::ErrorData> {
+        use rmcp::model::{CallToolResult, ContentBlock as Content};
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let answer = match request.name.as_ref() {
+            "workflow_step" => {
+                let action = args["action"].as_str().unwrap_or("status");
+                self.forward("rawko.workflowStep", json!({"action": action}))
+            }
+            "workflow_status" => self.forward("rawko.workflowStatus", json!({})),
+            "workflow_start" => match args["workflow"].as_str() {
+                Some(w) => self.forward("rawko.workflowStart", json!({"workflow": w})),
+                None => Err("workflow_start needs \"workflow\"".to_owned()),
+            },
+            other => Err(format!(
+                "unknown tool {other}; the tools are workflow_step, workflow_status, workflow_start"
+            )),
+        };
+        Ok(match answer {
+            Ok(v) if v["ok"] == json!(false) => {
+                CallToolResult::error(vec![Content::text(v["text"].as_str().unwrap_or_default())])
+            }
+            Ok(v) => {
+                let text = v["text"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v["status"].to_string());
+                CallToolResult::success(vec![Content::text(text)])
+            }
+            Err(e) => CallToolResult::error(vec![Content::text(e)]),
+        })
+    }
+}

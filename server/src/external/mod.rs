@@ -1,0 +1,216 @@
+//! Put rawko in front of an external agent (Claude Code). Each external session is an ordinary
+//! rawko task whose "model" is the external agent: its hook events arrive through the local
+//! endpoint and become the turns of an [`ExternalProvider`]. So the task actor does for it what it
+//! does for its own agents: the phase gate (with the shell classification), the user's hooks,
+//! inline approval in the editor, the countdown and the not-done reminder, persistence and the
+//! status in the editor. What differs: rawko never runs the external agent's tools; it answers
+//! whether they may run ([`Bridge::decide`]).
+
+pub mod claude;
+pub mod endpoint;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::engine::TaskEvent;
+use crate::provider::{
+    Message, Provider, ProviderError, StopReason, TextSink, ToolCall, Turn, TurnFuture, TurnRequest,
+};
+
+/// What rawko answers about one of the external agent's tool calls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolDecision {
+    /// Nothing to say: the external agent's own permission rules apply.
+    Pass,
+    /// Allowed by the user (an approval) or by a hook, perhaps with a new input.
+    Allow { updated_input: Option<Value> },
+    /// Blocked, with the reason the agent is told.
+    Deny(String),
+}
+
+/// What rawko answers when the external agent wants to stop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopAnswer {
+    Allow,
+    /// Go on: the reason is the not-done reminder (or a Stop hook's reason).
+    Block(String),
+}
+
+/// A hook event of the external agent, for its task.
+pub enum HookCall {
+    PreToolUse {
+        call: ToolCall,
+        reply: oneshot::Sender<ToolDecision>,
+    },
+    Stop {
+        last_message: String,
+        reply: oneshot::Sender<StopAnswer>,
+    },
+    PostToolUse {
+        id: String,
+        tool: String,
+        response: Value,
+    },
+}
+
+/// What the endpoint, the provider and the task actor share for one external session.
+pub struct Bridge {
+    calls: mpsc::UnboundedSender<HookCall>,
+    decisions: Mutex<HashMap<String, oneshot::Sender<ToolDecision>>>,
+    stop: Mutex<Option<oneshot::Sender<StopAnswer>>>,
+    /// The phase context now, for SessionStart and UserPromptSubmit.
+    context: Mutex<Option<String>>,
+    /// Extra notifications of the task (the results PostToolUse reports).
+    events: mpsc::UnboundedSender<TaskEvent>,
+}
+
+impl Bridge {
+    /// A bridge, the provider that reads it, and the receiver of its extra notifications.
+    pub fn new() -> (
+        std::sync::Arc<Self>,
+        ExternalProvider,
+        mpsc::UnboundedReceiver<TaskEvent>,
+    ) {
+        let (calls, rx) = mpsc::unbounded_channel();
+        let (events, events_rx) = mpsc::unbounded_channel();
+        let bridge = std::sync::Arc::new(Self {
+            calls,
+            decisions: Mutex::new(HashMap::new()),
+            stop: Mutex::new(None),
+            context: Mutex::new(None),
+            events,
+        });
+        let provider = ExternalProvider {
+            calls: rx,
+            bridge: bridge.clone(),
+        };
+        (bridge, provider, events_rx)
+    }
+
+    /// Hands a hook event to the task. False when the task has ended.
+    pub fn send(&self, call: HookCall) -> bool {
+        self.calls.send(call).is_ok()
+    }
+
+    /// The task's answer about a tool call of the external agent.
+    pub fn decide(&self, tool_call_id: &str, decision: ToolDecision) {
+        if let Some(reply) = lock(&self.decisions).remove(tool_call_id) {
+            let _ = reply.send(decision);
+        }
+    }
+
+    /// Answers a pending Stop.
+    pub fn answer_stop(&self, answer: StopAnswer) {
+        if let Some(reply) = lock(&self.stop).take() {
+            let _ = reply.send(answer);
+        }
+    }
+
+    pub fn set_context(&self, context: Option<String>) {
+        *lock(&self.context) = context;
+    }
+
+    pub fn context(&self) -> Option<String> {
+        lock(&self.context).clone()
+    }
+
+    pub fn notify(&self, event: TaskEvent) {
+        let _ = self.events.send(event);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The provider of an external session: each turn is the next thing the external agent does.
+pub struct ExternalProvider {
+    calls: mpsc::UnboundedReceiver<HookCall>,
+    bridge: std::sync::Arc<Bridge>,
+}
+
+impl Provider for ExternalProvider {
+    fn name(&self) -> &str {
+        "external"
+    }
+
+    fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
+        Box::pin(async move {
+            // The task asks for another turn while the agent waits on its Stop: the agent goes on,
+            // told why by the last message the task added (the reminder, a Stop hook's reason).
+            let why = request.messages.iter().rev().find_map(|m| match m {
+                Message::User(text) => Some(text.clone()),
+                _ => None,
+            });
+            self.bridge.answer_stop(StopAnswer::Block(
+                why.unwrap_or_else(|| "The workflow is not done yet; go on.".to_owned()),
+            ));
+            self.bridge.set_context(request.context.map(str::to_owned));
+            loop {
+                let Some(call) = self.calls.recv().await else {
+                    return Err(ProviderError::new(
+                        crate::provider::ErrorKind::Unknown,
+                        "the external agent's session is gone",
+                    ));
+                };
+                match call {
+                    HookCall::PreToolUse { call, reply } => {
+                        lock(&self.bridge.decisions).insert(call.id.clone(), reply);
+                        return Ok(Turn {
+                            text: String::new(),
+                            tool_calls: vec![call],
+                            stop_reason: StopReason::ToolUse,
+                        });
+                    }
+                    HookCall::Stop {
+                        last_message,
+                        reply,
+                    } => {
+                        *lock(&self.bridge.stop) = Some(reply);
+                        if !last_message.is_empty() {
+                            on_text(&last_message);
+                        }
+                        return Ok(Turn {
+                            text: last_message,
+                            tool_calls: Vec::new(),
+                            stop_reason: StopReason::EndTurn,
+                        });
+                    }
+                    HookCall::PostToolUse { id, tool, response } => {
+                        let is_error = response
+                            .get("is_error")
+                            .or_else(|| response.get("isError"))
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false);
+                        let text = match &response {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        self.bridge.notify(TaskEvent::Output {
+                            kind: crate::engine::OutputKind::ToolResult,
+                            text: cut(&text, 4000),
+                            tool_call_id: Some(id),
+                            tool: Some(tool),
+                            input: None,
+                            is_error: Some(is_error),
+                        });
+                    }
+                }
+            }
+        })
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}

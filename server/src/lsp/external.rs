@@ -1,0 +1,402 @@
+//! The server's side of external agents: one rawko task per external session, started by the
+//! session's first hook event and shown in the editor like any task. See crate::external.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{transport, write_events, Shared};
+use crate::engine::{self, TaskCommand, TaskEvent, TaskSpec};
+use crate::external::claude::HookAnswer;
+use crate::external::endpoint::{BoxFuture, Host};
+use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
+use crate::provider::{ProviderSpec, ToolCall};
+use crate::workflow::{default_roots, load, Show};
+
+/// An external session and the task that stands for it.
+pub(super) struct Session {
+    pub task_id: String,
+    pub bridge: Arc<Bridge>,
+    pub created: i64,
+}
+
+#[derive(Clone)]
+pub(super) struct ExternalHost {
+    pub shared: Arc<Shared>,
+    pub outgoing: Arc<transport::Outgoing>,
+}
+
+impl ExternalHost {
+    fn workspace(&self) -> PathBuf {
+        self.shared.workspace.get().cloned().unwrap_or_default()
+    }
+
+    /// The task of `session_id`, started now if it has none.
+    async fn session(
+        &self,
+        session_id: &str,
+        workflow: Option<String>,
+        prompt: Option<&str>,
+    ) -> Result<(String, Arc<Bridge>), String> {
+        if let Some(s) = self.shared.external.get(session_id) {
+            return Ok((s.task_id.clone(), s.bridge.clone()));
+        }
+        let workspace = self.workspace();
+        let mut settings = self.shared.settings.get().cloned().unwrap_or_default();
+        // An external session runs as long as the agent does.
+        settings.max_iterations = u32::MAX;
+        let ws = workspace.clone();
+        let set = tokio::task::spawn_blocking(move || {
+            load(&default_roots(&ws, |k| std::env::var_os(k))).workflows
+        })
+        .await
+        .unwrap_or_default();
+        let key = workflow.or_else(|| settings.default_workflow.clone());
+        let workflow = match key {
+            None => None,
+            Some(k) => {
+                match set.find(&k) {
+                    Some(def) if def.show == Show::User => Some(def.key.clone()),
+                    _ => {
+                        tracing::warn!("external session {session_id}: no workflow \"{k}\"; it starts without one");
+                        None
+                    }
+                }
+            }
+        };
+        let short: String = session_id.chars().take(8).collect();
+        let description = match prompt.map(str::trim).filter(|p| !p.is_empty()) {
+            Some(p) => p.chars().take(200).collect(),
+            None => format!("Claude Code session {short}"),
+        };
+        let (bridge, provider, extra) = Bridge::new();
+        let id = format!("ext-{}", engine::new_task_id().trim_start_matches("task-"));
+        let hooks = {
+            let trusted = *self.shared.trust.borrow() == Some(true);
+            Arc::new(crate::hooks::Hooks::new(
+                settings.hooks_to_run(trusted),
+                self.shared
+                    .session
+                    .get()
+                    .map(|s| s.id())
+                    .unwrap_or_default(),
+                workspace.clone(),
+            ))
+        };
+        let spec = TaskSpec {
+            id: id.clone(),
+            description,
+            workflow,
+            workflows: Arc::new(set),
+            agents: Arc::new(crate::agents::AgentSet::default()),
+            provider: Box::new(provider),
+            provider_spec: ProviderSpec {
+                name: "external".to_owned(),
+                model: Some(format!("claude-code:{session_id}")),
+                ..Default::default()
+            },
+            arbiter: engine::ArbiterSetup::Deterministic,
+            start_agent: None,
+            workspace,
+            settings,
+            store: self.shared.store.clone(),
+            resume: None,
+            then: None,
+            hooks,
+            session: self.shared.session.get().cloned(),
+            external: Some(bridge.clone()),
+        };
+        let (handle, events) = engine::spawn(spec);
+        self.shared.tasks.insert(id.clone(), handle);
+        tokio::spawn(write_events(
+            self.outgoing.clone(),
+            id.clone(),
+            merge(events, extra),
+        ));
+        self.shared.external.insert(
+            session_id.to_owned(),
+            Session {
+                task_id: id.clone(),
+                bridge: bridge.clone(),
+                created: engine::now_millis(),
+            },
+        );
+        // Wait (briefly) until the task has announced itself, so its context is ready.
+        for _ in 0..200 {
+            if self
+                .shared
+                .tasks
+                .get(&id)
+                .is_some_and(|h| !h.snapshot().history.is_empty())
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        Ok((id, bridge))
+    }
+
+    fn finished(&self, task_id: &str) -> bool {
+        self.shared
+            .tasks
+            .get(task_id)
+            .is_none_or(|h| h.state().is_finished())
+    }
+
+    /// The task the MCP tools act on: the session's, else the newest unfinished external one.
+    fn pick(&self, session: Option<&str>) -> Result<String, String> {
+        if let Some(s) = session {
+            return self
+                .shared
+                .external
+                .get(s)
+                .map(|e| e.task_id.clone())
+                .ok_or_else(|| format!("no rawko task for session {s}"));
+        }
+        let mut best: Option<(i64, String)> = None;
+        for e in self.shared.external.iter() {
+            if self.finished(&e.task_id) {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(t, _)| e.created > *t) {
+                best = Some((e.created, e.task_id.clone()));
+            }
+        }
+        best.map(|(_, id)| id).ok_or_else(|| {
+            "no external agent session is running in rawko yet (its hooks start one)".to_owned()
+        })
+    }
+
+    async fn handle(&self, event: String, input: Value, workflow: Option<String>) -> HookAnswer {
+        let Some(session_id) = input["session_id"].as_str().filter(|s| !s.is_empty()) else {
+            return HookAnswer {
+                note: Some("rawko: the hook input has no session_id; ignored".to_owned()),
+                ..HookAnswer::default()
+            };
+        };
+        let prompt = input["prompt"].as_str();
+        let (task_id, bridge) = match self
+            .session(
+                session_id,
+                workflow,
+                (event == "UserPromptSubmit").then_some(prompt).flatten(),
+            )
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                return HookAnswer {
+                    note: Some(format!("rawko: {e}")),
+                    ..HookAnswer::default()
+                }
+            }
+        };
+        if self.finished(&task_id) {
+            return HookAnswer::pass();
+        }
+        match event.as_str() {
+            "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
+            "UserPromptSubmit" => {
+                if let (Some(p), Some(h)) = (prompt, self.shared.tasks.get(&task_id)) {
+                    let _ = h.send(TaskCommand::SendMessage(p.to_owned()));
+                }
+                HookAnswer::context("UserPromptSubmit", bridge.context())
+            }
+            "PreToolUse" => {
+                let tool = input["tool_name"].as_str().unwrap_or_default().to_owned();
+                let mut tool_input = input["tool_input"].clone();
+                normalise_paths(&mut tool_input, &self.workspace());
+                let id = input["tool_use_id"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("ext-call-{}", engine::now_millis()));
+                let (reply, answer) = oneshot::channel();
+                let call = ToolCall {
+                    id,
+                    name: tool,
+                    input: tool_input,
+                };
+                if !bridge.send(HookCall::PreToolUse { call, reply }) {
+                    return HookAnswer::pass();
+                }
+                match answer.await {
+                    Ok(ToolDecision::Pass) | Err(_) => HookAnswer::pass(),
+                    Ok(ToolDecision::Deny(reason)) => HookAnswer::block(reason),
+                    Ok(ToolDecision::Allow { updated_input }) => {
+                        let mut out = json!({"hookSpecificOutput": {
+                            "hookEventName": "PreToolUse",
+                            "permissionDecision": "allow",
+                            "permissionDecisionReason": "allowed in rawko"
+                        }});
+                        if let Some(u) = updated_input {
+                            out["hookSpecificOutput"]["updatedInput"] = u;
+                        }
+                        HookAnswer {
+                            json: Some(out),
+                            ..HookAnswer::default()
+                        }
+                    }
+                }
+            }
+            "PostToolUse" => {
+                bridge.send(HookCall::PostToolUse {
+                    id: input["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+                    tool: input["tool_name"].as_str().unwrap_or_default().to_owned(),
+                    response: input["tool_response"].clone(),
+                });
+                HookAnswer::pass()
+            }
+            "Stop" | "SubagentStop" => {
+                let (reply, answer) = oneshot::channel();
+                let last = input["last_assistant_message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                if !bridge.send(HookCall::Stop {
+                    last_message: last,
+                    reply,
+                }) {
+                    return HookAnswer::pass();
+                }
+                match answer.await {
+                    Ok(StopAnswer::Block(reason)) => HookAnswer::block(reason),
+                    Ok(StopAnswer::Allow) | Err(_) => HookAnswer::pass(),
+                }
+            }
+            "SessionEnd" => {
+                if let Some(h) = self.shared.tasks.get(&task_id) {
+                    let _ = h.send(TaskCommand::Cancel);
+                }
+                HookAnswer::pass()
+            }
+            other => HookAnswer {
+                note: Some(format!("rawko: the {other} event is not used; ignored")),
+                ..HookAnswer::default()
+            },
+        }
+    }
+}
+
+/// Claude Code names paths `file_path` (absolute); the gate's rules read `path`, relative to the
+/// workspace.
+fn normalise_paths(input: &mut Value, workspace: &Path) {
+    let Some(obj) = input.as_object_mut() else {
+        return;
+    };
+    if obj.contains_key("path") {
+        return;
+    }
+    let Some(fp) = obj
+        .get("file_path")
+        .or_else(|| obj.get("notebook_path"))
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    let p = Path::new(fp);
+    let rel = p.strip_prefix(workspace).unwrap_or(p);
+    obj.insert("path".into(), json!(rel.display().to_string()));
+}
+
+/// The actor's notifications and the bridge's, in one stream that ends after `Finished`.
+fn merge(
+    mut events: mpsc::UnboundedReceiver<TaskEvent>,
+    mut extra: mpsc::UnboundedReceiver<TaskEvent>,
+) -> mpsc::UnboundedReceiver<TaskEvent> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                e = events.recv() => match e {
+                    Some(e) => {
+                        let last = matches!(e, TaskEvent::Finished { .. });
+                        let _ = tx.send(e);
+                        if last {
+                            break;
+                        }
+                    }
+                    None => break,
+                },
+                Some(e) = extra.recv() => {
+                    let _ = tx.send(e);
+                }
+            }
+        }
+    });
+    rx
+}
+
+impl Host for ExternalHost {
+    fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer> {
+        let me = self.clone();
+        Box::pin(async move { me.handle(event, input, workflow).await })
+    }
+
+    fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let id = me.pick(session.as_deref())?;
+            let action = crate::workflow::step::parse_input(&json!({"action": action}))?;
+            let handle = me
+                .shared
+                .tasks
+                .get(&id)
+                .map(|h| h.clone())
+                .ok_or("the task is gone")?;
+            let (reply, answer) = oneshot::channel();
+            handle
+                .send(TaskCommand::Step { action, reply })
+                .map_err(|_| "the task has ended".to_owned())?;
+            answer.await.map_err(|_| "the task has ended".to_owned())?
+        })
+    }
+
+    fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let id = me.pick(session.as_deref())?;
+            let handle = me
+                .shared
+                .tasks
+                .get(&id)
+                .map(|h| h.clone())
+                .ok_or("the task is gone")?;
+            let s = handle.snapshot();
+            Ok(json!({
+                "taskId": s.task_id,
+                "state": s.state.as_str(),
+                "workflow": s.workflow,
+                "breadcrumb": s.breadcrumb_text,
+                "text": s.status_text,
+            }))
+        })
+    }
+
+    fn start(
+        &self,
+        workflow: String,
+        session: Option<String>,
+    ) -> BoxFuture<Result<String, String>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let id = me.pick(session.as_deref())?;
+            let handle = me
+                .shared
+                .tasks
+                .get(&id)
+                .map(|h| h.clone())
+                .ok_or("the task is gone")?;
+            let (reply, answer) = oneshot::channel();
+            handle
+                .send(TaskCommand::SetWorkflow {
+                    key: workflow,
+                    reply,
+                })
+                .map_err(|_| "the task has ended".to_owned())?;
+            answer.await.map_err(|_| "the task has ended".to_owned())?
+        })
+    }
+}
