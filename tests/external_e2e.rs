@@ -447,3 +447,88 @@ fn rawko_mcp_lists_and_forwards_the_workflow_tools() {
     let step = lines[3]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(step.contains("Implement"), "{step}");
 }
+
+#[test]
+fn a_session_without_a_workflow_waits_until_the_editor_picks_one() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({"countdownTickMillis": 20}));
+    wait_endpoint(home.path());
+    let h = home.path();
+    let r = rawko_hook(
+        h,
+        &["UserPromptSubmit"],
+        &input(
+            &ws,
+            "UserPromptSubmit",
+            json!({"prompt": "tidy the README"}),
+        ),
+    );
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, ""),
+        "no workflow, no context: {}",
+        r.stderr
+    );
+    let status = ed.wait_for("the external task", TIMEOUT, |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("ext-"))
+    });
+    let task = status["params"]["taskId"].as_str().unwrap().to_owned();
+    // Any tool is fine and the agent may stop: nothing gates it yet.
+    let r = rawko_hook(
+        h,
+        &["PreToolUse"],
+        &input(
+            &ws,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}, "tool_use_id": "t1"}),
+        ),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = rawko_hook(
+        h,
+        &["Stop"],
+        &input(&ws, "Stop", json!({"stop_hook_active": false})),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The editor picks the workflow; from now on it gates.
+    let bad = ed.request(
+        "rawko/setWorkflow",
+        json!({"taskId": task, "workflow": "nope"}),
+    );
+    assert_eq!(bad.unwrap_err()["code"], -32004);
+    let ok = ed
+        .request(
+            "rawko/setWorkflow",
+            json!({"taskId": task, "workflow": "feature"}),
+        )
+        .unwrap();
+    assert_eq!(ok["text"], "Started the Feature workflow.");
+    let again = ed.request(
+        "rawko/setWorkflow",
+        json!({"taskId": task, "workflow": "feature"}),
+    );
+    assert_eq!(again.unwrap_err()["code"], -32003);
+    ed.set_approval_policy(|_| Some("reject_once"));
+    let r = rawko_hook(
+        h,
+        &["PreToolUse"],
+        &input(
+            &ws,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}, "tool_use_id": "t2"}),
+        ),
+    );
+    assert_eq!(r.code, 2, "a writing command in Plan: {}", r.stdout);
+    let r = rawko_hook(
+        h,
+        &["Stop"],
+        &input(&ws, "Stop", json!({"stop_hook_active": false})),
+    );
+    assert_eq!(r.code, 2, "the workflow is not done");
+}

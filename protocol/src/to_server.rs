@@ -349,6 +349,37 @@ pub struct ResumeTaskParams {
 #[serde(rename_all = "camelCase")]
 pub struct ResumeTaskResult {}
 
+/// Starts a workflow in a task that runs none yet: an external agent's session (Claude Code
+/// through `rawko hook`) that began without `--workflow` and without a configured
+/// `defaultWorkflow`. Fails with `-32003` when the task already runs a workflow or has ended, and
+/// with `-32004` when no workflow has that key.
+#[derive(Debug)]
+pub enum SetWorkflow {}
+
+impl Request for SetWorkflow {
+    type Params = SetWorkflowParams;
+    type Result = SetWorkflowResult;
+    const METHOD: &'static str = "rawko/setWorkflow";
+}
+
+/// The params of `rawko/setWorkflow`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetWorkflowParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The key (or command name) of the workflow to start.
+    pub workflow: String,
+}
+
+/// The result of `rawko/setWorkflow`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetWorkflowResult {
+    /// What happened, ready to show, e.g. `Started the Feature workflow.`
+    pub text: String,
+}
+
 /// Makes a named agent run the task from its next turn on, overriding the arbiter's choice.
 #[derive(Debug)]
 pub enum ForceAgent {}
@@ -545,6 +576,11 @@ mod tests {
     #[test]
     fn resume_task() {
         check_request::<ResumeTask>();
+    }
+
+    #[test]
+    fn set_workflow() {
+        check_request::<SetWorkflow>();
     }
 
     #[test]

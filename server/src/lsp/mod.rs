@@ -636,6 +636,33 @@ impl Backend {
         }
     }
 
+    async fn set_workflow(&self, params: SetWorkflowParams) -> Result<SetWorkflowResult> {
+        let outcome = self.load_workflows().await;
+        let key = params.workflow.trim();
+        let Some(def) = outcome.workflows.find(key).filter(|d| d.show == Show::User) else {
+            return Err(error(
+                error_codes::WORKFLOW_NOT_FOUND,
+                format!("unknown workflow \"{key}\""),
+            ));
+        };
+        let (reply, answer) = oneshot::channel();
+        self.command(
+            &params.task_id,
+            TaskCommand::SetWorkflow {
+                key: def.key.clone(),
+                reply,
+            },
+        )?;
+        match answer.await {
+            Ok(Ok(text)) => Ok(SetWorkflowResult { text }),
+            Ok(Err(why)) => Err(error(error_codes::TASK_STATE_CONFLICT, why)),
+            Err(_) => Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!("task \"{}\" has ended", params.task_id),
+            )),
+        }
+    }
+
     async fn resume_task(&self, params: ResumeTaskParams) -> Result<ResumeTaskResult> {
         let Ok(handle) = self.task(&params.task_id) else {
             // Not running here: a task found unfinished in the store.
@@ -1130,6 +1157,7 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         .custom_method(SkipStep::METHOD, Backend::skip_step)
         .custom_method(Retry::METHOD, Backend::retry)
         .custom_method(Reset::METHOD, Backend::reset)
+        .custom_method(SetWorkflow::METHOD, Backend::set_workflow)
         .finish();
         use tokio::signal::unix::{signal, SignalKind};
         let serve = transport::serve(stdin, stdout, service, socket, outgoing, frames);
