@@ -352,7 +352,8 @@ function t.workspace(opts)
   return ws
 end
 
---- The environment of the server for `ws`: its own home, config and task store.
+--- The environment of the server for `ws`: its own home, config, task store and runtime
+--- directory (so `rawko hook` run with the same environment finds its endpoint).
 ---@param ws test.Workspace
 ---@return table<string, string>
 function t.server_env(ws)
@@ -360,6 +361,7 @@ function t.server_env(ws)
     HOME = ws.home,
     XDG_CONFIG_HOME = ws.home .. '/.config',
     XDG_STATE_HOME = ws.home .. '/.local/state',
+    XDG_RUNTIME_DIR = ws.home .. '/run', -- where rawko writes its endpoint for external agents
     PI_CODING_AGENT_DIR = ws.home .. '/.pi/agent',
     RAWKO_LOG = 'warn,rawko=debug',
   }

@@ -65,6 +65,19 @@ local function user_workflows(c, on_list)
   end, { client = c })
 end
 
+--- Asks which of `workflows` with vim.ui.select; `on_choice(nil)` when dismissed.
+---@param workflows table[]
+---@param on_choice fun(workflow: table?)
+local function pick_workflow(workflows, on_choice)
+  vim.ui.select(workflows, {
+    prompt = 'rawko: workflow',
+    kind = 'rawko_workflow',
+    format_item = function(w)
+      return ('%s — %s (%d phases)'):format(w.key, w.name, w.phaseCount or 0)
+    end,
+  }, on_choice)
+end
+
 ---@param c vim.lsp.Client
 ---@param params table
 local function start_task(c, params)
@@ -131,13 +144,7 @@ function M.start(args)
           start_task(c, params)
           return
         end
-        vim.ui.select(workflows, {
-          prompt = 'rawko: workflow',
-          kind = 'rawko_workflow',
-          format_item = function(w)
-            return ('%s — %s (%d phases)'):format(w.key, w.name, w.phaseCount or 0)
-          end,
-        }, function(choice)
+        pick_workflow(workflows, function(choice)
           if not choice then
             notify('no workflow chosen; no task started')
             return
@@ -210,6 +217,89 @@ function M.message(args)
   else
     input('rawko: message to the agent: ', send)
   end
+end
+
+--- Whether `task` runs no workflow yet, as far as its last `rawko/status` said.
+---@param task rawko.Task
+---@return boolean
+local function runs_no_workflow(task)
+  return #task.breadcrumb == 0 and (type(task.workflow) ~= 'string' or task.workflow == '')
+end
+
+--- The task `:Rawko workflow` acts on: the running task that runs no workflow yet, or the one
+--- picked with vim.ui.select when several do; when none does, the task the statusline shows (rawko
+--- then says why it cannot).
+---@param on_task fun(task: rawko.Task)
+local function task_without_workflow(on_task)
+  local candidates = {}
+  for _, task in ipairs(state.list()) do
+    if state.is_active(task) and runs_no_workflow(task) then
+      table.insert(candidates, task)
+    end
+  end
+  if #candidates <= 1 then
+    local task = candidates[1] or target(nil)
+    if task then
+      on_task(task)
+    end
+    return
+  end
+  vim.ui.select(candidates, {
+    prompt = 'rawko: start a workflow in which task?',
+    kind = 'rawko_task',
+    format_item = function(task)
+      return ('%s · %s (%s)'):format(state.describe(task), task.state, task.id)
+    end,
+  }, function(choice)
+    if choice then
+      on_task(choice)
+    else
+      notify('no task chosen; no workflow started')
+    end
+  end)
+end
+
+--- `:Rawko workflow [workflow]`: starts a workflow in a task that runs none yet (an external
+--- agent's session begun without one).
+---@param args string[]
+function M.workflow(args)
+  task_without_workflow(function(task)
+    local c = client.by_id(task.client_id)
+    if not c then
+      notify(('the server of %s no longer runs'):format(task.id), vim.log.levels.ERROR)
+      return
+    end
+    local function set(key)
+      task_request(task, 'rawko/setWorkflow', { taskId = task.id, workflow = key }, function(result)
+        local text = type(result) == 'table' and result.text or ''
+        task.workflow = key
+        state.focus(task.id)
+        require('rawko.output').note(task, text)
+        notify(text ~= '' and text or ('started %s in %s'):format(key, task.id))
+        require('rawko.ui').redraw()
+      end)
+    end
+    if args[1] then
+      set(args[1])
+      return
+    end
+    user_workflows(c, function(workflows)
+      if #workflows == 0 then
+        notify(
+          'no workflows found; `rawko init` writes a starter one into .rawko/workflows',
+          vim.log.levels.ERROR
+        )
+        return
+      end
+      pick_workflow(workflows, function(choice)
+        if choice then
+          set(choice.key)
+        else
+          notify('no workflow chosen; nothing started')
+        end
+      end)
+    end)
+  end)
 end
 
 --- `:Rawko output`
@@ -306,6 +396,7 @@ M.names = {
   'interrupt',
   'message',
   'status',
+  'workflow',
   'output',
   'tasks',
   'validate',
@@ -360,6 +451,7 @@ end
 
 local argument = {
   start = workflow_keys,
+  workflow = workflow_keys,
   cancel = active_task_ids,
   next = active_task_ids,
   loop = active_task_ids,

@@ -103,6 +103,21 @@ function M.status(_, params, ctx)
     then
       vim.notify(('rawko: %s'):format(task.reason), vim.log.levels.WARN)
     end
+    if
+      vim.startswith(task.id, 'ext-')
+      and #task.breadcrumb == 0
+      and state.is_active(task)
+      and not task.told_no_workflow
+    then
+      -- An external agent's session begun without a workflow: say once how to pick one.
+      task.told_no_workflow = true
+      vim.notify(
+        ('rawko: external session %s runs no workflow yet — :Rawko workflow picks one'):format(
+          task.id
+        ),
+        vim.log.levels.INFO
+      )
+    end
     learn(task)
     ui().redraw()
   end)

@@ -25,6 +25,7 @@ local M = {}
 ---@field outcome? string once finished: complete, failed or cancelled
 ---@field summary? string once finished
 ---@field touched integer when the task last changed, as a counter (higher is later)
+---@field told_no_workflow? boolean an external session without a workflow was told about
 
 ---@type table<string, rawko.Task>
 M.tasks = {}
