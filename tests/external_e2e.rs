@@ -532,3 +532,58 @@ fn a_session_without_a_workflow_waits_until_the_editor_picks_one() {
     );
     assert_eq!(r.code, 2, "the workflow is not done");
 }
+
+#[test]
+fn a_session_goes_on_where_it_was_after_rawko_restarts() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    let h = home.path();
+    let mut ed = Editor::spawn_in(&ws, h);
+    ed.initialize(json!({}));
+    wait_endpoint(h);
+    let r = rawko_hook(
+        h,
+        &["SessionStart", "--workflow", "feature"],
+        &input(&ws, "SessionStart", json!({"source": "startup"})),
+    );
+    assert_eq!(r.code, 0);
+    let endpoint = std::fs::read_dir(h.join("run/rawko"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let info: Value = serde_json::from_str(&std::fs::read_to_string(&endpoint).unwrap()).unwrap();
+    let step = post(&info, "/", &json!({"jsonrpc": "2.0", "id": 1, "method": "rawko.workflowStep", "params": {"action": "next"}}).to_string(), true);
+    assert!(step.contains("Implement"), "{step}");
+    ed.kill9();
+    std::fs::remove_file(&endpoint).unwrap();
+
+    let mut ed = Editor::spawn_in(&ws, h);
+    ed.initialize(json!({}));
+    wait_endpoint(h);
+    ed.set_approval_policy(|_| Some("reject_once"));
+    // Still in Implement: an Edit needs no approval.
+    let r = rawko_hook(
+        h,
+        &["PreToolUse"],
+        &input(
+            &ws,
+            "PreToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": ws.join("greet.sh").display().to_string(), "old_string": "a", "new_string": "b"}, "tool_use_id": "toolu_9"}),
+        ),
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    assert!(ed.approval_requests().is_empty());
+    let status = ed.wait_for("the resumed task", TIMEOUT, |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Implement"))
+    });
+    assert!(status["params"]["taskId"]
+        .as_str()
+        .unwrap()
+        .starts_with("ext-"));
+}

@@ -73,7 +73,12 @@ impl ExternalHost {
             None => format!("Claude Code session {short}"),
         };
         let (bridge, provider, extra) = Bridge::new();
-        let id = format!("ext-{}", engine::new_task_id().trim_start_matches("task-"));
+        // A session rawko already had a task for (rawko restarted meanwhile) goes on where it was.
+        let resume = self.stored(session_id, &settings).await;
+        let id = match &resume {
+            Some((_, replay)) => replay.task_id.clone(),
+            None => format!("ext-{}", engine::new_task_id().trim_start_matches("task-")),
+        };
         let hooks = {
             let trusted = *self.shared.trust.borrow() == Some(true);
             Arc::new(crate::hooks::Hooks::new(
@@ -85,6 +90,10 @@ impl ExternalHost {
                     .unwrap_or_default(),
                 workspace.clone(),
             ))
+        };
+        let (description, workflow) = match &resume {
+            Some((_, replay)) => (replay.description.clone(), replay.workflow_key.clone()),
+            None => (description, workflow),
         };
         let spec = TaskSpec {
             id: id.clone(),
@@ -103,7 +112,7 @@ impl ExternalHost {
             workspace,
             settings,
             store: self.shared.store.clone(),
-            resume: None,
+            resume,
             then: None,
             hooks,
             session: self.shared.session.get().cloned(),
@@ -137,6 +146,44 @@ impl ExternalHost {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         Ok((id, bridge))
+    }
+
+    /// The stored, unfinished task of an external session, rebuilt from its log.
+    async fn stored(
+        &self,
+        session_id: &str,
+        settings: &crate::config::Settings,
+    ) -> Option<(crate::store::TaskFiles, Box<crate::engine::log::Replay>)> {
+        let store = self.shared.store.clone()?;
+        let workspace = self.workspace();
+        let model = format!("claude-code:{session_id}");
+        let config = crate::machine::MachineConfig {
+            max_iterations: settings.max_iterations,
+            max_failures: settings.max_failures,
+            default_agent: settings.default_agent.clone(),
+        };
+        tokio::task::spawn_blocking(move || {
+            let mut candidates: Vec<engine::TaskSnapshot> = crate::store::task_dirs(&store)
+                .into_iter()
+                .filter_map(|dir| engine::stored::snapshot(&dir))
+                .filter(|s| {
+                    s.task_id.starts_with("ext-")
+                        && s.workspace == workspace
+                        && !s.state.is_finished()
+                })
+                .collect();
+            candidates.sort_by_key(|s| std::cmp::Reverse(s.started_at));
+            candidates.into_iter().find_map(|s| {
+                let dir = crate::store::TaskFiles::dir_of(&store, &s.task_id);
+                let (files, replay) = engine::load_replay(&dir, &config).ok()?;
+                (replay.provider.model.as_deref() == Some(model.as_str())
+                    && replay.finished.is_none())
+                .then_some((files, replay))
+            })
+        })
+        .await
+        .ok()
+        .flatten()
     }
 
     fn finished(&self, task_id: &str) -> bool {

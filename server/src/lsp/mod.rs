@@ -388,6 +388,12 @@ impl Backend {
                 ));
             }
         }
+        if replay.provider.name == "external" {
+            return Err(error(
+                error_codes::TASK_STATE_CONFLICT,
+                format!("task \"{id}\" is an external agent's session; it goes on by itself with the agent's next hook event"),
+            ));
+        }
         let provider = replay.provider.build().map_err(|e| {
             error(
                 error_codes::INTERNAL_ERROR,
