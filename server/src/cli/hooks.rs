@@ -23,6 +23,14 @@ pub fn trust_workspace(ctx: &mut Context<'_>, revoke: bool) -> io::Result<ExitCo
     };
     if revoke {
         let was = trust::revoke(&store, &ctx.workspace)?;
+        if ctx.json {
+            writeln!(
+                ctx.out,
+                "{}",
+                json!({"workspace": ctx.workspace.display().to_string(), "trusted": false, "wasTrusted": was})
+            )?;
+            return Ok(EXIT_OK);
+        }
         writeln!(
             ctx.out,
             "{}",
@@ -43,6 +51,14 @@ pub fn trust_workspace(ctx: &mut Context<'_>, revoke: bool) -> io::Result<ExitCo
         writeln!(ctx.err, "warning: {p}")?;
     }
     let Some(section) = settings.workspace_hooks.clone() else {
+        if ctx.json {
+            writeln!(
+                ctx.out,
+                "{}",
+                json!({"workspace": ctx.workspace.display().to_string(), "trusted": false, "hooks": []})
+            )?;
+            return Ok(EXIT_OK);
+        }
         writeln!(
             ctx.out,
             "{} defines no hooks; there is nothing to trust.",
@@ -149,6 +165,18 @@ pub fn sessions_list(ctx: &mut Context<'_>, all: bool) -> io::Result<ExitCode> {
     Ok(EXIT_OK)
 }
 
+/// The command line a session ran, quoted for a shell. The recorded `args` are the whole command
+/// line after `rawko` (the subcommand among them); older records may hold only what followed it.
+fn command_line(s: &Session) -> String {
+    use crate::hooks::template::shell_quote;
+    let mut words = vec!["rawko".to_owned()];
+    if !s.args.contains(&s.command) {
+        words.push(s.command.clone());
+    }
+    words.extend(s.args.iter().map(|a| shell_quote(a)));
+    words.join(" ")
+}
+
 /// `rawko sessions show ID`
 pub fn sessions_show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
     let Some(dir) = crate::store::state_dir(ctx.env) else {
@@ -172,7 +200,7 @@ pub fn sessions_show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
     let o = &mut *ctx.out;
     writeln!(o, "session {}", s.id)?;
     writeln!(o, "  status     {}", s.status.as_str())?;
-    writeln!(o, "  command    rawko {} {}", s.command, s.args.join(" "))?;
+    writeln!(o, "  command    {}", command_line(&s))?;
     writeln!(o, "  workspace  {}", s.workspace)?;
     writeln!(o, "  started    {}", time(s.start_time))?;
     if let Some(end) = s.end_time {
@@ -425,7 +453,13 @@ pub fn config_edit(ctx: &mut Context<'_>, edit: ConfigEdit, global: bool) -> io:
             return Ok(EXIT_PROBLEMS);
         }
     };
+    let before = hooks.clone();
     let message = apply_edit(&mut hooks, &edit);
+    if hooks == before {
+        // Nothing to change: the file is left as it is (and not created).
+        writeln!(ctx.out, "{}: {message}", file.display())?;
+        return Ok(EXIT_OK);
+    }
     if !hooks.is_empty() {
         map.insert("hooks".into(), Value::Object(hooks));
     }

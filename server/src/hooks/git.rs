@@ -34,12 +34,25 @@ struct Output {
 }
 
 async fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<Output, String> {
-    let child = tokio::process::Command::new("git")
+    git_with(dir, args, timeout, None).await
+}
+
+/// `ssh_command`: `GIT_SSH_COMMAND` for this command.
+async fn git_with(
+    dir: &Path,
+    args: &[&str],
+    timeout: Duration,
+    ssh_command: Option<&str>,
+) -> Result<Output, String> {
+    let mut command = tokio::process::Command::new("git");
+    if let Some(ssh) = ssh_command {
+        command.env("GIT_SSH_COMMAND", ssh);
+    }
+    let child = command
         .args(args)
         .current_dir(dir)
         // Never wait for a password prompt: a hook has no terminal.
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -149,6 +162,20 @@ pub async fn commit(dir: &Path, message: &str, no_verify: bool, timeout: Duratio
     }
 }
 
+/// The ssh command a push runs with: ssh in batch mode, so it fails instead of asking for a
+/// password or passphrase on the terminal; `None` when the user chose an ssh command of their own
+/// (`GIT_SSH_COMMAND`, `GIT_SSH` or `core.sshCommand`), which is left as it is.
+async fn batch_ssh(dir: &Path, timeout: Duration) -> Option<&'static str> {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if set("GIT_SSH_COMMAND") || set("GIT_SSH") {
+        return None;
+    }
+    match git(dir, &["config", "--get", "core.sshCommand"], timeout).await {
+        Ok(o) if o.code == Some(0) && !o.stdout.trim().is_empty() => None,
+        _ => Some("ssh -o BatchMode=yes"),
+    }
+}
+
 /// Pushes the current branch to `remote` with `--set-upstream`.
 pub async fn push(dir: &Path, remote: &str, timeout: Duration) -> GitOutcome {
     if let Err(o) = in_repository(dir, timeout).await {
@@ -180,10 +207,12 @@ pub async fn push(dir: &Path, remote: &str, timeout: Duration) -> GitOutcome {
         }
         Err(e) => return GitOutcome::failed(format!("git-push: {e}")),
     }
-    match git(
+    let ssh = batch_ssh(dir, timeout).await;
+    match git_with(
         dir,
         &["push", "--set-upstream", "--porcelain", remote, &branch],
         timeout,
+        ssh,
     )
     .await
     {
@@ -208,7 +237,8 @@ pub async fn push(dir: &Path, remote: &str, timeout: Duration) -> GitOutcome {
                 || lower.contains("permission denied")
                 || lower.contains("could not read username")
                 || lower.contains("terminal prompts disabled")
-                || lower.contains("403")
+                // "The requested URL returned error: 403"; not any 403 (a port, a host name).
+                || lower.contains("error: 403")
             {
                 format!("could not authenticate to {remote}: check your credentials or SSH key")
             } else if lower.contains("could not resolve host")
