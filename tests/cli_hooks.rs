@@ -278,7 +278,6 @@ fn config_show_lists_both_shapes_with_where_each_hook_comes_from() {
 }
 
 #[test]
-#[ignore = "clap panics on the true|false argument until server/src/cli/mod.rs gives it `action = clap::ArgAction::Set`"]
 fn config_set_commands_edit_the_hooks_as_autoagent_does() {
     let sb = Sandbox::new();
     let ws = sb.workspace_config_file();
@@ -400,7 +399,6 @@ fn config_set_commands_edit_the_hooks_as_autoagent_does() {
 }
 
 #[test]
-#[ignore = "clap panics on the true|false argument until server/src/cli/mod.rs gives it `action = clap::ArgAction::Set`"]
 fn a_value_that_is_not_true_or_false_is_refused() {
     let sb = Sandbox::new();
     for args in [

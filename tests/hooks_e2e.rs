@@ -491,9 +491,10 @@ fn pre_hooks_can_stop_a_task_from_starting_or_completing() {
         "end.sh",
         "#!/bin/sh\necho '{\"decision\": \"block\", \"reason\": \"no tests ran\", \"feedback\": \"run cargo test\"}'\n",
     );
-    home.config(
-        json!({"hooks": {"PreExecutionEnd": [{"type": "command", "command": json_block}]}}),
-    );
+    home.config(json!({"hooks": {
+        "PreExecutionEnd": [{"type": "command", "command": json_block}],
+        "PostExecutionEnd": [{"type": "git-commit"}, {"type": "git-push"}]
+    }}));
     let mut ed = serve(&project, &home, fast());
     let task = start(&mut ed, "blocked at the end", None, &script);
     let end = wait_finished(&mut ed, &task);
@@ -504,6 +505,13 @@ fn pre_hooks_can_stop_a_task_from_starting_or_completing() {
             .unwrap()
             .starts_with("completion blocked by a PreExecutionEnd hook: no tests ran"),
         "{end}"
+    );
+    // The work of a task that did not complete is never committed or pushed.
+    let notes = outputs(&mut ed, &task, "hook_output");
+    assert!(
+        notes.contains(&"git-commit skipped: the task did not complete".to_owned())
+            && notes.contains(&"git-push (origin) skipped: the task did not complete".to_owned()),
+        "{notes:#?}"
     );
 }
 

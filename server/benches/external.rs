@@ -25,6 +25,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
+#[allow(clippy::print_stdout)]
 fn report(name: &str, mut samples: Vec<Duration>) {
     samples.sort();
     println!(
@@ -47,6 +48,7 @@ fn hook_input(ws: &Path, id: usize) -> String {
     .to_string()
 }
 
+#[allow(clippy::print_stdout)]
 fn main() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");

@@ -191,7 +191,7 @@ pub enum ConfigCommand {
     Show,
     /// Commit every change after each task (a git-commit hook in PostExecutionEnd)
     SetAutoCommit {
-        #[arg(value_name = "true|false", value_parser = hooks::parse_bool)]
+        #[arg(value_name = "true|false", value_parser = hooks::parse_bool, action = clap::ArgAction::Set)]
         value: bool,
         /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
         #[arg(long, short = 'g')]
@@ -199,7 +199,7 @@ pub enum ConfigCommand {
     },
     /// Push the branch after each task (a git-push hook in PostExecutionEnd)
     SetAutoPush {
-        #[arg(value_name = "true|false", value_parser = hooks::parse_bool)]
+        #[arg(value_name = "true|false", value_parser = hooks::parse_bool, action = clap::ArgAction::Set)]
         value: bool,
         /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
         #[arg(long, short = 'g')]
@@ -207,7 +207,7 @@ pub enum ConfigCommand {
     },
     /// Commit with --no-verify (skip the repository's git hooks)
     SetGitNoVerify {
-        #[arg(value_name = "true|false", value_parser = hooks::parse_bool)]
+        #[arg(value_name = "true|false", value_parser = hooks::parse_bool, action = clap::ArgAction::Set)]
         value: bool,
         /// Edit ~/.config/rawko/config.json instead of <workspace>/.rawko/config.json
         #[arg(long, short = 'g')]

@@ -398,6 +398,13 @@ pub(super) async fn run(
         }
     }
 
+    if ctl.external.is_some() {
+        // An external agent waits on each answer: its log is written without an fsync per event
+        // (it still survives a crash of rawko, not one of the machine).
+        if let Some(files) = &mut ctl.files {
+            files.set_durable(false);
+        }
+    }
     let (outcome, summary) = ctl
         .drive(
             effects,

@@ -368,7 +368,7 @@ pub fn call(
     stream
         .write_all(request.as_bytes())
         .map_err(|e| CallError::Unreachable(e.to_string()))?;
-    let mut response = Vec::new();
+    let mut response = Vec::with_capacity(16 * 1024);
     stream
         .read_to_end(&mut response)
         .map_err(|e| CallError::Unreachable(format!("no answer: {e}")))?;

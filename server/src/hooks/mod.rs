@@ -278,6 +278,15 @@ impl Hooks {
                     tracing::debug!(hook = %label, exit = ?result.exit, elapsed = ?result.elapsed, "hook ran");
                     interpret(&inv, hook, &label, &result, &mut out);
                 }
+                HookAction::GitCommit { .. } | HookAction::GitPush { .. }
+                    if inv.fields.get("success") == Some(&Value::Bool(false)) =>
+                {
+                    // Never commit or push the work of a task that did not complete.
+                    out.notes.push(Note::Output(format!(
+                        "{} skipped: the task did not complete",
+                        hook.label()
+                    )));
+                }
                 HookAction::GitCommit { message, no_verify } => {
                     let template = message
                         .clone()
@@ -411,7 +420,8 @@ fn interpret(
         }
         Exit::Code(2) => {
             let reason = stderr_line("Blocked by hook");
-            if event.can_block() {
+            // PostToolUse: as in Claude Code, stderr goes to the agent (with the tool's result).
+            if event.can_block() || event == HookEvent::PostToolUse {
                 out.blocked = Some(reason);
             } else {
                 out.notes.push(Note::Error(format!(

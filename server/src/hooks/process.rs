@@ -84,6 +84,8 @@ pub async fn run(
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
+        // Claude Code's hooks find the project here.
+        .env("CLAUDE_PROJECT_DIR", cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
