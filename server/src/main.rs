@@ -7,6 +7,11 @@ use clap::Parser;
 use rawko::cli::{Cli, Command};
 
 fn main() {
+    // `rawko hook EVENT` runs once per tool call of an external agent: skip building the whole
+    // command line parser when the arguments are the plain ones the hook entries use.
+    if let Some(code) = fast_hook() {
+        std::process::exit(code);
+    }
     let cli = Cli::parse();
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     if let Command::Serve { .. } = cli.command {
@@ -47,4 +52,52 @@ fn main() {
     let _ = out.flush();
     let _ = err.flush();
     std::process::exit(code);
+}
+
+/// `rawko hook EVENT [--workflow KEY] [--fail-closed]`, parsed by hand; `None` for anything else
+/// (help, `install`, other flags), which clap then parses as usual.
+fn fast_hook() -> Option<i32> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (first, rest) = args.split_first()?;
+    if first != "hook" {
+        return None;
+    }
+    let (event, rest) = rest.split_first()?;
+    if event == "install" || event.starts_with('-') {
+        return None;
+    }
+    let mut workflow = None;
+    let mut fail_closed = false;
+    let mut i = 0;
+    while i < rest.len() {
+        match rest[i].as_str() {
+            "--workflow" => {
+                workflow = Some(rest.get(i + 1)?.clone());
+                i += 2;
+            }
+            "--fail-closed" => {
+                fail_closed = true;
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let env = |name: &str| std::env::var_os(name);
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let code = rawko::cli::hook_command(
+        &cwd,
+        &env,
+        &mut out,
+        &mut err,
+        event,
+        workflow.as_deref(),
+        fail_closed,
+    );
+    let _ = out.flush();
+    let _ = err.flush();
+    Some(code)
 }

@@ -444,6 +444,38 @@ pub fn run(
     }
 }
 
+/// `rawko hook EVENT` without clap (see main.rs): the workspace is the current directory.
+pub fn hook_command(
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    event: &str,
+    workflow: Option<&str>,
+    fail_closed: bool,
+) -> ExitCode {
+    let mut ctx = Context {
+        workspace: cwd.to_path_buf(),
+        json: false,
+        env,
+        out,
+        err,
+    };
+    let stdin = std::io::stdin();
+    let mut lock = stdin.lock();
+    match external::hook(&mut ctx, event, workflow, fail_closed, &mut lock) {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(ctx.err, "rawko: {e}");
+            if fail_closed {
+                2
+            } else {
+                EXIT_OK
+            }
+        }
+    }
+}
+
 /// `rawko machine [--mermaid]`
 fn machine(ctx: &mut Context<'_>, mermaid: bool) -> std::io::Result<ExitCode> {
     if mermaid {

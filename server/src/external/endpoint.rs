@@ -368,10 +368,28 @@ pub fn call(
     stream
         .write_all(request.as_bytes())
         .map_err(|e| CallError::Unreachable(e.to_string()))?;
+    // Read until the whole body is in (by Content-Length), not until the server closes.
     let mut response = Vec::with_capacity(16 * 1024);
-    stream
-        .read_to_end(&mut response)
-        .map_err(|e| CallError::Unreachable(format!("no answer: {e}")))?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| CallError::Unreachable(format!("no answer: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        response.extend_from_slice(&chunk[..n]);
+        if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok());
+            if length.is_some_and(|len| response.len() >= end + 4 + len) {
+                break;
+            }
+        }
+    }
     let text = String::from_utf8_lossy(&response);
     let (head, body) = text
         .split_once("\r\n\r\n")
