@@ -17,3 +17,7 @@ echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> cargo test"
 cargo test --workspace --locked
+echo "==> Neovim plugin (scripts/test-nvim.sh)"
+RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-nvim.sh
+echo "==> VS Code extension (scripts/test-vscode.sh)"
+RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-vscode.sh
