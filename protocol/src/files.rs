@@ -152,6 +152,190 @@ pub enum ToolList {
     Blacklist(Vec<String>),
 }
 
+/// `~/.config/rawko/config.json` or `<workspace>/.rawko/config.json` (docs/configuration.md,
+/// docs/hooks.md). Every key is optional; unknown keys are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigFile {
+    /// How long a blocked tool call waits for the user before it counts as rejected (seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.001, max = 86400))]
+    pub approval_timeout_seconds: Option<f64>,
+    /// How many not-done reminders (and blocking Stop hooks) may follow each other before the
+    /// task fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_reminders: Option<u32>,
+    /// The countdown before a not-done reminder, in ticks (0 reminds at once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 60))]
+    pub countdown_seconds: Option<u32>,
+    /// The length of one countdown tick in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 60000))]
+    pub countdown_tick_millis: Option<u32>,
+    /// The default time limit of a Bash tool call (seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bash_timeout_seconds: Option<f64>,
+    /// The orchestrator's limit of agent runs per task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_iterations: Option<u32>,
+    /// Failures in a row that end a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_failures: Option<u32>,
+    /// The agent a task starts with when the user names none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_agent: Option<String>,
+    /// The workflow an external agent's session runs when its `rawko hook` names none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_workflow: Option<String>,
+    /// Who decides which agent runs next: `{"type": "deterministic"}` or
+    /// `{"type": "model", "provider": …, "script": …, "model": …}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arbiter: Option<serde_json::Value>,
+    /// The model providers in order of preference: `{"name": "anthropic"|"openai"|"scripted",
+    /// "model": …, "baseUrl": …, "script": …}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub providers: Option<Vec<serde_json::Value>>,
+    /// API keys by provider name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_keys: Option<std::collections::BTreeMap<String, String>>,
+    /// How long a provider that stays rate limited is left alone (seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit_cooldown_seconds: Option<f64>,
+    /// Hooks by event name (PreExecutionStart, PostExecutionStart, PreExecutionEnd,
+    /// PostExecutionEnd, Stop, SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
+    /// SessionEnd, PhaseEnter, PhaseExit, WorkflowComplete, ApprovalRequested, ApprovalResolved):
+    /// AutoAgent's flat hooks or Claude Code's matcher groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<std::collections::BTreeMap<String, Vec<HookEntry>>>,
+}
+
+/// One entry of a `hooks` list: a Claude Code matcher group, or one AutoAgent hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum HookEntry {
+    /// Claude Code's shape: a matcher and its hooks (`timeout` in seconds).
+    Group {
+        /// Tool names (`Bash|Write`), `*`, or a regular expression.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        matcher: Option<String>,
+        hooks: Vec<HookSpec>,
+    },
+    /// AutoAgent's shape: one hook (`timeout` in milliseconds).
+    Hook(HookSpec),
+}
+
+/// One hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSpec {
+    /// `command` (the default), `git-commit` or `git-push`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<HookType>,
+    /// The shell command (for `command`); `{{var}}` values are shell-quoted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The time limit: milliseconds in AutoAgent's shape, seconds in Claude Code's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// A timeout, a crash or a command that cannot start blocks instead of being reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_closed: Option<bool>,
+    /// `git-commit`: the commit message template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `git-commit`: commit with `--no-verify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_verify: Option<bool>,
+    /// `git-push`: the remote (default `origin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+}
+
+/// The kinds of hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookType {
+    Command,
+    GitCommit,
+    GitPush,
+}
+
+/// An agent file in rawko-sdk's format (`.rawko/agents/NAME.yaml`, or the frontmatter of a `.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentFile {
+    /// The agent's name, as transitions and `agent:` keys refer to it.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The name shown to people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// When the arbiter should pick this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_to_use: Option<String>,
+    /// The agent's system prompt (YAML files; `.md` files use a `## System Prompt` section).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Which tools the agent may call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<AgentTools>,
+    /// Where the task goes after this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<AgentTransitions>,
+    /// Limits of one run of the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<AgentLimits>,
+}
+
+/// An agent's tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentTools {
+    /// The tools it may call (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<Vec<String>>,
+    /// Limits on its Bash commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bash_filter: Option<BashFilter>,
+}
+
+/// Limits on an agent's Bash commands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BashFilter {
+    /// The programs it may run (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_commands: Option<Vec<String>>,
+    /// Regular expressions a command must not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_patterns: Option<Vec<String>>,
+}
+
+/// Where the task goes after an agent: another agent's name, or `complete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentTransitions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_success: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_max_iterations: Option<String>,
+}
+
+/// Limits of one run of an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentLimits {
+    /// Model turns per run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_iterations: Option<u32>,
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -209,5 +393,32 @@ mod tests {
             "tools": {"whitelist": ["Read"], "blacklist": ["Write"]}
         });
         assert!(serde_json::from_value::<PhaseFrontmatter>(text).is_err());
+    }
+
+    #[test]
+    fn config_files_of_both_hook_shapes_read() {
+        let c: ConfigFile = serde_json::from_value(serde_json::json!({
+            "maxReminders": 3,
+            "hooks": {
+                "PostExecutionEnd": [{"type": "git-commit", "message": "m", "noVerify": true}, {"type": "git-push"}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./g.sh", "timeout": 5, "failClosed": true}]}]
+            }
+        }))
+        .unwrap();
+        let hooks = c.hooks.unwrap();
+        assert!(matches!(hooks["PreToolUse"][0], HookEntry::Group { .. }));
+        assert!(matches!(
+            hooks["PostExecutionEnd"][1],
+            HookEntry::Hook(HookSpec {
+                kind: Some(HookType::GitPush),
+                ..
+            })
+        ));
+        let a: AgentFile = serde_json::from_value(serde_json::json!({
+            "name": "reviewer", "tools": {"allowed": ["Read"], "bashFilter": {"blockedPatterns": ["push"]}},
+            "transitions": {"onSuccess": "complete"}, "limits": {"maxIterations": 10}
+        }))
+        .unwrap();
+        assert_eq!(a.limits.unwrap().max_iterations, Some(10));
     }
 }

@@ -36,6 +36,14 @@ pub fn schema_files() -> Vec<(String, String)> {
         "phase.schema.json".to_owned(),
         render(root_schema::<PhaseFrontmatter>()),
     ));
+    files.push((
+        "config.schema.json".to_owned(),
+        render(root_schema::<crate::files::ConfigFile>()),
+    ));
+    files.push((
+        "agent.schema.json".to_owned(),
+        render(root_schema::<crate::files::AgentFile>()),
+    ));
     files
 }
 
