@@ -26,6 +26,8 @@ export interface TaskView {
   /** Why the state last changed, when the server said, and when that was. */
   reason?: string;
   reasonAt?: number;
+  /** Whether the reason outlives the next change (it told of an outcome, not of a wait). */
+  reasonSticky?: boolean;
   /** The running auto-continue countdown, while the state is `countdown`. */
   countdown?: { secondsLeft: number; text: string };
   outcome?: string;
@@ -105,10 +107,14 @@ export class TaskStore {
     if (params.reason) {
       task.reason = params.reason;
       task.reasonAt = this.clock.now();
-    } else if (moved) {
-      // A reason explains the change it came with; the next change makes it old news.
+      task.reasonSticky = params.state !== 'waiting_approval';
+    } else if (moved && (!task.reasonSticky || params.state === 'waiting_approval' || isFinished(params.state))) {
+      // The reason of a wait for approval only describes that wait; a reason such as "no answer
+      // within 120 s; Write was rejected" stays through the changes that quickly follow it (the
+      // status bar shows it for a while), until the task asks something new or ends.
       task.reason = undefined;
       task.reasonAt = undefined;
+      task.reasonSticky = false;
     }
     task.updatedAt = this.clock.now();
     this.adopt(task);

@@ -444,6 +444,69 @@ async function main(): Promise<number> {
     }
   });
 
+  // Second task: the approval is not answered. With a short approval timeout (read by a
+  // restarted server) rawko rejects the call, withdraws its request and the prompt goes away.
+  await step('Rawko: Restart Server picks up a 3 s approval timeout', page, async () => {
+    if (!page) throw new Error('no page');
+    writeJson(path.join(ws, '.rawko/config.json'), { countdownSeconds: 3, countdownTickMillis: 800, approvalTimeoutSeconds: 3 });
+    await page.evaluate(() => ((window as unknown as { rawkoSeen: string[] }).rawkoSeen.length = 0));
+    await runPaletteCommand(page, 'Rawko: Restart Server');
+    await page.waitForFunction(
+      () => (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => /^\s*rawko\s*$/.test(t)),
+      undefined,
+      { timeout: LOAD_MS },
+    );
+    await waitForStatus(page, 'the idle rawko item', /^\s*rawko\s*$/, LOAD_MS);
+  });
+
+  await step('an unanswered approval times out: the prompt goes away, the status says why', page, async () => {
+    if (!page) throw new Error('no page');
+    await runPaletteCommand(page, 'Rawko: Start Task');
+    const input = page.locator('.quick-input-widget input.input');
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    await input.fill('Add a --quiet flag to greet.sh');
+    await input.press('Enter');
+    const feature = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Feature' }).first();
+    await feature.waitFor({ state: 'visible', timeout: STEP_MS });
+    await feature.click();
+    const prompt = page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' });
+    await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
+    await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
+    try {
+      await page.waitForFunction(
+        () => (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => /no answer within 3 s; Write was rejected/.test(t)),
+        undefined,
+        { timeout: STEP_MS },
+      );
+    } catch {
+      const seen = await page.evaluate(() => (window as unknown as { rawkoSeen: string[] }).rawkoSeen);
+      throw new Error(`the status bar never said the call was rejected; it showed: ${seen.join(' | ')}`);
+    }
+    await waitForStatus(page, 'the completion', /— complete/);
+  });
+
+  await step('the output channel shows the task output', page, async () => {
+    if (!page) throw new Error('no page');
+    await runPaletteCommand(page, 'Rawko: Show Task Output');
+    // The editor in the panel draws spaces as no-break spaces.
+    try {
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll('.part.panel .view-lines')]
+            .map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' '))
+            .join('\n')
+            .includes('task complete: Done.'),
+        undefined,
+        { timeout: STEP_MS },
+      );
+    } catch {
+      const shown = await page.evaluate(() =>
+        [...document.querySelectorAll('.part.panel .view-lines')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ')).join('\n'),
+      );
+      throw new Error(`the output panel shows: ${shown}`);
+    }
+  });
+
   return results.filter((r) => !r.ok).length;
 }
 

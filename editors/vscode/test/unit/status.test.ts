@@ -138,6 +138,17 @@ describe('status bar', () => {
     assert.equal(item.text, '$(check) Feature — complete');
   });
 
+  it('keeps a rejection\'s reason through the changes that follow, until the task ends', () => {
+    const { store, item } = setup();
+    store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval', { reason: 'Write is blocked in the Plan phase' }));
+    const reason = 'no answer within 3 s; Write was rejected';
+    store.status(status('running', 'Feature > 📋 Plan [1/4]', { reason }));
+    store.status(status('running', 'Feature > 🛠️ Implement [2/4]'));
+    assert.equal(item.text, `$(sync~spin) Feature > 🛠️ Implement [2/4] — ${reason}`);
+    store.status(status('complete', 'Feature — complete'));
+    assert.equal(item.text, '$(check) Feature — complete');
+  });
+
   it('a task without a workflow shows its description and state', () => {
     const { store, item } = setup();
     store.started('task-1', 'Explain the build', undefined);
