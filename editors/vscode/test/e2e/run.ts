@@ -472,16 +472,24 @@ async function main(): Promise<number> {
     const prompt = page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' });
     await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
     await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
-    try {
-      await page.waitForFunction(
-        () => (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => /no answer within 3 s; Write was rejected/.test(t)),
-        undefined,
-        { timeout: STEP_MS },
+    // The status bar says why for 15 s; the output channel keeps the line. (Once in a few runs
+    // the status bar's text change is not seen by the page's observer; the line is the check
+    // then, and the run says so.)
+    const saidWhy = (): boolean =>
+      (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => /no answer within 3 s; Write was rejected/.test(t)) ||
+      [...document.querySelectorAll('.part.panel .view-lines')].some((e) =>
+        (e.textContent ?? '').replace(/\u00a0/g, ' ').includes('no answer within 3 s; Write was rejected'),
       );
+    try {
+      await page.waitForFunction(saidWhy, undefined, { timeout: STEP_MS });
     } catch {
       const seen = await page.evaluate(() => (window as unknown as { rawkoSeen: string[] }).rawkoSeen);
-      throw new Error(`the status bar never said the call was rejected; it showed: ${seen.join(' | ')}`);
+      throw new Error(`neither the status bar nor the output said the call was rejected; the status bar showed: ${seen.join(' | ')}`);
     }
+    const inStatus = await page.evaluate(() =>
+      (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => /no answer within 3 s/.test(t)),
+    );
+    log(`  the rejection was seen in the ${inStatus ? 'status bar' : 'output channel only'}`);
     await waitForStatus(page, 'the completion', /— complete/);
   });
 
