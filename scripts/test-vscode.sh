@@ -109,7 +109,7 @@ install_e2e() {
   # the desktop-only native modules and the built-in extensions' packages are not needed);
   # only spdlog is compiled.
   cs_root="$cache/code-server-$CODE_SERVER_VERSION"
-  if [ ! -e "$cs_root/.installed" ]; then
+  if [ ! -e "$cs_root/.installed-with-spdlog" ]; then
     step "install code-server $CODE_SERVER_VERSION into $cache $(elapsed)"
     rm -rf "$cs_root"
     mkdir -p "$cs_root"
@@ -124,7 +124,7 @@ install_e2e() {
       PATH="$node24_dir/bin:$PATH" npm_config_nodedir="$node24_dir" JOBS=max \
         npm rebuild --loglevel=error @vscode/spdlog >/dev/null
     )
-    touch "$cs_root/.installed"
+    touch "$cs_root/.installed-with-spdlog"
   fi
   export NODE24="$node24_dir/bin/node" CODE_SERVER="$cs_root/node_modules/code-server/out/node/entry.js"
 }

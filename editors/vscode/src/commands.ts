@@ -12,12 +12,13 @@ import {
   isFinished,
   Method,
   type StartTaskParams,
+  type StatusParams,
   type StepAction,
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
 import { stateIcon } from './status';
-import type { TaskStore, TaskView } from './tasks';
+import type { TaskStore } from './tasks';
 import type { Vs } from './vs';
 
 export interface Rpc {
@@ -52,6 +53,23 @@ interface ActionItem extends vscode.QuickPickItem {
   run(): Promise<void>;
 }
 
+/** What a command looks at to decide whether a task is one it applies to. */
+export interface TaskFacts {
+  state: string;
+  workflow?: string;
+  /** The status line (the breadcrumb as text); empty while the task runs no workflow. */
+  text: string;
+}
+
+/** The id of the command that starts a workflow in a task that runs none yet. */
+export const PICK_WORKFLOW_COMMAND = 'rawko.pickWorkflow';
+const PICK_WORKFLOW_BUTTON = 'Pick Workflow';
+
+/** A task Rawko: Pick Workflow applies to: running, with no workflow (an empty breadcrumb). */
+export function runsNoWorkflow(task: TaskFacts): boolean {
+  return task.state === 'running' && task.text.trim() === '';
+}
+
 /** The error's message as rawko wrote it (one short line), and its code when it has one. */
 function errorOf(error: unknown): { message: string; code?: number } {
   if (typeof error === 'object' && error !== null) {
@@ -64,7 +82,7 @@ function errorOf(error: unknown): { message: string; code?: number } {
   return { message: String(error) };
 }
 
-export function workflowItems(workflows: WorkflowSummary[]): WorkflowItem[] {
+export function workflowItems(workflows: WorkflowSummary[], withNone = true): WorkflowItem[] {
   const items: WorkflowItem[] = workflows
     .filter((w) => w.show !== 'workflows')
     .map((w) => ({
@@ -73,7 +91,9 @@ export function workflowItems(workflows: WorkflowSummary[]): WorkflowItem[] {
       detail: w.source,
       key: w.key,
     }));
-  items.push({ label: '$(circle-slash) No workflow', description: 'the agent works without phases', key: undefined });
+  if (withNone) {
+    items.push({ label: '$(circle-slash) No workflow', description: 'the agent works without phases', key: undefined });
+  }
   return items;
 }
 
@@ -84,6 +104,9 @@ export class Commands {
     private readonly approvals: Approvals,
     private readonly host: CommandHost,
   ) {}
+
+  /** External sessions the "runs no workflow yet" notice was shown for. */
+  private readonly noticed = new Set<string>();
 
   /** Rawko: Start Task — a description, then a workflow (or none). */
   async start(): Promise<string | undefined> {
@@ -101,18 +124,7 @@ export class Commands {
     if (description === undefined || description.trim() === '') {
       return undefined;
     }
-    let workflows: WorkflowSummary[] = [];
-    try {
-      workflows = (await rpc.request<{ workflows: WorkflowSummary[] }>(Method.listWorkflows, {})).workflows ?? [];
-    } catch (error) {
-      void this.vs.window.showWarningMessage(`rawko: could not list the workflows: ${errorOf(error).message}`);
-    }
-    const pick = await this.vs.window.showQuickPick(workflowItems(workflows), {
-      title: 'Rawko: Start Task — workflow',
-      placeHolder: 'Which workflow guides the task?',
-      ignoreFocusOut: true,
-      matchOnDescription: true,
-    });
+    const pick = await this.chooseWorkflow(rpc, 'Rawko: Start Task — workflow', true);
     if (!pick) {
       return undefined;
     }
@@ -138,6 +150,42 @@ export class Commands {
     } catch (error) {
       void this.vs.window.showErrorMessage(`rawko: the task did not start: ${errorOf(error).message}`);
       return undefined;
+    }
+  }
+
+  /**
+   * Rawko: Pick Workflow — starts a workflow (`rawko/setWorkflow`) in a running task that runs
+   * none yet, e.g. an external agent's session that began without one.
+   */
+  async pickWorkflow(taskId?: string): Promise<void> {
+    await this.onTask('pick a workflow for', taskId, runsNoWorkflow, async (rpc, id) => {
+      const pick = await this.chooseWorkflow(rpc, 'Rawko: Pick Workflow', false);
+      if (pick?.key === undefined) {
+        return;
+      }
+      const { text } = await rpc.request<{ text: string }>(Method.setWorkflow, { taskId: id, workflow: pick.key });
+      this.host.note(id, text);
+      void this.vs.window.showInformationMessage(`rawko: ${text}`);
+    });
+  }
+
+  /**
+   * Called for each `rawko/status`: the first time an external agent's session (`ext-…`) runs
+   * with no workflow, says so once and offers Rawko: Pick Workflow.
+   */
+  async statusArrived(params: StatusParams): Promise<void> {
+    const id = params.taskId;
+    const empty = (!Array.isArray(params.breadcrumb) || params.breadcrumb.length === 0) && (params.text ?? '').trim() === '';
+    if (!id.startsWith('ext-') || params.state !== 'running' || !empty || this.noticed.has(id)) {
+      return;
+    }
+    this.noticed.add(id);
+    const choice = await this.vs.window.showInformationMessage(
+      `rawko: external session ${id} runs no workflow yet`,
+      PICK_WORKFLOW_BUTTON,
+    );
+    if (choice === PICK_WORKFLOW_BUTTON) {
+      await this.vs.commands.executeCommand(PICK_WORKFLOW_COMMAND, id);
     }
   }
 
@@ -276,13 +324,40 @@ export class Commands {
   }
 
   /**
+   * Lists the workflows and lets the user pick one (or, `withNone`, no workflow). Without a list
+   * it warns, and offers only "no workflow" when that is allowed.
+   */
+  private async chooseWorkflow(rpc: Rpc, title: string, withNone: boolean): Promise<WorkflowItem | undefined> {
+    let workflows: WorkflowSummary[] = [];
+    try {
+      workflows = (await rpc.request<{ workflows: WorkflowSummary[] }>(Method.listWorkflows, {})).workflows ?? [];
+    } catch (error) {
+      void this.vs.window.showWarningMessage(`rawko: could not list the workflows: ${errorOf(error).message}`);
+      if (!withNone) {
+        return undefined;
+      }
+    }
+    const items = workflowItems(workflows, withNone);
+    if (items.length === 0) {
+      void this.vs.window.showInformationMessage('rawko: no workflow to pick');
+      return undefined;
+    }
+    return this.vs.window.showQuickPick(items, {
+      title,
+      placeHolder: 'Which workflow guides the task?',
+      ignoreFocusOut: true,
+      matchOnDescription: true,
+    });
+  }
+
+  /**
    * Runs `action` on the task the command is for: `taskId` when given, else the active task when
    * `fits` it, else the only fitting task, else the one the user picks.
    */
   private async onTask(
     verb: string,
     taskId: string | undefined,
-    fits: (task: Pick<TaskView, 'state' | 'workflow'>) => boolean,
+    fits: (task: TaskFacts) => boolean,
     action: (rpc: Rpc, taskId: string) => Promise<void>,
   ): Promise<void> {
     const rpc = this.needServer();
@@ -302,7 +377,9 @@ export class Commands {
           ? `cannot ${verb} now: ${message}`
           : code === ErrorCode.unknownTask
             ? `the task is gone: ${message}`
-            : message;
+            : code === ErrorCode.workflowNotFound
+              ? `no such workflow: ${message}`
+              : message;
       void this.vs.window.showErrorMessage(`rawko: ${why}`);
     }
   }
@@ -310,7 +387,7 @@ export class Commands {
   private async pickTask(
     rpc: Rpc,
     verb: string,
-    fits: (task: Pick<TaskView, 'state' | 'workflow'>) => boolean,
+    fits: (task: TaskFacts) => boolean,
   ): Promise<string | undefined> {
     const active = this.store.active();
     if (active && fits(active)) {
@@ -328,7 +405,7 @@ export class Commands {
         startedAt: t.updatedAt,
       }));
     }
-    const candidates = tasks.filter((t) => fits(t));
+    const candidates = tasks.filter((t) => fits({ state: t.state, workflow: t.workflow, text: t.breadcrumbText ?? '' }));
     if (candidates.length === 0) {
       void this.vs.window.showInformationMessage(`rawko: no task to ${verb}`);
       return undefined;

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { Approvals } from './approval';
 import { RawkoClient } from './client';
 import { systemClock } from './clock';
-import { Commands } from './commands';
+import { Commands, PICK_WORKFLOW_COMMAND } from './commands';
 import * as config from './config';
 import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
@@ -102,6 +102,7 @@ class Context {
     register('rawko.interrupt', (...args) => this.commands.interrupt(taskArg(args)));
     register('rawko.showOutput', (...args) => this.commands.showOutput(taskArg(args)));
     register('rawko.showTasks', () => this.commands.showTasks());
+    register(PICK_WORKFLOW_COMMAND, (...args) => this.commands.pickWorkflow(taskArg(args)));
     register('rawko.showApproval', (...args) => this.commands.showApproval(taskArg(args)));
     register('rawko.validateWorkflows', () => this.validate(true));
     register('rawko.restartServer', () => this.client.restart());
@@ -130,6 +131,7 @@ class Context {
       case Method.status: {
         const before = this.store.get(note.params.taskId)?.state;
         this.store.status(note.params);
+        void this.commands.statusArrived(note.params);
         if (note.params.reason) {
           this.formatter.note(note.params.taskId, note.params.reason);
         } else if (before !== note.params.state && note.params.state !== 'running' && !isFinished(note.params.state)) {

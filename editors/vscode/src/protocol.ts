@@ -172,6 +172,7 @@ export const Method = {
   getTask: 'rawko/getTask',
   resumeTask: 'rawko/resumeTask',
   retry: 'rawko/retry',
+  setWorkflow: 'rawko/setWorkflow',
   validateWorkflows: 'rawko/validateWorkflows',
   approveToolCall: 'rawko/approveToolCall',
   trustWorkspace: 'rawko/trustWorkspace',

@@ -36,6 +36,7 @@ class FakeServer implements Rpc {
       'rawko/startTask': { taskId: 'task-new' },
       'rawko/listTasks': { tasks: this.tasks },
       'rawko/step': { text: '✓ Advanced: Plan → 🛠️ Implement\nmore' },
+      'rawko/setWorkflow': { text: 'Started the Feature workflow.' },
     };
     return Promise.resolve((results[method] ?? {}) as R);
   }
@@ -200,5 +201,67 @@ describe('Rawko: Show Tasks', () => {
     assert.equal(vs.shownPicks.length, 1, 'one action: no second question');
     assert.equal(store.active()?.taskId, 'done');
     assert.equal(shown(), 1);
+  });
+});
+
+describe('Rawko: Pick Workflow', () => {
+  const bare = (taskId: string, state = 'running'): TaskSummary => ({ ...summary(taskId, state), breadcrumbText: '' });
+
+  it('picks among the running tasks without a workflow, then sends rawko/setWorkflow with the picked key', async () => {
+    const { vs, server, commands, notes } = setup();
+    server.tasks = [summary('busy', 'running'), bare('ext-1'), bare('ext-2'), bare('ext-3', 'complete')];
+    vs.script.picks.push('task ext-2', 'Feature');
+    await commands.pickWorkflow();
+    assert.deepEqual(vs.shownPicks[0]?.items.map((i) => i.label), ['$(sync~spin) task ext-1', '$(sync~spin) task ext-2']);
+    assert.deepEqual(vs.shownPicks[1]?.items.map((i) => i.label), ['Feature', 'Docs'], 'no "No workflow" item');
+    assert.deepEqual(server.requests.at(-1), { method: 'rawko/setWorkflow', params: { taskId: 'ext-2', workflow: 'feature' } });
+    assert.deepEqual(notes, ['Started the Feature workflow.']);
+    assert.deepEqual(vs.messages.at(-1), { severity: 'information', message: 'rawko: Started the Feature workflow.', options: undefined, items: [] });
+  });
+
+  it('takes the active task when it runs no workflow, and shows rawko\'s error', async () => {
+    const { vs, store, server, commands } = setup();
+    store.status({ taskId: 'ext-9', seq: 1, state: 'running', breadcrumb: [], text: '' });
+    server.fail['rawko/setWorkflow'] = { code: -32004, message: 'no workflow "docs"' };
+    vs.script.picks.push('Docs');
+    await commands.pickWorkflow();
+    assert.deepEqual(server.methods(), ['rawko/listWorkflows', 'rawko/setWorkflow']);
+    assert.deepEqual(server.requests.at(-1)?.params, { taskId: 'ext-9', workflow: 'docs' });
+    assert.equal(vs.messages.at(-1)?.severity, 'error');
+    assert.match(vs.messages.at(-1)?.message ?? '', /no workflow "docs"/);
+  });
+
+  it('sends nothing when the pick is dismissed', async () => {
+    const { vs, server, commands } = setup();
+    vs.script.picks.push(undefined);
+    await commands.pickWorkflow('ext-1');
+    assert.deepEqual(server.methods(), ['rawko/listWorkflows']);
+  });
+});
+
+describe('the "runs no workflow yet" notice', () => {
+  const status = (taskId: string, text = '', state = 'running') => ({ taskId, seq: 1, state, breadcrumb: [], text });
+
+  it('is shown once per external session, and its button runs Rawko: Pick Workflow', async () => {
+    const { vs, commands } = setup();
+    vs.script.messages.push('Pick Workflow');
+    await commands.statusArrived(status('ext-1'));
+    await commands.statusArrived(status('ext-1'));
+    assert.deepEqual(vs.messages, [
+      { severity: 'information', message: 'rawko: external session ext-1 runs no workflow yet', options: undefined, items: ['Pick Workflow'] },
+    ]);
+    assert.deepEqual(vs.executed, [{ command: 'rawko.pickWorkflow', args: ['ext-1'] }]);
+  });
+
+  it('is not shown for other tasks, tasks with a breadcrumb or tasks not running', async () => {
+    const { vs, commands } = setup();
+    await commands.statusArrived(status('task-1'));
+    await commands.statusArrived(status('ext-2', 'Feature > 📋 Plan [1/4]'));
+    await commands.statusArrived(status('ext-3', '', 'waiting_approval'));
+    assert.deepEqual(vs.messages, []);
+    vs.script.messages.push(undefined);
+    await commands.statusArrived(status('ext-3'));
+    assert.equal(vs.messages.length, 1);
+    assert.deepEqual(vs.executed, [], 'dismissed: nothing runs');
   });
 });
