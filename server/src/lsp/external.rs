@@ -376,6 +376,30 @@ fn merge(
     rx
 }
 
+impl ExternalHost {
+    /// The handle of the task the MCP tools act on (see [`ExternalHost::pick`]).
+    fn picked(&self, session: Option<&str>) -> Result<engine::TaskHandle, String> {
+        let id = self.pick(session)?;
+        self.shared
+            .tasks
+            .get(&id)
+            .map(|h| h.clone())
+            .ok_or_else(|| "the task is gone".to_owned())
+    }
+}
+
+/// Sends a command that answers through `reply` and waits for the answer.
+async fn ask(
+    handle: engine::TaskHandle,
+    command: impl FnOnce(oneshot::Sender<Result<String, String>>) -> TaskCommand,
+) -> Result<String, String> {
+    let (reply, answer) = oneshot::channel();
+    handle
+        .send(command(reply))
+        .map_err(|_| "the task has ended".to_owned())?;
+    answer.await.map_err(|_| "the task has ended".to_owned())?
+}
+
 impl Host for ExternalHost {
     fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer> {
         let me = self.clone();
@@ -385,33 +409,16 @@ impl Host for ExternalHost {
     fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>> {
         let me = self.clone();
         Box::pin(async move {
-            let id = me.pick(session.as_deref())?;
+            let handle = me.picked(session.as_deref())?;
             let action = crate::workflow::step::parse_input(&json!({"action": action}))?;
-            let handle = me
-                .shared
-                .tasks
-                .get(&id)
-                .map(|h| h.clone())
-                .ok_or("the task is gone")?;
-            let (reply, answer) = oneshot::channel();
-            handle
-                .send(TaskCommand::Step { action, reply })
-                .map_err(|_| "the task has ended".to_owned())?;
-            answer.await.map_err(|_| "the task has ended".to_owned())?
+            ask(handle, |reply| TaskCommand::Step { action, reply }).await
         })
     }
 
     fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>> {
         let me = self.clone();
         Box::pin(async move {
-            let id = me.pick(session.as_deref())?;
-            let handle = me
-                .shared
-                .tasks
-                .get(&id)
-                .map(|h| h.clone())
-                .ok_or("the task is gone")?;
-            let s = handle.snapshot();
+            let s = me.picked(session.as_deref())?.snapshot();
             Ok(json!({
                 "taskId": s.task_id,
                 "state": s.state.as_str(),
@@ -429,21 +436,12 @@ impl Host for ExternalHost {
     ) -> BoxFuture<Result<String, String>> {
         let me = self.clone();
         Box::pin(async move {
-            let id = me.pick(session.as_deref())?;
-            let handle = me
-                .shared
-                .tasks
-                .get(&id)
-                .map(|h| h.clone())
-                .ok_or("the task is gone")?;
-            let (reply, answer) = oneshot::channel();
-            handle
-                .send(TaskCommand::SetWorkflow {
-                    key: workflow,
-                    reply,
-                })
-                .map_err(|_| "the task has ended".to_owned())?;
-            answer.await.map_err(|_| "the task has ended".to_owned())?
+            let handle = me.picked(session.as_deref())?;
+            ask(handle, |reply| TaskCommand::SetWorkflow {
+                key: workflow,
+                reply,
+            })
+            .await
         })
     }
 }
