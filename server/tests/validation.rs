@@ -624,6 +624,34 @@ fn tools_without_either_list_is_a_warning() {
 }
 
 #[test]
+fn a_tool_name_no_agent_has_is_a_warning() {
+    let fx = Fixture::new();
+    fx.write(WF, workflow_yaml("W", "wf", &["p.md"]));
+    fx.write(
+        P,
+        "---\nid: p\nname: P\nemoji: x\ntools:\n  blacklist: [Write, edit, MultiEdit, NotebookEdit, Grpe, mcp__github__create_pr, \"Bash(rm *)\"]\n---\nDo the work.\n",
+    );
+    let outcome = fx.load();
+    check(
+        &fx,
+        &outcome,
+        "wf",
+        &warning(
+            P,
+            Some(5),
+            "tools.blacklist names \"Grpe\", which is no tool rawko knows (did you mean Grep?)",
+        ),
+    );
+    let unknown: Vec<_> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("no tool rawko knows"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{}", dump(&outcome));
+    assert_loaded(&outcome, "wf");
+}
+
+#[test]
 fn frontmatter_may_close_with_dots_and_start_after_a_bom() {
     let fx = Fixture::new();
     fx.write(WF, workflow_yaml("W", "wf", &["p.md"]));

@@ -170,13 +170,18 @@ fn next_word(text: &str) -> (&str, String, &str) {
 }
 
 impl AgentDefinition {
-    /// Whether the agent may call `tool` (case-insensitive): `workflow_step` always; otherwise not
+    /// Whether the agent may call `tool` (case-insensitive, synonyms included): `workflow_step` always; otherwise not
     /// when it is blocked, and only when it is allowed if an allow-list is given.
     pub fn tool_allowed(&self, tool: &str) -> bool {
         if tool.eq_ignore_ascii_case(WORKFLOW_STEP) {
             return true;
         }
-        let listed = |list: &[String]| list.iter().any(|t| t.eq_ignore_ascii_case(tool));
+        // Synonyms and the tools a name stands for count, as at the phase gate (`Edit` covers
+        // `MultiEdit`).
+        let listed = |list: &[String]| {
+            list.iter()
+                .any(|t| crate::workflow::tools::rule_covers(t, tool))
+        };
         if listed(&self.tools.blocked) {
             return false;
         }

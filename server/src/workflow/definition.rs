@@ -196,9 +196,11 @@ impl ToolRule {
         matches!(self.pattern, RulePattern::Any)
     }
 
-    /// `true` when the rule is about `tool` (case-insensitively).
+    /// `true` when the rule is about `tool`: the same tool under any of its names
+    /// (case-insensitively; pi's `edit` is `Edit`), or a tool the rule's tool stands for (`Edit`
+    /// covers `MultiEdit` and `NotebookEdit`). See [`super::tools`].
     pub fn is_for(&self, tool: &str) -> bool {
-        self.tool.eq_ignore_ascii_case(tool)
+        super::tools::rule_covers(&self.tool, tool)
     }
 
     /// `true` when the rule matches the shell command `command`: a plain rule matches every

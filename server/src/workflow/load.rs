@@ -959,7 +959,21 @@ fn parse_phase(
                         for item in items {
                             match scalar_text(item) {
                                 Some(s) => match ToolRule::parse(&s) {
-                                    Ok(rule) => out.push(rule),
+                                    Ok(rule) => {
+                                        if !super::tools::is_known(rule.tool()) {
+                                            let hint = super::tools::suggestion(rule.tool())
+                                                .map(|n| format!(" (did you mean {n}?)"))
+                                                .unwrap_or_default();
+                                            sink.warning(
+                                                line_of("tools"),
+                                                format!(
+                                                    "tools.{k} names \"{}\", which is no tool rawko knows{hint}; it applies only to a tool of exactly that name",
+                                                    rule.tool()
+                                                ),
+                                            );
+                                        }
+                                        out.push(rule)
+                                    }
                                     Err(e) => sink.error(
                                         line_of("tools"),
                                         format!("invalid tool rule \"{s}\": {e}"),

@@ -12,6 +12,7 @@ pub mod shell;
 pub mod state;
 pub mod step;
 pub mod texts;
+pub mod tools;
 
 pub use definition::{
     PhaseDefinition, PhaseEntry, RootKind, RuleError, Show, ToolPolicy, ToolRule,

@@ -845,6 +845,41 @@ fn a_blacklist_of_write_and_edit_also_blocks_writing_bash() {
 }
 
 #[test]
+fn every_way_of_editing_is_an_edit_to_the_gate() {
+    // Claude Code's MultiEdit and NotebookEdit, and pi's lower-case names, are what a rule for
+    // Edit or Write stands for.
+    for list in [&["Write", "Edit"][..], &["write", "edit"][..]] {
+        let set = phase_set("Review", black(list));
+        for (tool, input) in [
+            ("MultiEdit", json!({"file_path": "/ws/a.rs", "edits": []})),
+            ("NotebookEdit", json!({"notebook_path": "/ws/a.ipynb", "new_source": "x"})),
+            ("edit", json!({"path": "a.rs"})),
+            ("write", json!({"path": "a.rs"})),
+            ("Edit", json!({"file_path": "a.rs"})),
+        ] {
+            assert!(
+                !file_call(&set, tool, input).is_allowed(),
+                "{tool} with blacklist {list:?}"
+            );
+        }
+        assert!(file_call(&set, "Read", json!({"file_path": "a.rs"})).is_allowed());
+        assert!(file_call(&set, "read", json!({"path": "a.rs"})).is_allowed());
+    }
+    // A whitelist of Edit lets MultiEdit run; one of MultiEdit does not let Edit run.
+    let set = phase_set("Build", white(&["Read", "Edit"]));
+    assert!(file_call(&set, "MultiEdit", json!({"file_path": "a"})).is_allowed());
+    assert!(!file_call(&set, "find", json!({"pattern": "*"})).is_allowed());
+    let set = phase_set("Build", white(&["MultiEdit", "find"]));
+    assert!(!file_call(&set, "Edit", json!({"file_path": "a"})).is_allowed());
+    assert!(file_call(&set, "Glob", json!({"pattern": "*"})).is_allowed());
+    // Path patterns read Claude Code's fields too.
+    let set = phase_set("Docs", black(&["Edit(src/**)"]));
+    assert!(!file_call(&set, "MultiEdit", json!({"file_path": "src/a.rs"})).is_allowed());
+    assert!(!file_call(&set, "NotebookEdit", json!({"notebook_path": "src/a.ipynb"})).is_allowed());
+    assert!(file_call(&set, "MultiEdit", json!({"file_path": "docs/a.md"})).is_allowed());
+}
+
+#[test]
 fn no_tool_list_or_full_write_access_lets_everything_run() {
     let set = phase_set("Build", None);
     for command in ["rm -rf x", "git commit -m x", "npm install", "cat > x"] {

@@ -1,0 +1,242 @@
+//! The tools rawko knows by name: its own (which take Claude Code's names and input schemas),
+//! Claude Code's, and pi's lower-case ones. The gate uses this catalogue so that a rule written
+//! for one tool also covers its synonyms and the tools that do the same thing another way: `Edit`
+//! covers `MultiEdit`, `NotebookEdit` and pi's `edit`; `find` is pi's `Glob`. A phase that forbids
+//! editing therefore forbids every way of editing, whichever agent calls it.
+//!
+//! Pure: a table and lookups.
+
+/// What a tool does, as far as the phase gate cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolClass {
+    /// Reads files.
+    Read,
+    /// Finds files or text (Glob, Grep, LS).
+    Search,
+    /// Changes part of a file.
+    Edit,
+    /// Writes whole files.
+    Write,
+    /// Runs commands.
+    Execute,
+    /// Reaches the network.
+    Web,
+    /// Starts another agent.
+    Agent,
+    /// Plans and to-do lists: no effect outside the agent.
+    Plan,
+    /// rawko's `workflow_step`.
+    Workflow,
+    /// Anything else an agent offers.
+    Other,
+}
+
+impl ToolClass {
+    /// `true` for the classes that change files.
+    pub fn writes_files(self) -> bool {
+        matches!(self, ToolClass::Edit | ToolClass::Write)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolClass::Read => "read",
+            ToolClass::Search => "search",
+            ToolClass::Edit => "edit",
+            ToolClass::Write => "write",
+            ToolClass::Execute => "execute",
+            ToolClass::Web => "web",
+            ToolClass::Agent => "agent",
+            ToolClass::Plan => "plan",
+            ToolClass::Workflow => "workflow",
+            ToolClass::Other => "other",
+        }
+    }
+}
+
+/// One known tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownTool {
+    /// The name as its agent spells it.
+    pub name: &'static str,
+    /// The Claude Code name it is a synonym of (itself for Claude Code's and rawko's tools).
+    pub canonical: &'static str,
+    /// The tool whose rules also cover this one (`MultiEdit` → `Edit`); `None` when only its own
+    /// name covers it.
+    pub covered_by: Option<&'static str>,
+    pub class: ToolClass,
+}
+
+const fn tool(
+    name: &'static str,
+    canonical: &'static str,
+    covered_by: Option<&'static str>,
+    class: ToolClass,
+) -> KnownTool {
+    KnownTool {
+        name,
+        canonical,
+        covered_by,
+        class,
+    }
+}
+
+/// Every tool rawko knows, Claude Code's first, then pi's. Names compare case-insensitively, so
+/// pi's `read` and Claude Code's `Read` are one entry.
+pub const KNOWN_TOOLS: &[KnownTool] = &[
+    tool("Read", "Read", None, ToolClass::Read),
+    tool("NotebookRead", "NotebookRead", Some("Read"), ToolClass::Read),
+    tool("Write", "Write", None, ToolClass::Write),
+    tool("Edit", "Edit", None, ToolClass::Edit),
+    tool("MultiEdit", "MultiEdit", Some("Edit"), ToolClass::Edit),
+    tool("NotebookEdit", "NotebookEdit", Some("Edit"), ToolClass::Edit),
+    tool("Bash", "Bash", None, ToolClass::Execute),
+    tool("BashOutput", "BashOutput", None, ToolClass::Execute),
+    tool("KillShell", "KillShell", None, ToolClass::Execute),
+    tool("KillBash", "KillBash", None, ToolClass::Execute),
+    tool("Glob", "Glob", None, ToolClass::Search),
+    tool("Grep", "Grep", None, ToolClass::Search),
+    tool("LS", "LS", None, ToolClass::Search),
+    tool("WebFetch", "WebFetch", None, ToolClass::Web),
+    tool("WebSearch", "WebSearch", None, ToolClass::Web),
+    tool("Task", "Task", None, ToolClass::Agent),
+    tool("Agent", "Agent", None, ToolClass::Agent),
+    tool("TodoWrite", "TodoWrite", None, ToolClass::Plan),
+    tool("TodoRead", "TodoRead", None, ToolClass::Plan),
+    tool("ExitPlanMode", "ExitPlanMode", None, ToolClass::Plan),
+    tool("SlashCommand", "SlashCommand", None, ToolClass::Other),
+    tool("Skill", "Skill", None, ToolClass::Other),
+    tool("ListMcpResourcesTool", "ListMcpResourcesTool", None, ToolClass::Other),
+    tool("ReadMcpResourceTool", "ReadMcpResourceTool", None, ToolClass::Read),
+    tool("workflow_step", "workflow_step", None, ToolClass::Workflow),
+    // pi's names (pi-coding-agent): the same tools, lower case; `find` is its Glob.
+    tool("find", "Glob", None, ToolClass::Search),
+];
+
+/// The catalogue entry for `name` (case-insensitive).
+pub fn known(name: &str) -> Option<&'static KnownTool> {
+    KNOWN_TOOLS.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+}
+
+/// `true` when `name` is a tool rawko knows, or an MCP tool (`mcp__server__tool`), whose names
+/// servers choose freely.
+pub fn is_known(name: &str) -> bool {
+    known(name).is_some() || name.starts_with("mcp__")
+}
+
+/// The Claude Code name of `name` (`find` → `Glob`, `read` → `Read`); an unknown name as it is.
+pub fn canonical(name: &str) -> &str {
+    known(name).map_or(name, |t| t.canonical)
+}
+
+/// What `name` does; [`ToolClass::Other`] for a tool rawko does not know.
+pub fn class_of(name: &str) -> ToolClass {
+    known(name).map_or(ToolClass::Other, |t| t.class)
+}
+
+/// `true` when a rule written for `rule_tool` applies to a call of `tool`: the same tool under
+/// any of its names, or a tool the rule's tool covers (`Edit` covers `MultiEdit`).
+pub fn rule_covers(rule_tool: &str, tool: &str) -> bool {
+    if rule_tool.eq_ignore_ascii_case(tool) {
+        return true;
+    }
+    let rule = canonical(rule_tool);
+    let call = known(tool);
+    let call_canonical = call.map_or(tool, |t| t.canonical);
+    rule.eq_ignore_ascii_case(call_canonical)
+        || call
+            .and_then(|t| t.covered_by)
+            .is_some_and(|parent| parent.eq_ignore_ascii_case(rule))
+}
+
+/// The known tool names closest to `name`, for a "did you mean" hint.
+pub fn suggestion(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    KNOWN_TOOLS
+        .iter()
+        .map(|t| (distance(&lower, &t.name.to_ascii_lowercase()), t.name))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance over chars (names are short).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_claude_code_and_pi_tool_has_a_class() {
+        for (name, class) in [
+            ("Read", ToolClass::Read),
+            ("Write", ToolClass::Write),
+            ("Edit", ToolClass::Edit),
+            ("MultiEdit", ToolClass::Edit),
+            ("NotebookEdit", ToolClass::Edit),
+            ("Bash", ToolClass::Execute),
+            ("Glob", ToolClass::Search),
+            ("Grep", ToolClass::Search),
+            ("LS", ToolClass::Search),
+            ("WebFetch", ToolClass::Web),
+            ("WebSearch", ToolClass::Web),
+            ("Task", ToolClass::Agent),
+            ("TodoWrite", ToolClass::Plan),
+            ("read", ToolClass::Read),
+            ("bash", ToolClass::Execute),
+            ("edit", ToolClass::Edit),
+            ("write", ToolClass::Write),
+            ("grep", ToolClass::Search),
+            ("find", ToolClass::Search),
+            ("ls", ToolClass::Search),
+            ("workflow_step", ToolClass::Workflow),
+        ] {
+            assert_eq!(class_of(name), class, "{name}");
+            assert!(is_known(name), "{name}");
+        }
+        assert_eq!(class_of("Frobnicate"), ToolClass::Other);
+        assert!(!is_known("Frobnicate"));
+        assert!(is_known("mcp__rawko__workflow_step"));
+    }
+
+    #[test]
+    fn a_rule_covers_synonyms_and_the_tools_it_stands_for() {
+        assert!(rule_covers("Edit", "MultiEdit"));
+        assert!(rule_covers("edit", "MultiEdit"));
+        assert!(rule_covers("Edit", "NotebookEdit"));
+        assert!(rule_covers("Edit", "edit"));
+        assert!(rule_covers("write", "Write"));
+        assert!(rule_covers("find", "Glob"));
+        assert!(rule_covers("Glob", "find"));
+        assert!(rule_covers("read", "NotebookRead"));
+        assert!(rule_covers("bash", "Bash"));
+        // Not the other way round: allowing MultiEdit does not allow Edit.
+        assert!(!rule_covers("MultiEdit", "Edit"));
+        assert!(!rule_covers("NotebookEdit", "Write"));
+        assert!(!rule_covers("Edit", "Write"));
+        assert!(!rule_covers("Read", "Glob"));
+        assert!(rule_covers("Frobnicate", "frobnicate"));
+        assert!(!rule_covers("Frobnicate", "Edit"));
+    }
+
+    #[test]
+    fn near_misses_get_a_suggestion() {
+        assert_eq!(suggestion("Grpe"), Some("Grep"));
+        assert_eq!(suggestion("multiedit"), Some("MultiEdit"));
+        assert_eq!(suggestion("Frobnicate"), None);
+    }
+}
