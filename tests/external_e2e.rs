@@ -587,3 +587,168 @@ fn a_session_goes_on_where_it_was_after_rawko_restarts() {
         .unwrap()
         .starts_with("ext-"));
 }
+
+/// Runs `rawko hook` on a thread and fails the test when it has not answered within `limit`:
+/// a hook that hangs would keep Claude Code waiting for its own 600 s timeout.
+fn rawko_hook_within(home: &Path, args: &[&str], input: String, limit: Duration) -> Run {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let home = home.to_owned();
+    let owned: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    std::thread::spawn(move || {
+        let args: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let _ = tx.send(rawko_hook(&home, &args, &input));
+    });
+    rx.recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("`rawko hook {args:?}` did not answer within {limit:?}"))
+}
+
+#[test]
+fn after_the_reminder_cap_the_agent_may_stop_and_no_hook_call_hangs() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({"countdownTickMillis": 10, "maxReminders": 2}));
+    wait_endpoint(home.path());
+    let h = home.path();
+    let limit = Duration::from_secs(20);
+    let stop = || {
+        input(
+            &ws,
+            "Stop",
+            json!({"stop_hook_active": true, "last_assistant_message": "Done, I think."}),
+        )
+    };
+    let r = rawko_hook_within(
+        h,
+        &["SessionStart", "--workflow", "feature"],
+        input(&ws, "SessionStart", json!({"source": "startup"})),
+        limit,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Two reminders: the agent is sent on.
+    for n in 1..=2 {
+        let r = rawko_hook_within(h, &["Stop"], stop(), limit);
+        assert_eq!(r.code, 2, "reminder {n}: {} {}", r.stdout, r.stderr);
+    }
+    // The third stop is past the cap: the agent may stop, and the task waits on the user.
+    let r = rawko_hook_within(h, &["Stop"], stop(), limit);
+    assert_eq!(r.code, 0, "past the cap: {} {}", r.stdout, r.stderr);
+    let blocked = ed.wait_for("the task waiting on the user", TIMEOUT, |m| {
+        m["method"] == "rawko/status" && m["params"]["state"] == "blocked"
+    });
+    let reason = blocked["params"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("maxReminders is 2"), "{blocked}");
+    let task = blocked["params"]["taskId"].as_str().unwrap().to_owned();
+    // Any later hook event is answered at once.
+    let r = rawko_hook_within(h, &["Stop"], stop(), Duration::from_secs(5));
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    // A new prompt from the user sends the agent on, with the reminders counted afresh.
+    let r = rawko_hook_within(
+        h,
+        &["UserPromptSubmit"],
+        input(
+            &ws,
+            "UserPromptSubmit",
+            json!({"prompt": "Please finish the plan"}),
+        ),
+        limit,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    ed.wait_for("the task running again", TIMEOUT, |m| {
+        is_note(m, "rawko/status", &task) && m["params"]["state"] == "running"
+    });
+    let r = rawko_hook_within(h, &["Stop"], stop(), limit);
+    assert_eq!(r.code, 2, "the reminders count afresh: {}", r.stdout);
+    // The session ends: the task is cancelled, and a late event is answered at once.
+    let r = rawko_hook_within(
+        h,
+        &["SessionEnd"],
+        input(&ws, "SessionEnd", json!({"reason": "other"})),
+        limit,
+    );
+    assert_eq!(r.code, 0);
+    ed.wait_for("the task's end", TIMEOUT, |m| {
+        is_note(m, "rawko/taskFinished", &task)
+    });
+    for event in ["Stop", "PreToolUse"] {
+        let r = rawko_hook_within(
+            h,
+            &[event],
+            input(
+                &ws,
+                event,
+                json!({"tool_name": "Write", "tool_input": {"file_path": "x", "content": ""}, "tool_use_id": "toolu_late"}),
+            ),
+            Duration::from_secs(5),
+        );
+        assert_eq!(r.code, 0, "{event} after the end: {}", r.stderr);
+    }
+}
+
+#[test]
+fn a_server_without_an_editor_gates_hooks_and_lets_claude_code_ask_its_user() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    // `rawko serve` as a user starts it in a terminal: no editor ever sends initialize.
+    let _serve = Editor::spawn_in(&ws, home.path());
+    wait_endpoint(home.path());
+    let h = home.path();
+    let limit = Duration::from_secs(20);
+    let r = rawko_hook_within(
+        h,
+        &["SessionStart", "--workflow", "feature"],
+        input(&ws, "SessionStart", json!({"source": "startup"})),
+        limit,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("additionalContext"), "{}", r.stdout);
+    // Read is allowed in Plan: no decision.
+    let r = rawko_hook_within(
+        h,
+        &["PreToolUse"],
+        input(
+            &ws,
+            "PreToolUse",
+            json!({"tool_name": "Read", "tool_input": {"file_path": ws.join("README.md").display().to_string()}, "tool_use_id": "toolu_r"}),
+        ),
+        limit,
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    // A Write in Plan needs an approval nobody here can give: Claude Code asks its own user.
+    for (id, tool, tool_input) in [
+        (
+            "toolu_w",
+            "Write",
+            json!({"file_path": ws.join("PLAN.md").display().to_string(), "content": "x"}),
+        ),
+        (
+            "toolu_m",
+            "MultiEdit",
+            json!({"file_path": ws.join("README.md").display().to_string(), "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ),
+    ] {
+        let r = rawko_hook_within(
+            h,
+            &["PreToolUse"],
+            input(
+                &ws,
+                "PreToolUse",
+                json!({"tool_name": tool, "tool_input": tool_input, "tool_use_id": id}),
+            ),
+            limit,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let out: Value =
+            serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+        assert_eq!(
+            out["hookSpecificOutput"]["permissionDecision"], "ask",
+            "{out}"
+        );
+        let why = out["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(why.contains(tool) && why.contains("Plan"), "{why}");
+    }
+}

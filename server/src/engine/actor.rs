@@ -97,6 +97,9 @@ pub(super) struct Control {
     pub(super) halt_reason: Option<String>,
     /// The external agent this task stands for, if it is one.
     external: Option<Arc<crate::external::Bridge>>,
+    /// No editor could be asked about the last blocked call: an external agent is told to ask its
+    /// own user, with this reason.
+    ask_agent: Option<String>,
     /// Whether the user allowed the last blocked call (an external agent is told so).
     approved: bool,
 }
@@ -151,6 +154,7 @@ fn answer_name(answer: ApprovalAnswer) -> &'static str {
         ApprovalAnswer::RejectOnce => "reject_once",
         ApprovalAnswer::RejectAlways => "reject_always",
         ApprovalAnswer::Cancelled => "cancelled",
+        ApprovalAnswer::NoApprover => "no_approver",
     }
 }
 
@@ -261,6 +265,7 @@ pub(super) async fn run(
         halt_reason: None,
         external,
         approved: false,
+        ask_agent: None,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -1106,14 +1111,15 @@ impl Control {
                 Ok(Some(message)) => {
                     // A Stop hook sends the agent on; it counts like a not-done reminder.
                     if self.reminders_in_row >= self.settings.max_reminders {
-                        return Ok(Err(MachineError::new(
-                            "reminder_limit",
-                            format!(
-                                "a Stop hook kept the agent going {} times in a row; giving up (maxReminders is {})",
-                                self.reminders_in_row + 1,
-                                self.settings.max_reminders
-                            ),
-                        )));
+                        let why = format!(
+                            "a Stop hook kept the agent going {} times in a row; giving up (maxReminders is {})",
+                            self.reminders_in_row + 1,
+                            self.settings.max_reminders
+                        );
+                        if self.external.is_some() {
+                            return self.external_gives_up(why).await;
+                        }
+                        return Ok(Err(MachineError::new("reminder_limit", why)));
                     }
                     self.reminders_in_row += 1;
                     self.log(LogEvent::UserMessage {
@@ -1153,14 +1159,15 @@ impl Control {
                 .and_then(|w| w.resolve(&self.set))
                 .map(|a| format!("{} {}", a.current_phase.emoji, a.current_phase.name))
                 .unwrap_or_default();
-            return Ok(Err(MachineError::new(
-                "reminder_limit",
-                format!(
-                    "the agent stopped {} times in a row without finishing the {phase} phase; giving up (maxReminders is {})",
-                    self.reminders_in_row + 1,
-                    self.settings.max_reminders
-                ),
-            )));
+            let why = format!(
+                "the agent stopped {} times in a row without finishing the {phase} phase; giving up (maxReminders is {})",
+                self.reminders_in_row + 1,
+                self.settings.max_reminders
+            );
+            if self.external.is_some() {
+                return self.external_gives_up(why).await;
+            }
+            return Ok(Err(MachineError::new("reminder_limit", why)));
         }
         match self.countdown().await? {
             true => self.send_reminder(conversation),
@@ -1173,6 +1180,29 @@ impl Control {
             }
         }
         Ok(Ok(decision))
+    }
+
+    /// An external agent that kept stopping past the reminder cap may stop: rawko does not own its
+    /// session, so instead of failing the task it waits on the user, who sends the agent on (a
+    /// new prompt), steps the workflow, or cancels.
+    async fn external_gives_up(
+        &mut self,
+        why: String,
+    ) -> Result<Result<ArbiterDecision, MachineError>, machine::Event> {
+        if let Some(bridge) = &self.external {
+            bridge.answer_stop(crate::external::StopAnswer::Allow);
+        }
+        self.record("reminder_limit", None, None, Some(why.clone()));
+        self.output(
+            OutputKind::Error,
+            format!("{why}. The agent may stop; the task waits for you (send a message, step the workflow, or cancel)."),
+        );
+        self.wait_for_user_because(format!("{why}; waiting for you"))
+            .await?;
+        self.reminders_in_row = 0;
+        Ok(Ok(ArbiterDecision::Continue {
+            reason: "the user resumed the task after the reminder cap".to_owned(),
+        }))
     }
 
     /// Counts down before the reminder. `Ok(true)`: it ran out and the reminder is due;
@@ -1235,11 +1265,16 @@ impl Control {
 
     /// After an interrupt: waits until the user sends a message, resumes, steps, or cancels.
     async fn wait_for_user(&mut self) -> Result<(), machine::Event> {
-        self.log(LogEvent::Interrupted);
         let reason = match self.halt_reason.take() {
             Some(why) => format!("stopped by a hook: {why}"),
             None => "interrupted by the user".to_owned(),
         };
+        self.wait_for_user_because(reason).await
+    }
+
+    /// Waits until the user sends a message, resumes, steps, or cancels; the status says why.
+    async fn wait_for_user_because(&mut self, reason: String) -> Result<(), machine::Event> {
+        self.log(LogEvent::Interrupted);
         self.set_status(TaskState::Blocked, Some(reason), "interrupted");
         loop {
             match self.wait(std::future::pending::<()>(), true).await {
@@ -1515,7 +1550,10 @@ impl Control {
         };
         self.note_modified(&call.name, &call.input, is_error);
         if let Some(bridge) = self.external.clone() {
-            let decision = if is_error {
+            let ask = self.ask_agent.take();
+            let decision = if let Some(reason) = ask.filter(|_| is_error) {
+                crate::external::ToolDecision::Ask(reason)
+            } else if is_error {
                 crate::external::ToolDecision::Deny(content.clone())
             } else if self.approved || pre.allowed || pre.updated_input.is_some() {
                 crate::external::ToolDecision::Allow {
@@ -1696,6 +1734,21 @@ impl Control {
             .wait(tokio::time::timeout(timeout, answer), false)
             .await;
         let (answer, why) = match waited {
+            Ok(Ok(Ok(ApprovalAnswer::NoApprover))) => {
+                self.ask_agent = Some(reason.to_owned());
+                (
+                    ApprovalAnswer::NoApprover,
+                    Some(format!(
+                        "no editor is attached to ask about {}; {}",
+                        call.name,
+                        if self.external.is_some() {
+                            "the agent asks its own user"
+                        } else {
+                            "the call was rejected"
+                        }
+                    )),
+                )
+            }
             Ok(Ok(Ok(answer))) => (answer, None),
             Ok(Ok(Err(_))) => (
                 ApprovalAnswer::Cancelled,
@@ -1807,6 +1860,10 @@ impl Control {
             Outcome::Cancelled => (TaskState::Cancelled, Some(summary.clone())),
         };
         self.set_status(state, reason, "finished");
+        if let Some(bridge) = &self.external {
+            // Nothing the external agent still waits on may hang: it is answered now.
+            bridge.close();
+        }
         self.emit(TaskEvent::Finished { outcome, summary });
     }
 }

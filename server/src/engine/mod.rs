@@ -111,6 +111,9 @@ pub enum ApprovalAnswer {
     RejectAlways,
     /// Dismissed, or the editor could not be asked: the call does not run.
     Cancelled,
+    /// No editor is attached to ask (`rawko serve` without one): the call does not run; an
+    /// external agent is told to ask its own user.
+    NoApprover,
 }
 
 impl ApprovalAnswer {

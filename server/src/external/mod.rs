@@ -20,6 +20,18 @@ use crate::provider::{
     Message, Provider, ProviderError, StopReason, TextSink, ToolCall, Turn, TurnFuture, TurnRequest,
 };
 
+/// The longest rawko keeps one hook call of the external agent waiting. Claude Code gives up on a
+/// hook after the `timeout` `rawko hook install` writes (600 s) and then lets the call run, so
+/// rawko answers well before that.
+pub const MAX_HOOK_WAIT: std::time::Duration = std::time::Duration::from_secs(570);
+
+/// How long a hook call may wait for the task: an approval, the countdown and the user's own
+/// hooks, within [`MAX_HOOK_WAIT`].
+pub fn hook_wait(settings: &crate::config::Settings) -> std::time::Duration {
+    let countdown = settings.countdown_tick * settings.countdown_seconds;
+    (settings.approval_timeout + countdown + std::time::Duration::from_secs(60)).min(MAX_HOOK_WAIT)
+}
+
 /// What rawko answers about one of the external agent's tool calls.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolDecision {
@@ -29,6 +41,8 @@ pub enum ToolDecision {
     Allow { updated_input: Option<Value> },
     /// Blocked, with the reason the agent is told.
     Deny(String),
+    /// Nobody in rawko could be asked (no editor attached): the agent asks its own user, told why.
+    Ask(String),
 }
 
 /// What rawko answers when the external agent wants to stop.
@@ -107,6 +121,13 @@ impl Bridge {
         if let Some(reply) = lock(&self.stop).take() {
             let _ = reply.send(answer);
         }
+    }
+
+    /// The task has ended: every hook call still waiting is answered (a pending Stop may stop, a
+    /// pending tool call is left to the agent's own rules), and later ones are answered at once.
+    pub fn close(&self) {
+        lock(&self.decisions).clear();
+        lock(&self.stop).take();
     }
 
     pub fn set_context(&self, context: Option<String>) {

@@ -31,7 +31,7 @@ pub(super) struct ExternalHost {
 
 impl ExternalHost {
     fn workspace(&self) -> PathBuf {
-        self.shared.workspace.get().cloned().unwrap_or_default()
+        self.shared.workspace()
     }
 
     /// The task of `session_id`, started now if it has none.
@@ -45,7 +45,7 @@ impl ExternalHost {
             return Ok((s.task_id.clone(), s.bridge.clone()));
         }
         let workspace = self.workspace();
-        let mut settings = self.shared.settings.get().cloned().unwrap_or_default();
+        let mut settings = self.shared.settings();
         // An external session runs as long as the agent does.
         settings.max_iterations = u32::MAX;
         let ws = workspace.clone();
@@ -269,9 +269,26 @@ impl ExternalHost {
                 if !bridge.send(HookCall::PreToolUse { call, reply }) {
                     return HookAnswer::pass();
                 }
-                match answer.await {
+                let wait = crate::external::hook_wait(&self.shared.settings());
+                let Ok(answer) = tokio::time::timeout(wait, answer).await else {
+                    // Fail closed: a call rawko could not decide on in time does not run.
+                    return HookAnswer::block(format!(
+                        "rawko did not decide about this {} call within {} s, so it is refused; try again",
+                        input["tool_name"].as_str().unwrap_or("tool"),
+                        wait.as_secs()
+                    ));
+                };
+                match answer {
                     Ok(ToolDecision::Pass) | Err(_) => HookAnswer::pass(),
                     Ok(ToolDecision::Deny(reason)) => HookAnswer::block(reason),
+                    Ok(ToolDecision::Ask(reason)) => HookAnswer {
+                        json: Some(json!({"hookSpecificOutput": {
+                            "hookEventName": "PreToolUse",
+                            "permissionDecision": "ask",
+                            "permissionDecisionReason": reason
+                        }})),
+                        ..HookAnswer::default()
+                    },
                     Ok(ToolDecision::Allow { updated_input }) => {
                         let mut out = json!({"hookSpecificOutput": {
                             "hookEventName": "PreToolUse",
@@ -297,6 +314,16 @@ impl ExternalHost {
                 HookAnswer::pass()
             }
             "Stop" | "SubagentStop" => {
+                if self
+                    .shared
+                    .tasks
+                    .get(&task_id)
+                    .is_some_and(|h| h.state() == engine::TaskState::Blocked)
+                {
+                    // The task waits on the user (an interrupt, or the reminder cap): the agent
+                    // may stop meanwhile.
+                    return HookAnswer::pass();
+                }
                 let (reply, answer) = oneshot::channel();
                 let last = input["last_assistant_message"]
                     .as_str()
@@ -308,9 +335,17 @@ impl ExternalHost {
                 }) {
                     return HookAnswer::pass();
                 }
-                match answer.await {
-                    Ok(StopAnswer::Block(reason)) => HookAnswer::block(reason),
-                    Ok(StopAnswer::Allow) | Err(_) => HookAnswer::pass(),
+                let wait = crate::external::hook_wait(&self.shared.settings());
+                match tokio::time::timeout(wait, answer).await {
+                    Ok(Ok(StopAnswer::Block(reason))) => HookAnswer::block(reason),
+                    Ok(Ok(StopAnswer::Allow) | Err(_)) => HookAnswer::pass(),
+                    Err(_) => HookAnswer {
+                        note: Some(format!(
+                            "rawko: the task did not answer within {} s; the agent may stop",
+                            wait.as_secs()
+                        )),
+                        ..HookAnswer::default()
+                    },
                 }
             }
             "SessionEnd" => {

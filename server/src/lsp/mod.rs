@@ -66,8 +66,10 @@ struct Shared {
     options: ServeOptions,
     /// Where tasks are persisted; `None` when no state directory can be found.
     store: Option<PathBuf>,
-    workspace: OnceLock<PathBuf>,
-    settings: OnceLock<Settings>,
+    /// Set at start (`--workspace` or the current directory), and again by the editor's
+    /// `initialize` (its folder and its options).
+    workspace: std::sync::RwLock<Option<PathBuf>>,
+    settings: std::sync::RwLock<Option<Settings>>,
     config_problems: Mutex<Vec<ConfigProblem>>,
     tasks: DashMap<String, TaskHandle>,
     /// This server's session (`$XDG_STATE_HOME/rawko/sessions/`).
@@ -78,6 +80,123 @@ struct Shared {
     external: DashMap<String, external::Session>,
     /// The local endpoint external agents reach; dropped (stopped, its file removed) at the end.
     endpoint: Mutex<Option<crate::external::endpoint::Endpoint>>,
+}
+
+impl Shared {
+    fn workspace(&self) -> PathBuf {
+        self.workspace
+            .read()
+            .ok()
+            .and_then(|w| w.clone())
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+    }
+
+    fn settings(&self) -> Settings {
+        self.settings
+            .read()
+            .ok()
+            .and_then(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    fn set_workspace(&self, workspace: PathBuf, settings: Settings) {
+        if let Ok(mut w) = self.workspace.write() {
+            *w = Some(workspace);
+        }
+        if let Ok(mut s) = self.settings.write() {
+            *s = Some(settings);
+        }
+    }
+
+    /// The workspace, its settings (with the editor's options, if given) and whether its hooks
+    /// may run, as found now. Problems with the settings are returned for the user.
+    fn configure(
+        &self,
+        workspace: PathBuf,
+        options: Option<&Value>,
+    ) -> (PathBuf, Settings, Trust, Vec<ConfigProblem>) {
+        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        let files = config::config_files(&workspace, |k| std::env::var_os(k));
+        let (settings, problems) = config::load(&files, options);
+        crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
+        let trust = crate::hooks::trust::check(
+            crate::hooks::trust::store_path(|k| std::env::var_os(k)).as_deref(),
+            &workspace,
+            settings.workspace_hooks.as_ref(),
+        );
+        (workspace, settings, trust, problems)
+    }
+
+    fn start_session(&self, workspace: &Path, settings: &Settings) {
+        if self.session.get().is_some() {
+            return;
+        }
+        if let Some(store) = &self.store {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let provider = settings.providers.first().map(|p| p.name.clone());
+            match SessionRecorder::start(store, workspace, "serve", args, provider) {
+                Ok(r) => {
+                    let _ = self.session.set(Arc::new(r));
+                }
+                Err(e) => tracing::warn!("cannot record the session: {e}"),
+            }
+        }
+    }
+}
+
+/// Opens the local endpoint external agents (Claude Code's hooks) reach, for `workspace`,
+/// replacing (and so closing) the one before.
+async fn open_endpoint(
+    shared: Arc<Shared>,
+    outgoing: Arc<transport::Outgoing>,
+    workspace: PathBuf,
+) {
+    let host = external::ExternalHost {
+        shared: shared.clone(),
+        outgoing,
+    };
+    let runtime = crate::external::endpoint::runtime_dir(|k| std::env::var_os(k));
+    match crate::external::endpoint::start(Arc::new(host), &workspace, &runtime).await {
+        Ok(endpoint) => {
+            tracing::info!(
+                "endpoint for external agents at {} ({})",
+                endpoint.url,
+                endpoint.file.display()
+            );
+            if let Ok(mut slot) = shared.endpoint.lock() {
+                *slot = Some(endpoint);
+            }
+        }
+        Err(e) => tracing::warn!("cannot start the endpoint for external agents: {e}"),
+    }
+}
+
+/// What the server does before any editor speaks: it settles on `--workspace` (or the current
+/// directory), reads its settings, and opens the endpoint, so a `rawko serve` started in a
+/// terminal gates Claude Code at once. A workspace with hooks it does not trust runs them only
+/// after `rawko trust` (or the editor's question, once one attaches).
+async fn early_start(shared: Arc<Shared>, outgoing: Arc<transport::Outgoing>) {
+    let workspace = shared
+        .options
+        .workspace
+        .clone()
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    let (workspace, settings, trust, problems) = shared.configure(workspace, None);
+    for p in &problems {
+        tracing::warn!("rawko config: {p}");
+    }
+    if matches!(trust, Trust::Untrusted | Trust::Changed) {
+        tracing::warn!(
+            "the hooks in {} do not run until you trust the workspace (`rawko trust`, or the editor's question)",
+            workspace.display()
+        );
+    }
+    shared
+        .trust
+        .send_replace(Some(matches!(trust, Trust::NoHooks | Trust::Trusted)));
+    shared.start_session(&workspace, &settings);
+    shared.set_workspace(workspace.clone(), settings);
+    open_endpoint(shared, outgoing, workspace).await;
 }
 
 /// The language server.
@@ -95,8 +214,8 @@ impl Backend {
             shared: Arc::new(Shared {
                 options,
                 store: crate::store::state_dir(|k| std::env::var_os(k)),
-                workspace: OnceLock::new(),
-                settings: OnceLock::new(),
+                workspace: std::sync::RwLock::new(None),
+                settings: std::sync::RwLock::new(None),
                 config_problems: Mutex::new(Vec::new()),
                 tasks: DashMap::new(),
                 session: OnceLock::new(),
@@ -108,15 +227,11 @@ impl Backend {
     }
 
     fn workspace(&self) -> PathBuf {
-        self.shared
-            .workspace
-            .get()
-            .cloned()
-            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+        self.shared.workspace()
     }
 
     fn settings(&self) -> Settings {
-        self.shared.settings.get().cloned().unwrap_or_default()
+        self.shared.settings()
     }
 
     /// The hooks a task runs. While the user is asked whether to trust the workspace, a new task
@@ -806,6 +921,11 @@ async fn ask_approval(
         reason,
         mut reply,
     } = request;
+    if !out.is_ready() {
+        // No editor attached: nobody here can be asked.
+        let _ = reply.send(engine::ApprovalAnswer::NoApprover);
+        return;
+    }
     let params = ApproveToolCallParams {
         task_id: TaskId(task_id),
         tool_call_id,
@@ -851,7 +971,7 @@ async fn ask_trust(
     shared: Arc<Shared>,
     workspace: PathBuf,
 ) {
-    let settings = shared.settings.get().cloned().unwrap_or_default();
+    let settings = shared.settings();
     let section = settings.workspace_hooks.clone();
     let store = crate::hooks::trust::store_path(|k| std::env::var_os(k));
     let changed = crate::hooks::trust::check(store.as_deref(), &workspace, section.as_ref())
@@ -919,9 +1039,9 @@ async fn end_session(shared: &Shared, interrupted: bool) {
     } else {
         session.natural_end()
     };
-    let settings = shared.settings.get().cloned().unwrap_or_default();
+    let settings = shared.settings();
     let trusted = *shared.trust.borrow() == Some(true);
-    let workspace = shared.workspace.get().cloned().unwrap_or_default();
+    let workspace = shared.workspace();
     let hooks = Hooks::new(settings.hooks_to_run(trusted), session.id(), workspace);
     let stop =
         crate::hooks::session_stop(&hooks, session.snapshot().as_ref(), status.as_str()).await;
@@ -979,31 +1099,32 @@ impl LanguageServer for Backend {
             .clone()
             .or(from_client)
             .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
-        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
-        let files = config::config_files(&workspace, |k| std::env::var_os(k));
-        let (settings, problems) = config::load(&files, params.initialization_options.as_ref());
-        crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
-        let trust = crate::hooks::trust::check(
-            crate::hooks::trust::store_path(|k| std::env::var_os(k)).as_deref(),
-            &workspace,
-            settings.workspace_hooks.as_ref(),
-        );
+        let (workspace, settings, trust, problems) = self
+            .shared
+            .configure(workspace, params.initialization_options.as_ref());
         self.shared.trust.send_replace(match trust {
             Trust::NoHooks | Trust::Trusted => Some(true),
             Trust::Untrusted | Trust::Changed => None,
         });
-        if let Some(store) = &self.shared.store {
-            let args: Vec<String> = std::env::args().skip(1).collect();
-            let provider = settings.providers.first().map(|p| p.name.clone());
-            match SessionRecorder::start(store, &workspace, "serve", args, provider) {
-                Ok(r) => {
-                    let _ = self.shared.session.set(Arc::new(r));
-                }
-                Err(e) => tracing::warn!("cannot record the session: {e}"),
+        self.shared.start_session(&workspace, &settings);
+        let before = self.shared.workspace.read().ok().and_then(|w| w.clone());
+        self.shared.set_workspace(workspace.clone(), settings);
+        if before.is_some_and(|b| b != workspace) {
+            // The editor's folder is not where the server started: external agents are served
+            // for the editor's folder from now on.
+            tracing::info!(
+                "the editor's workspace is {}; the endpoint moves there",
+                workspace.display()
+            );
+            if let Ok(mut slot) = self.shared.endpoint.lock() {
+                slot.take();
             }
+            tokio::spawn(open_endpoint(
+                self.shared.clone(),
+                self.outgoing.clone(),
+                workspace,
+            ));
         }
-        let _ = self.shared.workspace.set(workspace);
-        let _ = self.shared.settings.set(settings);
         if let Ok(mut p) = self.shared.config_problems.lock() {
             *p = problems;
         }
@@ -1037,30 +1158,8 @@ impl LanguageServer for Backend {
             .unwrap_or_default();
         let client = self.client.clone();
         let workspace = self.workspace();
-        {
-            let host = external::ExternalHost {
-                shared: self.shared.clone(),
-                outgoing: self.outgoing.clone(),
-            };
-            let shared = self.shared.clone();
-            let ws = workspace.clone();
-            tokio::spawn(async move {
-                let runtime = crate::external::endpoint::runtime_dir(|k| std::env::var_os(k));
-                match crate::external::endpoint::start(Arc::new(host), &ws, &runtime).await {
-                    Ok(endpoint) => {
-                        tracing::info!(
-                            "endpoint for external agents at {} ({})",
-                            endpoint.url,
-                            endpoint.file.display()
-                        );
-                        if let Ok(mut slot) = shared.endpoint.lock() {
-                            *slot = Some(endpoint);
-                        }
-                    }
-                    Err(e) => tracing::warn!("cannot start the endpoint for external agents: {e}"),
-                }
-            });
-        }
+        // An editor is attached from now on: approvals and notifications go to it.
+        self.outgoing.set_ready();
         if self.shared.trust.borrow().is_none() {
             tokio::spawn(ask_trust(
                 self.outgoing.clone(),
@@ -1166,6 +1265,9 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         .custom_method(SetWorkflow::METHOD, Backend::set_workflow)
         .finish();
         use tokio::signal::unix::{signal, SignalKind};
+        if let Some(shared) = shared_slot.get() {
+            early_start(shared.clone(), outgoing.clone()).await;
+        }
         let serve = transport::serve(stdin, stdout, service, socket, outgoing, frames);
         let interrupted = match (
             signal(SignalKind::interrupt()),

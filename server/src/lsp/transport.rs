@@ -6,7 +6,7 @@
 //! This reader answers every bad frame with a JSON-RPC error, finds the next `Content-Length`
 //! header, and goes on (invariant 8).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -38,6 +38,9 @@ pub struct Outgoing {
     frames: mpsc::UnboundedSender<Vec<u8>>,
     pending: DashMap<String, oneshot::Sender<Answer>>,
     next_id: AtomicU64,
+    /// An editor is attached (it sent `initialized`): until then rawko's own notifications are
+    /// not written (nothing may precede the `initialize` answer) and its requests are not sent.
+    ready: AtomicBool,
 }
 
 /// Frames a JSON body with its `Content-Length` header.
@@ -57,8 +60,22 @@ impl Outgoing {
         }
     }
 
-    /// Sends a notification (serialised straight to bytes: no intermediate JSON value).
+    /// Marks the editor attached: from now on notifications and requests go out.
+    pub fn set_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+    }
+
+    /// Whether an editor is attached to ask and to tell.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// Sends a notification (serialised straight to bytes: no intermediate JSON value). Before an
+    /// editor is attached it is dropped: what it said is in the task's log and snapshot.
     pub fn notify<N: rawko_protocol::Notification>(&self, params: &N::Params) {
+        if !self.is_ready() {
+            return;
+        }
         #[derive(serde::Serialize)]
         struct Envelope<'a, P> {
             jsonrpc: &'static str,
@@ -473,6 +490,7 @@ pub fn outgoing() -> (Arc<Outgoing>, mpsc::UnboundedReceiver<Vec<u8>>) {
             frames: tx,
             pending: DashMap::new(),
             next_id: AtomicU64::new(0),
+            ready: AtomicBool::new(false),
         }),
         rx,
     )

@@ -852,7 +852,10 @@ fn every_way_of_editing_is_an_edit_to_the_gate() {
         let set = phase_set("Review", black(list));
         for (tool, input) in [
             ("MultiEdit", json!({"file_path": "/ws/a.rs", "edits": []})),
-            ("NotebookEdit", json!({"notebook_path": "/ws/a.ipynb", "new_source": "x"})),
+            (
+                "NotebookEdit",
+                json!({"notebook_path": "/ws/a.ipynb", "new_source": "x"}),
+            ),
             ("edit", json!({"path": "a.rs"})),
             ("write", json!({"path": "a.rs"})),
             ("Edit", json!({"file_path": "a.rs"})),
@@ -875,7 +878,12 @@ fn every_way_of_editing_is_an_edit_to_the_gate() {
     // Path patterns read Claude Code's fields too.
     let set = phase_set("Docs", black(&["Edit(src/**)"]));
     assert!(!file_call(&set, "MultiEdit", json!({"file_path": "src/a.rs"})).is_allowed());
-    assert!(!file_call(&set, "NotebookEdit", json!({"notebook_path": "src/a.ipynb"})).is_allowed());
+    assert!(!file_call(
+        &set,
+        "NotebookEdit",
+        json!({"notebook_path": "src/a.ipynb"})
+    )
+    .is_allowed());
     assert!(file_call(&set, "MultiEdit", json!({"file_path": "docs/a.md"})).is_allowed());
 }
 

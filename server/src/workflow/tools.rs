@@ -84,11 +84,21 @@ const fn tool(
 /// pi's `read` and Claude Code's `Read` are one entry.
 pub const KNOWN_TOOLS: &[KnownTool] = &[
     tool("Read", "Read", None, ToolClass::Read),
-    tool("NotebookRead", "NotebookRead", Some("Read"), ToolClass::Read),
+    tool(
+        "NotebookRead",
+        "NotebookRead",
+        Some("Read"),
+        ToolClass::Read,
+    ),
     tool("Write", "Write", None, ToolClass::Write),
     tool("Edit", "Edit", None, ToolClass::Edit),
     tool("MultiEdit", "MultiEdit", Some("Edit"), ToolClass::Edit),
-    tool("NotebookEdit", "NotebookEdit", Some("Edit"), ToolClass::Edit),
+    tool(
+        "NotebookEdit",
+        "NotebookEdit",
+        Some("Edit"),
+        ToolClass::Edit,
+    ),
     tool("Bash", "Bash", None, ToolClass::Execute),
     tool("BashOutput", "BashOutput", None, ToolClass::Execute),
     tool("KillShell", "KillShell", None, ToolClass::Execute),
@@ -105,8 +115,18 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
     tool("ExitPlanMode", "ExitPlanMode", None, ToolClass::Plan),
     tool("SlashCommand", "SlashCommand", None, ToolClass::Other),
     tool("Skill", "Skill", None, ToolClass::Other),
-    tool("ListMcpResourcesTool", "ListMcpResourcesTool", None, ToolClass::Other),
-    tool("ReadMcpResourceTool", "ReadMcpResourceTool", None, ToolClass::Read),
+    tool(
+        "ListMcpResourcesTool",
+        "ListMcpResourcesTool",
+        None,
+        ToolClass::Other,
+    ),
+    tool(
+        "ReadMcpResourceTool",
+        "ReadMcpResourceTool",
+        None,
+        ToolClass::Read,
+    ),
     tool("workflow_step", "workflow_step", None, ToolClass::Workflow),
     // pi's names (pi-coding-agent): the same tools, lower case; `find` is its Glob.
     tool("find", "Glob", None, ToolClass::Search),
@@ -114,7 +134,9 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
 
 /// The catalogue entry for `name` (case-insensitive).
 pub fn known(name: &str) -> Option<&'static KnownTool> {
-    KNOWN_TOOLS.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+    KNOWN_TOOLS
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(name))
 }
 
 /// `true` when `name` is a tool rawko knows, or an MCP tool (`mcp__server__tool`), whose names
