@@ -1510,6 +1510,18 @@ impl Control {
         agent: Option<&AgentDefinition>,
     ) -> Result<ToolResult, Stop> {
         use crate::hooks::HookEvent;
+        // One shape for hooks, the gate and the tools: Claude Code's field names.
+        let canonical;
+        let call = match tools::canonical_input(&call.name, &call.input) {
+            Some(input) => {
+                canonical = ToolCall {
+                    input,
+                    ..call.clone()
+                };
+                &canonical
+            }
+            None => call,
+        };
         self.emit(TaskEvent::Output {
             kind: OutputKind::ToolCall,
             text: summarize_call(call),
@@ -1659,9 +1671,12 @@ impl Control {
                 true,
             ));
         }
-        if let GateDecision::Block { reason, phase } =
-            gate::check(self.workflow.as_ref(), &self.set, &call.name, &call.input)
-        {
+        if let GateDecision::Block { reason, phase } = gate::check(
+            self.workflow.as_ref(),
+            &self.set,
+            &call.name,
+            &gate_view(&call.input, &tools.workspace, &self.hooks.workspace),
+        ) {
             let answer = self.approval(call, &phase, &reason).await?;
             if !answer.allows() {
                 return Ok((reason, true));
@@ -1866,6 +1881,43 @@ impl Control {
         }
         self.emit(TaskEvent::Finished { outcome, summary });
     }
+}
+
+/// The input as the gate reads it: an absolute `file_path` (or `notebook_path`) inside the
+/// workspace, as Claude Code sends it, also as a workspace-relative `path`, so rules such as
+/// `Edit(docs/**)` match it. Hooks and tools see the input unchanged.
+fn gate_view<'a>(
+    input: &'a serde_json::Value,
+    canonical: &std::path::Path,
+    given: &std::path::Path,
+) -> std::borrow::Cow<'a, serde_json::Value> {
+    use std::borrow::Cow;
+    let Some(obj) = input.as_object() else {
+        return Cow::Borrowed(input);
+    };
+    let Some(file) = ["file_path", "notebook_path"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(serde_json::Value::as_str))
+    else {
+        return Cow::Borrowed(input);
+    };
+    let file = std::path::Path::new(file);
+    if !file.is_absolute() {
+        return Cow::Borrowed(input);
+    }
+    let Some(relative) = file
+        .strip_prefix(canonical)
+        .or_else(|_| file.strip_prefix(given))
+        .ok()
+    else {
+        return Cow::Borrowed(input);
+    };
+    let mut obj = obj.clone();
+    obj.insert(
+        "path".to_owned(),
+        serde_json::Value::String(relative.display().to_string()),
+    );
+    Cow::Owned(serde_json::Value::Object(obj))
 }
 
 /// Why the running agent may not make this call (its tool list, its Bash filter), if it may not.

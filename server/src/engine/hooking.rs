@@ -327,10 +327,10 @@ impl Control {
 
     /// Write and Edit calls that succeeded name the files the task changed.
     pub(super) fn note_modified(&mut self, tool: &str, input: &Value, is_error: bool) {
-        if is_error || !(tool.eq_ignore_ascii_case("write") || tool.eq_ignore_ascii_case("edit")) {
+        if is_error || !crate::workflow::tools::class_of(tool).writes_files() {
             return;
         }
-        if let Some(path) = ["path", "file_path"]
+        if let Some(path) = ["file_path", "path", "notebook_path"]
             .iter()
             .find_map(|k| input.get(*k).and_then(Value::as_str))
         {

@@ -1,7 +1,7 @@
 //! The server's side of external agents: one rawko task per external session, started by the
 //! session's first hook event and shown in the editor like any task. See crate::external.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -254,8 +254,7 @@ impl ExternalHost {
             }
             "PreToolUse" => {
                 let tool = input["tool_name"].as_str().unwrap_or_default().to_owned();
-                let mut tool_input = input["tool_input"].clone();
-                normalise_paths(&mut tool_input, &self.workspace());
+                let tool_input = input["tool_input"].clone();
                 let id = input["tool_use_id"]
                     .as_str()
                     .map(str::to_owned)
@@ -360,27 +359,6 @@ impl ExternalHost {
             },
         }
     }
-}
-
-/// Claude Code names paths `file_path` (absolute); the gate's rules read `path`, relative to the
-/// workspace.
-fn normalise_paths(input: &mut Value, workspace: &Path) {
-    let Some(obj) = input.as_object_mut() else {
-        return;
-    };
-    if obj.contains_key("path") {
-        return;
-    }
-    let Some(fp) = obj
-        .get("file_path")
-        .or_else(|| obj.get("notebook_path"))
-        .and_then(Value::as_str)
-    else {
-        return;
-    };
-    let p = Path::new(fp);
-    let rel = p.strip_prefix(workspace).unwrap_or(p);
-    obj.insert("path".into(), json!(rel.display().to_string()));
 }
 
 /// The actor's notifications and the bridge's, in one stream that ends after `Finished`.

@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Child;
 use tokio::time::{sleep_until, Instant};
 
-use super::{Args, ToolContext, ToolOutput, MAX_BASH_TIMEOUT_SECS};
+use super::{Args, ToolContext, ToolOutput, MAX_BASH_TIMEOUT_MS};
 
 /// How long the group gets between SIGTERM and SIGKILL, and to close its output after SIGKILL.
 const GRACE: Duration = Duration::from_secs(1);
@@ -33,14 +33,16 @@ pub(super) async fn bash(input: &Value, ctx: &ToolContext) -> ToolOutput {
     let parsed = (|| {
         let args = Args::new("Bash", input)?;
         let command = args.str(&["command"])?;
+        // Claude Code's unit: milliseconds. (`description` is for people; the command runs the same.)
+        let _ = args.opt_str(&["description"])?;
         let timeout = match args.opt_number(&["timeout"])? {
             None => ctx.bash_timeout,
-            Some(seconds) if seconds > 0.0 && seconds <= MAX_BASH_TIMEOUT_SECS as f64 => {
-                Duration::from_secs_f64(seconds)
+            Some(ms) if ms > 0.0 && ms <= MAX_BASH_TIMEOUT_MS as f64 => {
+                Duration::from_secs_f64(ms / 1000.0)
             }
-            Some(seconds) => {
+            Some(ms) => {
                 return Err(format!(
-                    "Bash: \"timeout\" is {seconds}; it must be more than 0 and at most {MAX_BASH_TIMEOUT_SECS} seconds"
+                    "Bash: \"timeout\" is {ms}; it is in milliseconds and must be more than 0 and at most {MAX_BASH_TIMEOUT_MS} (10 minutes)"
                 ))
             }
         };
@@ -429,7 +431,7 @@ mod tests {
         let started = Instant::now();
         let out = run(
             "Bash",
-            &json!({"command": "echo started; sleep 5", "timeout": 1}),
+            &json!({"command": "echo started; sleep 5", "timeout": 1000}),
             &ctx,
         )
         .await;
@@ -448,7 +450,7 @@ mod tests {
         let started = Instant::now();
         let out = run(
             "Bash",
-            &json!({"command": "sleep 30 & echo $! > pid; wait", "timeout": 1}),
+            &json!({"command": "sleep 30 & echo $! > pid; wait", "timeout": 1000}),
             &ctx,
         )
         .await;
@@ -494,12 +496,22 @@ mod tests {
     #[tokio::test]
     async fn bash_refuses_bad_timeouts() {
         let (_dir, ctx) = workspace();
-        let out = run("Bash", &json!({"command": "true", "timeout": 120000}), &ctx).await;
+        let out = run("Bash", &json!({"command": "true", "timeout": 600001}), &ctx).await;
         assert!(out.is_error);
         assert_eq!(
             out.content,
-            "Bash: \"timeout\" is 120000; it must be more than 0 and at most 600 seconds"
+            "Bash: \"timeout\" is 600001; it is in milliseconds and must be more than 0 and at most 600000 (10 minutes)"
         );
+        let out = run("Bash", &json!({"command": "true", "timeout": 0}), &ctx).await;
+        assert!(out.is_error, "{out:?}");
+        // Claude Code's usual input: a timeout in milliseconds and a description.
+        let out = run(
+            "Bash",
+            &json!({"command": "echo ok", "timeout": 120000, "description": "Say ok"}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
         let out = run("Bash", &json!({"command": "true", "timeout": "5"}), &ctx).await;
         assert_eq!(out.content, "Bash: \"timeout\" must be a number");
     }

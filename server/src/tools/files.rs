@@ -1,4 +1,4 @@
-//! Read, Write and Edit: the file tools, each confined to the workspace by [`resolve`].
+//! Read, Write, Edit and MultiEdit: the file tools, each confined to the workspace by [`resolve`].
 
 use std::fs::{self, File, Metadata};
 use std::io::{BufRead, BufReader, ErrorKind};
@@ -11,7 +11,10 @@ use super::{blocking, resolve, shown, truncate_to, Args, ToolContext, ToolOutput
 /// A file whose first bytes hold a NUL is taken for binary, as git and ripgrep do.
 const BINARY_SNIFF_BYTES: usize = 8192;
 
-const PATH: &[&str] = &["path", "file_path"];
+/// Claude Code's name first (the one messages use), then rawko's older one.
+const PATH: &[&str] = &["file_path", "path"];
+const OLD: &[&str] = &["old_string", "old_text"];
+const NEW: &[&str] = &["new_string", "new_text"];
 
 pub(super) async fn read(input: &Value, ctx: &ToolContext) -> ToolOutput {
     let parsed = (|| {
@@ -49,19 +52,56 @@ pub(super) async fn write(input: &Value, ctx: &ToolContext) -> ToolOutput {
 pub(super) async fn edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
     let parsed = (|| {
         let args = Args::new("Edit", input)?;
-        Ok::<_, String>(Replacement {
-            path: args.str(PATH)?.to_owned(),
-            old_text: args.str(&["old_text", "old_string"])?.to_owned(),
-            new_text: args.str(&["new_text", "new_string"])?.to_owned(),
-            replace_all: args.bool(&["replace_all"])?,
-        })
+        Ok::<_, String>((
+            args.str(PATH)?.to_owned(),
+            vec![Replacement {
+                old_text: args.str(OLD)?.to_owned(),
+                new_text: args.str(NEW)?.to_owned(),
+                replace_all: args.bool(&["replace_all"])?,
+            }],
+        ))
     })();
-    let replacement = match parsed {
+    let (path, edits) = match parsed {
         Ok(parsed) => parsed,
         Err(message) => return ToolOutput::error(message),
     };
     let ctx = ctx.clone();
-    blocking(move || edit_file(&ctx, &replacement)).await
+    blocking(move || edit_file(&ctx, &path, &edits)).await
+}
+
+pub(super) async fn multi_edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
+    let parsed = (|| {
+        let args = Args::new("MultiEdit", input)?;
+        let path = args.str(PATH)?.to_owned();
+        let list = match args.get(&["edits"]) {
+            Some(Value::Array(list)) if !list.is_empty() => list,
+            Some(Value::Array(_)) => return Err("MultiEdit: \"edits\" is empty; give at least one edit".to_owned()),
+            Some(_) => return Err("MultiEdit: \"edits\" must be a list of {old_string, new_string, replace_all?} objects".to_owned()),
+            None => return Err("MultiEdit needs \"edits\" (a list of {old_string, new_string, replace_all?} objects)".to_owned()),
+        };
+        let mut edits = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            let args = Args::new("MultiEdit", item).map_err(|_| {
+                format!(
+                    "MultiEdit: edit {} must be an object with old_string and new_string",
+                    i + 1
+                )
+            })?;
+            let field = |e: String| format!("{e} (edit {})", i + 1);
+            edits.push(Replacement {
+                old_text: args.str(OLD).map_err(field)?.to_owned(),
+                new_text: args.str(NEW).map_err(field)?.to_owned(),
+                replace_all: args.bool(&["replace_all"]).map_err(field)?,
+            });
+        }
+        Ok::<_, String>((path, edits))
+    })();
+    let (path, edits) = match parsed {
+        Ok(parsed) => parsed,
+        Err(message) => return ToolOutput::error(message),
+    };
+    let ctx = ctx.clone();
+    blocking(move || edit_file(&ctx, &path, &edits)).await
 }
 
 /// The metadata of an existing regular file, or why `given` is not one.
@@ -182,46 +222,63 @@ fn write_file(ctx: &ToolContext, given: &str, content: &str) -> Result<String, S
 }
 
 struct Replacement {
-    path: String,
     old_text: String,
     new_text: String,
     replace_all: bool,
 }
 
-fn edit_file(ctx: &ToolContext, edit: &Replacement) -> Result<String, String> {
-    let given = edit.path.as_str();
+/// Applies `edits` in order, each to the result of the one before, and writes the file once:
+/// either every edit applies or the file is left as it was.
+fn edit_file(ctx: &ToolContext, given: &str, edits: &[Replacement]) -> Result<String, String> {
     let real = resolve(ctx, given)?;
     regular_file(&real, given)?;
     let bytes = fs::read(&real).map_err(|error| format!("cannot read \"{given}\": {error}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("\"{given}\" is not UTF-8 text"))?;
-    if edit.old_text.is_empty() {
-        return Err(format!(
-            "old_text is empty; give the exact text to replace in \"{given}\""
-        ));
+    let mut text =
+        String::from_utf8(bytes).map_err(|_| format!("\"{given}\" is not UTF-8 text"))?;
+    let mut total = 0;
+    for (i, edit) in edits.iter().enumerate() {
+        let which = if edits.len() > 1 {
+            format!(" (edit {}; no edit was made)", i + 1)
+        } else {
+            String::new()
+        };
+        if edit.old_text.is_empty() {
+            return Err(format!(
+                "old_string is empty; give the exact text to replace in \"{given}\"{which}"
+            ));
+        }
+        if edit.old_text == edit.new_text {
+            return Err(format!(
+                "old_string and new_string are the same; nothing would change{which}"
+            ));
+        }
+        let count = text.matches(edit.old_text.as_str()).count();
+        if count == 0 {
+            return Err(format!(
+                "old_string was not found in \"{given}\"; it must match the file exactly, including whitespace{which}"
+            ));
+        }
+        if count > 1 && !edit.replace_all {
+            return Err(format!(
+                "old_string occurs {count} times in \"{given}\"; give more surrounding text to make it unique, or set replace_all{which}"
+            ));
+        }
+        text = text.replace(edit.old_text.as_str(), &edit.new_text);
+        total += count;
     }
-    if edit.old_text == edit.new_text {
-        return Err("old_text and new_text are the same; nothing would change".to_owned());
-    }
-    let count = text.matches(edit.old_text.as_str()).count();
-    if count == 0 {
-        return Err(format!(
-            "old_text was not found in \"{given}\"; it must match the file exactly, including whitespace"
-        ));
-    }
-    if count > 1 && !edit.replace_all {
-        return Err(format!(
-            "old_text occurs {count} times in \"{given}\"; give more surrounding text to make it unique, or set replace_all"
-        ));
-    }
-    let new = text.replace(edit.old_text.as_str(), &edit.new_text);
-    fs::write(&real, new).map_err(|error| format!("cannot write \"{given}\": {error}"))?;
-    let occurrences = if count == 1 {
+    fs::write(&real, text).map_err(|error| format!("cannot write \"{given}\": {error}"))?;
+    let occurrences = if total == 1 {
         "occurrence"
     } else {
         "occurrences"
     };
+    let edits_made = if edits.len() > 1 {
+        format!(" ({} edits)", edits.len())
+    } else {
+        String::new()
+    };
     Ok(format!(
-        "replaced {count} {occurrences} in {}",
+        "replaced {total} {occurrences} in {}{edits_made}",
         shown(ctx, &real)
     ))
 }
@@ -379,15 +436,15 @@ mod tests {
         for (old, expected) in [
             (
                 "y = 2",
-                "old_text was not found in \"a.txt\"; it must match the file exactly, including whitespace",
+                "old_string was not found in \"a.txt\"; it must match the file exactly, including whitespace",
             ),
             (
                 "",
-                "old_text is empty; give the exact text to replace in \"a.txt\"",
+                "old_string is empty; give the exact text to replace in \"a.txt\"",
             ),
             (
                 "x = 1",
-                "old_text occurs 3 times in \"a.txt\"; give more surrounding text to make it unique, or set replace_all",
+                "old_string occurs 3 times in \"a.txt\"; give more surrounding text to make it unique, or set replace_all",
             ),
         ] {
             let out = run(
@@ -428,6 +485,80 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "x = 2\nx = 2\ny = 1\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn multi_edit_applies_every_edit_in_order_or_none() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("a.rs");
+        std::fs::write(&file, "let a = 1;\nlet b = 2;\nlet b2 = 2;\n").unwrap();
+        let out = run(
+            "MultiEdit",
+            &json!({"file_path": file.display().to_string(), "edits": [
+                {"old_string": "let a = 1;", "new_string": "let a = 10;"},
+                {"old_string": "= 2;", "new_string": "= 20;", "replace_all": true},
+                {"old_string": "a = 10", "new_string": "alpha = 10"}
+            ]}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(out.content, "replaced 4 occurrences in a.rs (3 edits)");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "let alpha = 10;\nlet b = 20;\nlet b2 = 20;\n"
+        );
+        // The second edit fails: the first is not written either.
+        let out = run(
+            "MultiEdit",
+            &json!({"file_path": "a.rs", "edits": [
+                {"old_string": "alpha", "new_string": "beta"},
+                {"old_string": "gamma", "new_string": "delta"}
+            ]}),
+            &ctx,
+        )
+        .await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "old_string was not found in \"a.rs\"; it must match the file exactly, including whitespace (edit 2; no edit was made)"
+        );
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .starts_with("let alpha"));
+        for (input, expected) in [
+            (json!({"file_path": "a.rs"}), "MultiEdit needs \"edits\" (a list of {old_string, new_string, replace_all?} objects)"),
+            (json!({"file_path": "a.rs", "edits": []}), "MultiEdit: \"edits\" is empty; give at least one edit"),
+            (json!({"file_path": "a.rs", "edits": "x"}), "MultiEdit: \"edits\" must be a list of {old_string, new_string, replace_all?} objects"),
+            (json!({"file_path": "a.rs", "edits": [7]}), "MultiEdit: edit 1 must be an object with old_string and new_string"),
+            (json!({"file_path": "a.rs", "edits": [{"old_string": "a"}]}), "MultiEdit needs \"new_string\" (a string) (edit 1)"),
+        ] {
+            let out = run("MultiEdit", &input, &ctx).await;
+            assert_eq!((out.is_error, out.content.as_str()), (true, expected), "{input}");
+        }
+    }
+
+    #[tokio::test]
+    async fn claude_code_field_names_are_the_canonical_ones() {
+        let (dir, ctx) = workspace();
+        let out = run(
+            "Write",
+            &json!({"file_path": "n.md", "content": "one two"}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
+        let out = run(
+            "Edit",
+            &json!({"file_path": "n.md", "old_string": "two", "new_string": "three", "replace_all": false}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("n.md")).unwrap(),
+            "one three"
         );
     }
 }

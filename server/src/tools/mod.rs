@@ -1,4 +1,7 @@
-//! The built-in tools an agent calls: Read, Write, Edit, Glob, Grep and Bash.
+//! The built-in tools an agent calls: Read, Write, Edit, MultiEdit, Glob, Grep and Bash. Their
+//! names and input schemas are Claude Code's (`file_path`, `old_string`, `output_mode`, …), the
+//! names models are trained on and hook scripts read; rawko's older names (`path`, `old_text`,
+//! `new_text`, `case_insensitive`) are still accepted, and [`canonical_input`] rewrites them.
 //!
 //! Every file tool goes through [`resolve`], which keeps it inside the workspace after following
 //! symlinks (invariant 7). Bash runs with the workspace as its working directory, in a process group
@@ -91,12 +94,12 @@ impl From<Result<String, String>> for ToolOutput {
     }
 }
 
-const TOOL_NAMES: [&str; 6] = ["Read", "Write", "Edit", "Glob", "Grep", "Bash"];
+const TOOL_NAMES: [&str; 7] = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash"];
 
-/// The built-in tools with the JSON Schema of each input.
-///
-/// The schemas name the canonical fields; Claude Code's names (`file_path`, `old_string`,
-/// `new_string`, `-i`) are accepted as well.
+/// The longest a Bash command may be given to run, in milliseconds (Claude Code's unit).
+pub const MAX_BASH_TIMEOUT_MS: u64 = MAX_BASH_TIMEOUT_SECS * 1000;
+
+/// The built-in tools with the JSON Schema of each input: Claude Code's names and schemas.
 pub fn specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
@@ -107,11 +110,11 @@ pub fn specs() -> Vec<ToolSpec> {
             input_schema: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "file_path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
                     "offset": {"type": "integer", "minimum": 1, "description": "first line to read (1-based)"},
                     "limit": {"type": "integer", "minimum": 1, "description": "most lines to read"}
                 },
-                "required": ["path"]
+                "required": ["file_path"]
             }),
         },
         ToolSpec {
@@ -121,25 +124,50 @@ pub fn specs() -> Vec<ToolSpec> {
             input_schema: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "file_path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
                     "content": {"type": "string", "description": "the whole new content of the file"}
                 },
-                "required": ["path", "content"]
+                "required": ["file_path", "content"]
             }),
         },
         ToolSpec {
             name: "Edit",
-            description: "Replace exact text in a file in the workspace. `old_text` must occur \
+            description: "Replace exact text in a file in the workspace. `old_string` must occur \
                           exactly once unless `replace_all` is true.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
-                    "old_text": {"type": "string", "description": "the exact text to replace"},
-                    "new_text": {"type": "string", "description": "the text to put in its place"},
+                    "file_path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "old_string": {"type": "string", "description": "the exact text to replace"},
+                    "new_string": {"type": "string", "description": "the text to put in its place"},
                     "replace_all": {"type": "boolean", "default": false, "description": "replace every occurrence"}
                 },
-                "required": ["path", "old_text", "new_text"]
+                "required": ["file_path", "old_string", "new_string"]
+            }),
+        },
+        ToolSpec {
+            name: "MultiEdit",
+            description: "Make several exact-text replacements in one file, in order, each on the \
+                          result of the one before. Either every edit applies or none does.",
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "file path, relative to the workspace or absolute inside it"},
+                    "edits": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "old_string": {"type": "string", "description": "the exact text to replace"},
+                                "new_string": {"type": "string", "description": "the text to put in its place"},
+                                "replace_all": {"type": "boolean", "default": false, "description": "replace every occurrence"}
+                            },
+                            "required": ["old_string", "new_string"]
+                        }
+                    }
+                },
+                "required": ["file_path", "edits"]
             }),
         },
         ToolSpec {
@@ -160,15 +188,20 @@ pub fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "Grep",
             description: "Search file contents in the workspace with a regular expression (Rust \
-                          regex syntax). Answers `file:line:text` lines. Files ignored by \
-                          .gitignore and binary files are skipped.",
+                          regex syntax). `output_mode` \"files_with_matches\" (the default) lists the \
+                          files that match; \"content\" answers `file:line:text` lines; \"count\" \
+                          answers `file:count` lines. Files ignored by .gitignore and binary files \
+                          are skipped.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
                     "pattern": {"type": "string", "description": "regular expression"},
                     "path": {"type": "string", "description": "file or directory to search (default: the workspace)"},
                     "glob": {"type": "string", "description": "only files matching this glob, e.g. *.rs (a pattern without / matches file names)"},
-                    "case_insensitive": {"type": "boolean", "default": false}
+                    "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"], "default": "files_with_matches"},
+                    "-i": {"type": "boolean", "default": false, "description": "case-insensitive"},
+                    "-n": {"type": "boolean", "default": true, "description": "line numbers in content mode"},
+                    "head_limit": {"type": "integer", "minimum": 1, "description": "only the first N lines or files"}
                 },
                 "required": ["pattern"]
             }),
@@ -183,7 +216,8 @@ pub fn specs() -> Vec<ToolSpec> {
                 "type": "object",
                 "properties": {
                     "command": {"type": "string", "description": "the command line"},
-                    "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_BASH_TIMEOUT_SECS, "description": "seconds before the command is killed (default 120)"}
+                    "description": {"type": "string", "description": "what the command does, in a few words"},
+                    "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_BASH_TIMEOUT_MS, "description": "milliseconds before the command is killed (default 120000)"}
                 },
                 "required": ["command"]
             }),
@@ -207,6 +241,7 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
         "read" => files::read(input, ctx).await,
         "write" => files::write(input, ctx).await,
         "edit" => files::edit(input, ctx).await,
+        "multiedit" => files::multi_edit(input, ctx).await,
         "glob" => search::glob(input, ctx).await,
         "grep" => search::grep(input, ctx).await,
         "bash" => bash::bash(input, ctx).await,
@@ -215,6 +250,65 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
             TOOL_NAMES.join(", ")
         )),
     }
+}
+
+/// The input of a call of `tool` in Claude Code's field names, when it used rawko's older ones
+/// (`path` → `file_path`, `old_text` → `old_string`, `new_text` → `new_string`,
+/// `case_insensitive` → `-i`); `None` when there is nothing to rename. Hooks, the gate and the
+/// tools then all see one shape, the one Claude Code's hooks see.
+pub fn canonical_input(tool: &str, input: &Value) -> Option<Value> {
+    let map = input.as_object()?;
+    let tool = crate::workflow::tools::canonical(tool);
+    let renames: &[(&str, &str)] = match tool {
+        "Read" | "Write" => &[("path", "file_path")],
+        "Edit" => &[
+            ("path", "file_path"),
+            ("old_text", "old_string"),
+            ("new_text", "new_string"),
+        ],
+        "MultiEdit" => &[("path", "file_path")],
+        "Grep" => &[("case_insensitive", "-i")],
+        _ => &[],
+    };
+    let renames_edits = tool == "MultiEdit"
+        && map
+            .get("edits")
+            .and_then(Value::as_array)
+            .is_some_and(|edits| {
+                edits.iter().any(|e| {
+                    e.as_object()
+                        .is_some_and(|e| e.contains_key("old_text") || e.contains_key("new_text"))
+                })
+            });
+    if !renames_edits
+        && !renames
+            .iter()
+            .any(|(old, new)| map.contains_key(*old) && !map.contains_key(*new))
+    {
+        return None;
+    }
+    let mut out = map.clone();
+    for (old, new) in renames {
+        if !out.contains_key(*new) {
+            if let Some(value) = out.remove(*old) {
+                out.insert((*new).to_owned(), value);
+            }
+        }
+    }
+    if renames_edits {
+        if let Some(Value::Array(edits)) = out.get_mut("edits") {
+            for e in edits.iter_mut().filter_map(Value::as_object_mut) {
+                for (old, new) in [("old_text", "old_string"), ("new_text", "new_string")] {
+                    if !e.contains_key(new) {
+                        if let Some(value) = e.remove(old) {
+                            e.insert(new.to_owned(), value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some(Value::Object(out))
 }
 
 /// Runs blocking file work on tokio's blocking pool.
@@ -355,7 +449,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn specs_name_the_six_tools_with_object_schemas() {
+    fn specs_name_the_seven_tools_with_object_schemas() {
         let specs = specs();
         let names: Vec<_> = specs.iter().map(|spec| spec.name).collect();
         assert_eq!(names, TOOL_NAMES);
@@ -367,6 +461,48 @@ mod tests {
                 spec.name
             );
         }
+    }
+
+    #[test]
+    fn older_field_names_are_rewritten_to_claude_codes() {
+        assert_eq!(
+            canonical_input("Read", &json!({"path": "a", "offset": 2})),
+            Some(json!({"file_path": "a", "offset": 2}))
+        );
+        assert_eq!(
+            canonical_input(
+                "edit",
+                &json!({"path": "a", "old_text": "x", "new_text": "y"})
+            ),
+            Some(json!({"file_path": "a", "old_string": "x", "new_string": "y"}))
+        );
+        assert_eq!(
+            canonical_input(
+                "MultiEdit",
+                &json!({"path": "a", "edits": [{"old_text": "x", "new_text": "y"}]})
+            ),
+            Some(json!({"file_path": "a", "edits": [{"old_string": "x", "new_string": "y"}]}))
+        );
+        assert_eq!(
+            canonical_input("Grep", &json!({"pattern": "x", "case_insensitive": true})),
+            Some(json!({"pattern": "x", "-i": true}))
+        );
+        // Already canonical, or nothing to rename: unchanged.
+        assert_eq!(
+            canonical_input("Write", &json!({"file_path": "a", "content": ""})),
+            None
+        );
+        assert_eq!(
+            canonical_input("Glob", &json!({"pattern": "*", "path": "src"})),
+            None
+        );
+        assert_eq!(canonical_input("Bash", &json!({"command": "ls"})), None);
+        assert_eq!(canonical_input("Read", &json!("a")), None);
+        // Both given: Claude Code's wins and the older one stays for the tool to ignore.
+        assert_eq!(
+            canonical_input("Read", &json!({"path": "a", "file_path": "b"})),
+            None
+        );
     }
 
     #[test]
@@ -417,11 +553,11 @@ mod tests {
                 json!("a.txt"),
                 "Read takes a JSON object as input, not a string",
             ),
-            ("Read", json!({}), "Read needs \"path\" (a string)"),
+            ("Read", json!({}), "Read needs \"file_path\" (a string)"),
             (
                 "Read",
                 json!({"path": 3}),
-                "Read: \"path\" must be a string",
+                "Read: \"file_path\" must be a string",
             ),
             (
                 "Read",

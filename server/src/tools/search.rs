@@ -43,11 +43,28 @@ pub(super) async fn glob(input: &Value, ctx: &ToolContext) -> ToolOutput {
 pub(super) async fn grep(input: &Value, ctx: &ToolContext) -> ToolOutput {
     let parsed = (|| {
         let args = Args::new("Grep", input)?;
+        let mode = match args.opt_str(&["output_mode"])? {
+            None | Some("files_with_matches") => Mode::Files,
+            Some("content") => Mode::Content,
+            Some("count") => Mode::Count,
+            Some(other) => {
+                return Err(format!(
+                    "Grep: \"output_mode\" is \"{other}\"; it must be content, files_with_matches or count"
+                ))
+            }
+        };
+        let line_numbers = match args.get(&["-n"]) {
+            None => true,
+            Some(_) => args.bool(&["-n"])?,
+        };
         Ok::<_, String>(Search {
             pattern: args.str(&["pattern"])?.to_owned(),
             path: args.opt_str(&["path"])?.map(str::to_owned),
             glob: args.opt_str(&["glob"])?.map(str::to_owned),
-            case_insensitive: args.bool(&["case_insensitive", "-i"])?,
+            case_insensitive: args.bool(&["-i", "case_insensitive"])?,
+            mode,
+            line_numbers,
+            head_limit: args.positive(&["head_limit"])?,
         })
     })();
     let search = match parsed {
@@ -138,6 +155,22 @@ struct Search {
     path: Option<String>,
     glob: Option<String>,
     case_insensitive: bool,
+    mode: Mode,
+    /// `file:line:text` rather than `file:text` in content mode.
+    line_numbers: bool,
+    /// At most this many lines (content) or files (the other modes).
+    head_limit: Option<usize>,
+}
+
+/// What Grep answers (Claude Code's `output_mode`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `file:line:text` per matching line.
+    Content,
+    /// The files that match, one per line (the default).
+    Files,
+    /// `file:count` per file that matches.
+    Count,
 }
 
 /// Which files Grep searches: a pattern with a `/` matches the path below the searched directory,
@@ -175,8 +208,9 @@ fn grep_files(ctx: &ToolContext, search: &Search) -> Result<String, String> {
     let (base, metadata) = search_base(ctx, search.path.as_deref())?;
 
     let mut matches = Capped::new(ctx.output_cap);
+    matches.limit = search.head_limit;
     if metadata.is_file() {
-        search_file(ctx, &regex, &base, &mut matches);
+        search_file(ctx, &regex, &base, search, &mut matches);
     } else {
         for entry in walk(ctx, &base).filter_map(Result::ok) {
             if !entry.file_type().is_some_and(|kind| kind.is_file()) {
@@ -191,7 +225,7 @@ fn grep_files(ctx: &ToolContext, search: &Search) -> Result<String, String> {
             {
                 continue;
             }
-            if !search_file(ctx, &regex, entry.path(), &mut matches) {
+            if !search_file(ctx, &regex, entry.path(), search, &mut matches) {
                 break;
             }
         }
@@ -204,12 +238,23 @@ fn grep_files(ctx: &ToolContext, search: &Search) -> Result<String, String> {
             "[cut: more matches did not fit in the {}-byte cap; narrow the search]",
             ctx.output_cap
         ));
+    } else if matches.limited {
+        matches.text.push_str(&format!(
+            "[head_limit {}: there are more; raise it or narrow the search]",
+            search.head_limit.unwrap_or_default()
+        ));
     }
     Ok(matches.text.trim_end_matches('\n').to_owned())
 }
 
-/// Adds the matching lines of `file` to `matches`; false once they are full.
-fn search_file(ctx: &ToolContext, regex: &Regex, file: &Path, matches: &mut Capped) -> bool {
+/// Adds what `file` contributes in the search's mode to `matches`; false once they are full.
+fn search_file(
+    ctx: &ToolContext,
+    regex: &Regex,
+    file: &Path,
+    search: &Search,
+    matches: &mut Capped,
+) -> bool {
     let too_big =
         fs::metadata(file).map_or(true, |metadata| metadata.len() > MAX_SEARCHED_FILE_BYTES);
     if too_big {
@@ -223,6 +268,16 @@ fn search_file(ctx: &ToolContext, regex: &Regex, file: &Path, matches: &mut Capp
     }
     let text = String::from_utf8_lossy(&bytes);
     let name = shown(ctx, file);
+    match search.mode {
+        Mode::Files => {
+            return !text.lines().any(|line| regex.is_match(line)) || matches.push_line(&name);
+        }
+        Mode::Count => {
+            let count = text.lines().filter(|line| regex.is_match(line)).count();
+            return count == 0 || matches.push_line(&format!("{name}:{count}"));
+        }
+        Mode::Content => {}
+    }
     for (index, line) in text.lines().enumerate() {
         if !regex.is_match(line) {
             continue;
@@ -233,7 +288,12 @@ fn search_file(ctx: &ToolContext, regex: &Regex, file: &Path, matches: &mut Capp
         } else {
             ""
         };
-        if !matches.push_line(&format!("{name}:{}:{shown_line}{ellipsis}", index + 1)) {
+        let entry = if search.line_numbers {
+            format!("{name}:{}:{shown_line}{ellipsis}", index + 1)
+        } else {
+            format!("{name}:{shown_line}{ellipsis}")
+        };
+        if !matches.push_line(&entry) {
             return false;
         }
     }
@@ -246,6 +306,9 @@ struct Capped {
     cap: usize,
     lines: usize,
     cut: bool,
+    /// At most this many lines (Grep's `head_limit`).
+    limit: Option<usize>,
+    limited: bool,
 }
 
 impl Capped {
@@ -255,11 +318,17 @@ impl Capped {
             cap,
             lines: 0,
             cut: false,
+            limit: None,
+            limited: false,
         }
     }
 
-    /// Adds `line` if it fits; false (and marked cut) if it does not.
+    /// Adds `line` if it fits; false (and marked cut, or limited) if it does not.
     fn push_line(&mut self, line: &str) -> bool {
+        if self.limit.is_some_and(|limit| self.lines >= limit) {
+            self.limited = true;
+            return false;
+        }
         if self.text.len() + line.len() + 1 > self.cap {
             self.cut = true;
             return false;
@@ -369,7 +438,12 @@ mod tests {
         let ctx = ToolContext::new(&root.path().join("w")).unwrap();
         assert_eq!(ok("Glob", json!({"pattern": "*"}), &ctx).await, "notes.md");
         assert_eq!(
-            ok("Grep", json!({"pattern": "plan"}), &ctx).await,
+            ok(
+                "Grep",
+                json!({"output_mode": "content", "pattern": "plan"}),
+                &ctx
+            )
+            .await,
             "notes.md:1:plan"
         );
     }
@@ -416,26 +490,31 @@ mod tests {
             ],
         );
         assert_eq!(
-            ok("Grep", json!({"pattern": r"^fn \w+"}), &ctx).await,
+            ok("Grep", json!({"output_mode": "content", "pattern": r"^fn \w+"}), &ctx).await,
             "notes.md:1:fn is not code here\nsrc/lib.rs:2:fn helper() {}\nsrc/main.rs:1:fn main() {"
         );
         assert_eq!(
             ok(
                 "Grep",
-                json!({"pattern": "HELPER", "glob": "*.rs", "case_insensitive": true}),
+                json!({"output_mode": "content", "pattern": "HELPER", "glob": "*.rs", "case_insensitive": true}),
                 &ctx
             )
             .await,
             "src/lib.rs:2:fn helper() {}\nsrc/main.rs:2:    helper();"
         );
         assert_eq!(
-            ok("Grep", json!({"pattern": "HELPER"}), &ctx).await,
+            ok(
+                "Grep",
+                json!({"output_mode": "content", "pattern": "HELPER"}),
+                &ctx
+            )
+            .await,
             "no matches for \"HELPER\""
         );
         assert_eq!(
             ok(
                 "Grep",
-                json!({"pattern": "helper", "path": "src/main.rs"}),
+                json!({"output_mode": "content", "pattern": "helper", "path": "src/main.rs"}),
                 &ctx
             )
             .await,
@@ -444,7 +523,7 @@ mod tests {
         assert_eq!(
             ok(
                 "Grep",
-                json!({"pattern": "fn", "path": "src", "glob": "src/m*.rs"}),
+                json!({"output_mode": "content", "pattern": "fn", "path": "src", "glob": "src/m*.rs"}),
                 &ctx
             )
             .await,
@@ -453,7 +532,7 @@ mod tests {
         assert_eq!(
             ok(
                 "Grep",
-                json!({"pattern": "fn", "path": "src", "glob": "m*.rs"}),
+                json!({"output_mode": "content", "pattern": "fn", "path": "src", "glob": "m*.rs"}),
                 &ctx
             )
             .await,
@@ -476,7 +555,12 @@ mod tests {
         );
         std::fs::write(dir.path().join("blob.bin"), b"needle\0\x01").unwrap();
         assert_eq!(
-            ok("Grep", json!({"pattern": "needle"}), &ctx).await,
+            ok(
+                "Grep",
+                json!({"output_mode": "content", "pattern": "needle"}),
+                &ctx
+            )
+            .await,
             "src/a.rs:1:needle"
         );
     }
@@ -484,7 +568,12 @@ mod tests {
     #[tokio::test]
     async fn grep_bad_regex_is_a_clear_error() {
         let (_dir, ctx) = workspace();
-        let out = run("Grep", &json!({"pattern": "fn (main"}), &ctx).await;
+        let out = run(
+            "Grep",
+            &json!({"output_mode": "content", "pattern": "fn (main"}),
+            &ctx,
+        )
+        .await;
         assert!(out.is_error);
         assert!(
             out.content.starts_with("bad regex \"fn (main\": "),
@@ -500,8 +589,66 @@ mod tests {
         ctx.output_cap = 20;
         files(dir.path(), &[("a", "x\nx\nx\nx\nx\nx\n")]);
         assert_eq!(
-            ok("Grep", json!({"pattern": "x"}), &ctx).await,
+            ok("Grep", json!({"output_mode": "content", "pattern": "x"}), &ctx).await,
             "a:1:x\na:2:x\na:3:x\n[cut: more matches did not fit in the 20-byte cap; narrow the search]"
+        );
+    }
+
+    #[tokio::test]
+    async fn grep_output_modes_are_claude_codes() {
+        let (dir, ctx) = workspace();
+        files(
+            dir.path(),
+            &[
+                ("a.rs", "fn a() {}\nfn b() {}\n"),
+                ("b.rs", "fn c() {}\n"),
+                ("c.md", "nothing\n"),
+            ],
+        );
+        // The default lists the files that match.
+        assert_eq!(
+            ok("Grep", json!({"pattern": "fn"}), &ctx).await,
+            "a.rs\nb.rs"
+        );
+        assert_eq!(
+            ok(
+                "Grep",
+                json!({"pattern": "fn", "output_mode": "count"}),
+                &ctx
+            )
+            .await,
+            "a.rs:2\nb.rs:1"
+        );
+        assert_eq!(
+            ok(
+                "Grep",
+                json!({"pattern": "fn", "output_mode": "content", "-n": false}),
+                &ctx
+            )
+            .await,
+            "a.rs:fn a() {}\na.rs:fn b() {}\nb.rs:fn c() {}"
+        );
+        assert_eq!(
+            ok(
+                "Grep",
+                json!({"pattern": "FN", "-i": true, "output_mode": "content", "head_limit": 1}),
+                &ctx
+            )
+            .await,
+            "a.rs:1:fn a() {}\n[head_limit 1: there are more; raise it or narrow the search]"
+        );
+        let out = run(
+            "Grep",
+            &json!({"pattern": "fn", "output_mode": "lines"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(
+            (out.is_error, out.content.as_str()),
+            (
+                true,
+                "Grep: \"output_mode\" is \"lines\"; it must be content, files_with_matches or count"
+            )
         );
     }
 }

@@ -261,7 +261,7 @@ fn command_of(input: &Value) -> &str {
 }
 
 fn path_of(input: &Value) -> Option<&str> {
-    ["file_path", "path", "notebook_path"]
+    ["path", "file_path", "notebook_path"]
         .iter()
         .find_map(|k| input.get(k).and_then(Value::as_str))
 }
