@@ -685,3 +685,92 @@ fn a_session_is_recorded_and_its_stop_hooks_run_when_it_ends() {
         serde_json::from_str(std::fs::read_to_string(&stop_ledger).unwrap().trim()).unwrap();
     assert_eq!(stop["reason"], "interrupted");
 }
+
+#[test]
+fn hooks_see_claude_codes_tool_input_and_transcript() {
+    // The usual guard of a Claude Code user: it reads `.tool_input.file_path`. The scripted model
+    // writes rawko's older field names (`path`, `old_text`), which the hook must not miss.
+    let home = Home::new();
+    let guard = python_hook(
+        &home,
+        "env_guard.py",
+        r#"path = data["tool_input"].get("file_path", "")
+if path.endswith(".env"):
+    sys.stderr.write("never touch " + path)
+    sys.exit(2)
+"#,
+    );
+    // A Stop hook that reads the conversation: it lets the agent stop only once the last
+    // assistant message holds the promise.
+    let stop = python_hook(
+        &home,
+        "promise.py",
+        r#"last = None
+with open(data["transcript_path"]) as t:
+    for line in t:
+        entry = json.loads(line)
+        if entry["type"] == "assistant":
+            last = entry
+text = "".join(b.get("text", "") for b in last["message"]["content"] if b["type"] == "text")
+if "<promise>DONE</promise>" not in text:
+    print(json.dumps({"decision": "block", "reason": "say <promise>DONE</promise> when you are done"}))
+"#,
+    );
+    home.config(json!({"hooks": {
+        "PreToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": guard}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": stop}]}]
+    }}));
+    let project = Project::empty();
+    project.write(".env", "KEY=1\n");
+    project.write("a.txt", "one\n");
+    let script = project.script(
+        "turns",
+        r#"turns:
+  - tool_calls:
+      - {name: Write, input: {path: .env, content: "KEY=stolen\n"}}
+      - {name: Edit, input: {path: .env, old_text: "KEY=1", new_text: "KEY=2"}}
+      - {name: MultiEdit, input: {file_path: .env, edits: [{old_string: "KEY=1", new_string: "KEY=3"}]}}
+      - {name: Edit, input: {path: a.txt, old_text: one, new_text: two}}
+  - text: "All done."
+  - text: "All done. <promise>DONE</promise>"
+"#,
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "try the guard", None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    assert_eq!(
+        std::fs::read_to_string(project.path(".env")).unwrap(),
+        "KEY=1\n",
+        "the guard must block every write to .env"
+    );
+    assert_eq!(std::fs::read_to_string(project.path("a.txt")).unwrap(), "two\n");
+    let results = tool_results(&mut ed, &task);
+    assert_eq!(results.len(), 4, "{results:#?}");
+    for r in &results[..3] {
+        assert!(r.1 && r.0.contains("never touch .env"), "{results:#?}");
+    }
+    // What the hook was given: Claude Code's names only.
+    let inputs: Vec<Value> = home
+        .entries()
+        .into_iter()
+        .filter(|e| e["hook_event_name"] == "PreToolUse")
+        .map(|e| e["tool_input"].clone())
+        .collect();
+    assert_eq!(
+        inputs[1],
+        json!({"file_path": ".env", "old_string": "KEY=1", "new_string": "KEY=2"})
+    );
+    // The Stop hook read the transcript: it sent the agent on once, then let it stop.
+    let stops: Vec<Value> = home
+        .entries()
+        .into_iter()
+        .filter(|e| e["hook_event_name"] == "Stop")
+        .collect();
+    assert_eq!(stops.len(), 2, "{stops:#?}");
+    let transcript = stops[0]["transcript_path"].as_str().unwrap();
+    assert!(transcript.ends_with("transcript.jsonl"), "{transcript}");
+    let reminders = outputs(&mut ed, &task, "reminder");
+    assert_eq!(reminders.len(), 1, "{reminders:?}");
+    assert!(reminders[0].contains("<promise>DONE</promise>"));
+}

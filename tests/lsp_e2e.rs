@@ -396,7 +396,8 @@ fn a_blocked_write_asks_the_editor_with_tool_input_phase_reason_and_options() {
     assert_eq!(p["tool"], "Write");
     assert_eq!(
         p["input"],
-        json!({"path": "PLAN.md", "content": "1. shout\n"})
+        // Claude Code's field names, whatever the model wrote (this script says `path`).
+        json!({"file_path": "PLAN.md", "content": "1. shout\n"})
     );
     assert_eq!(p["phase"], "Plan");
     let reason = p["reason"].as_str().unwrap_or_default();
@@ -469,7 +470,7 @@ turns:
         .filter(|a| a["params"]["taskId"] == json!(task))
         .collect();
     assert_eq!(asked.len(), 1, "asked once only: {asked:?}");
-    assert_eq!(asked[0]["params"]["input"]["path"], "a.md");
+    assert_eq!(asked[0]["params"]["input"]["file_path"], "a.md");
     let waits = notes_of(&ed.notifications(&task), "rawko/status", None)
         .into_iter()
         .filter(|s| s["state"] == "waiting_approval")

@@ -70,6 +70,8 @@ pub(super) struct Control {
     snapshot: Arc<Mutex<TaskSnapshot>>,
     commands: mpsc::UnboundedReceiver<TaskCommand>,
     pub(super) files: Option<TaskFiles>,
+    /// The conversation in Claude Code's transcript format, for hooks (beside the log).
+    pub(super) transcript: Option<super::transcript::Transcript>,
     pub(super) state: TaskState,
     pending_messages: VecDeque<String>,
     always_allowed: HashSet<String>,
@@ -245,6 +247,7 @@ pub(super) async fn run(
         snapshot,
         commands,
         files: None,
+        transcript: None,
         state: TaskState::Running,
         pending_messages: VecDeque::new(),
         always_allowed: HashSet::new(),
@@ -449,12 +452,19 @@ impl Control {
                 return;
             }
         };
-        if let Err(e) = files.append(now_millis(), &value) {
+        let now = now_millis();
+        if let Err(e) = files.append(now, &value) {
             tracing::error!("task {}: cannot write its log: {e}", self.id);
             if self.log_error.is_none() {
                 self.log_error = Some(format!("cannot write the task log: {e}"));
             }
         }
+        let dir = files.dir().to_owned();
+        self.transcript
+            .get_or_insert_with(|| {
+                super::transcript::Transcript::open(&dir, &self.id, &self.hooks.workspace)
+            })
+            .record(&event, now);
     }
 
     pub(super) fn output(&self, kind: OutputKind, text: impl Into<String>) {

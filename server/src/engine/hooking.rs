@@ -27,7 +27,12 @@ impl Control {
         let transcript = self
             .files
             .as_ref()
-            .map(|f| f.dir().join("events.jsonl").display().to_string())
+            .map(|f| {
+                f.dir()
+                    .join(super::transcript::FILE_NAME)
+                    .display()
+                    .to_string()
+            })
             .unwrap_or_default();
         Invocation::new(event)
             .field("taskId", self.id.clone())

@@ -1,0 +1,291 @@
+//! The conversation of a task in Claude Code's transcript format, for hooks: `transcript.jsonl`
+//! beside the task log, one JSON line per message (`type` user or assistant, `message` with `role`
+//! and content blocks, `session_id`, `cwd`, `uuid`, `parentUuid`, `timestamp`). Hooks written for
+//! Claude Code read it through `transcript_path` (a Stop hook looking for a promise in the last
+//! assistant message, for example).
+//!
+//! It is a view derived from the task log (the log stays the record): written as the log is, not
+//! synced on its own, and a failure to write it is logged, never fatal.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::log::LogEvent;
+
+/// The file name beside `events.jsonl`.
+pub const FILE_NAME: &str = "transcript.jsonl";
+
+pub struct Transcript {
+    path: PathBuf,
+    file: Option<File>,
+    session_id: String,
+    cwd: String,
+    /// Lines written so far (the next line's number), also those of an earlier run.
+    lines: u64,
+    last_uuid: Option<String>,
+    failed: bool,
+}
+
+impl Transcript {
+    /// The transcript of task `session_id` in `dir` (the task's directory). An existing file (a
+    /// resumed task) is continued.
+    pub fn open(dir: &Path, session_id: &str, cwd: &Path) -> Self {
+        let path = dir.join(FILE_NAME);
+        let mut lines = 0;
+        let mut last_uuid = None;
+        if let Ok(f) = File::open(&path) {
+            for line in BufReader::new(f).lines().map_while(Result::ok) {
+                lines += 1;
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    last_uuid = v["uuid"].as_str().map(str::to_owned);
+                }
+            }
+        }
+        Self {
+            path,
+            file: None,
+            session_id: session_id.to_owned(),
+            cwd: cwd.display().to_string(),
+            lines,
+            last_uuid,
+            failed: false,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Adds the message a log event stands for, if it stands for one.
+    pub fn record(&mut self, event: &LogEvent, now_millis: i64) {
+        let (kind, message) = match event {
+            LogEvent::UserMessage { text, .. } => {
+                ("user", json!({"role": "user", "content": text}))
+            }
+            LogEvent::Turn {
+                text, tool_calls, ..
+            } => {
+                let mut content = Vec::new();
+                if !text.is_empty() {
+                    content.push(json!({"type": "text", "text": text}));
+                }
+                for call in tool_calls {
+                    content.push(json!({
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": call.input,
+                    }));
+                }
+                (
+                    "assistant",
+                    json!({"role": "assistant", "type": "message", "content": content}),
+                )
+            }
+            LogEvent::ToolFinished {
+                id,
+                content,
+                is_error,
+            } => (
+                "user",
+                json!({"role": "user", "content": [{
+                    "type": "tool_result",
+                    "tool_use_id": id,
+                    "content": content,
+                    "is_error": is_error,
+                }]}),
+            ),
+            _ => return,
+        };
+        let uuid = uuid_for(&self.session_id, self.lines);
+        let line = json!({
+            "parentUuid": self.last_uuid,
+            "isSidechain": false,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "session_id": self.session_id,
+            "type": kind,
+            "message": message,
+            "uuid": uuid,
+            "timestamp": iso8601(now_millis),
+        });
+        if self.write(&line) {
+            self.lines += 1;
+            self.last_uuid = Some(uuid);
+        }
+    }
+
+    fn write(&mut self, line: &Value) -> bool {
+        if self.file.is_none() && !self.failed {
+            match OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+            {
+                Ok(f) => self.file = Some(f),
+                Err(e) => {
+                    self.failed = true;
+                    tracing::warn!("cannot write the transcript {}: {e}", self.path.display());
+                }
+            }
+        }
+        let Some(file) = &mut self.file else {
+            return false;
+        };
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        match file.write_all(&bytes) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("cannot write the transcript {}: {e}", self.path.display());
+                false
+            }
+        }
+    }
+}
+
+/// A UUID-shaped id (version 4 layout), the same for the same task and line.
+fn uuid_for(session: &str, line: u64) -> String {
+    let digest = Sha256::digest(format!("{session}:{line}").as_bytes());
+    let h = |range: std::ops::Range<usize>| -> String {
+        digest[range].iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let variant = (digest[8] & 0x3f) | 0x80;
+    format!(
+        "{}-{}-4{}-{:02x}{}-{}",
+        h(0..4),
+        h(4..6),
+        &h(6..8)[1..],
+        variant,
+        h(9..10),
+        h(10..16)
+    )
+}
+
+/// `2026-11-23T19:20:54.123Z` for a time in milliseconds since the epoch.
+fn iso8601(millis: i64) -> String {
+    let secs = millis.div_euclid(1000);
+    let ms = millis.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::log::LoggedCall;
+
+    #[test]
+    fn timestamps_and_ids_have_claude_codes_shape() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_795_461_654_123), "2026-11-23T19:20:54.123Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        let id = uuid_for("task-1", 0);
+        assert_eq!(id.len(), 36);
+        assert_eq!(id.as_bytes()[14], b'4');
+        assert!(
+            matches!(id.as_bytes()[19], b'8' | b'9' | b'a' | b'b'),
+            "{id}"
+        );
+        assert_ne!(id, uuid_for("task-1", 1));
+    }
+
+    #[test]
+    fn the_conversation_is_written_as_claude_code_writes_it_and_continued_on_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::open(dir.path(), "task-1", Path::new("/ws"));
+        t.record(
+            &LogEvent::UserMessage {
+                text: "Fix the bug".into(),
+                source: "initial".into(),
+            },
+            0,
+        );
+        t.record(
+            &LogEvent::Turn {
+                agent: "default".into(),
+                text: "Reading.".into(),
+                tool_calls: vec![LoggedCall {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    input: json!({"file_path": "a.rs"}),
+                }],
+            },
+            1,
+        );
+        t.record(
+            &LogEvent::ToolStarted {
+                id: "c1".into(),
+                name: "Read".into(),
+            },
+            2,
+        );
+        t.record(
+            &LogEvent::ToolFinished {
+                id: "c1".into(),
+                content: "fn a() {}".into(),
+                is_error: false,
+            },
+            3,
+        );
+        // A resumed task goes on in the same file.
+        let mut t = Transcript::open(dir.path(), "task-1", Path::new("/ws"));
+        t.record(
+            &LogEvent::Turn {
+                agent: "default".into(),
+                text: "Done. <promise>COMPLETE</promise>".into(),
+                tool_calls: vec![],
+            },
+            4,
+        );
+        let text = std::fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0]["type"], "user");
+        assert_eq!(lines[0]["message"]["content"], "Fix the bug");
+        assert_eq!(lines[0]["parentUuid"], Value::Null);
+        assert_eq!(lines[1]["type"], "assistant");
+        assert_eq!(lines[1]["message"]["content"][1]["type"], "tool_use");
+        assert_eq!(
+            lines[1]["message"]["content"][1]["input"]["file_path"],
+            "a.rs"
+        );
+        assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+        assert_eq!(lines[2]["message"]["content"][0]["type"], "tool_result");
+        assert_eq!(lines[2]["message"]["content"][0]["tool_use_id"], "c1");
+        assert_eq!(lines[3]["parentUuid"], lines[2]["uuid"]);
+        for l in &lines {
+            assert_eq!(l["session_id"], "task-1");
+            assert_eq!(l["cwd"], "/ws");
+            assert_eq!(l["message"]["role"], l["type"]);
+        }
+        assert_eq!(
+            lines[3]["message"]["content"][0]["text"],
+            "Done. <promise>COMPLETE</promise>"
+        );
+    }
+}
