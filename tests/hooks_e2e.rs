@@ -744,7 +744,10 @@ if "<promise>DONE</promise>" not in text:
         "KEY=1\n",
         "the guard must block every write to .env"
     );
-    assert_eq!(std::fs::read_to_string(project.path("a.txt")).unwrap(), "two\n");
+    assert_eq!(
+        std::fs::read_to_string(project.path("a.txt")).unwrap(),
+        "two\n"
+    );
     let results = tool_results(&mut ed, &task);
     assert_eq!(results.len(), 4, "{results:#?}");
     for r in &results[..3] {

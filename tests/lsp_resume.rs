@@ -265,6 +265,86 @@ fn a_task_killed_at_fifty_random_points_resumes_without_losing_or_repeating_anyt
 }
 
 #[test]
+fn a_log_cut_after_any_record_of_the_first_turn_resumes_under_its_workflow() {
+    // A whole run, in which the editor refuses every blocked call: the Write of the Plan phase
+    // never happens.
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script("crash", &script());
+    let mut ed = Editor::spawn_in(&project.path(""), home.path());
+    ed.set_approval_policy(|_| Some("reject_once"));
+    ed.initialize(options());
+    let task = start(&mut ed, &script);
+    assert_eq!(wait_finished(&mut ed, &task)["outcome"], "complete");
+    drop(ed);
+    let whole = log_lines(home.path(), &task);
+    let kinds: Vec<String> = events(&whole)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let turns: Vec<usize> = kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| *k == "turn")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(turns.len() >= 2, "{kinds:?}");
+    assert_eq!(kinds[0], "started");
+    // Cut the log after each record up to the second turn: a kill at that point.
+    for keep in 1..=turns[1] {
+        let context = format!("log cut after record {keep} ({})", kinds[keep - 1]);
+        let project = self::project();
+        let home = tempfile::tempdir().expect("home");
+        let dir = Editor::state_dir(home.path()).join("tasks").join(&task);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cut = whole[..keep].join("\n");
+        cut.push('\n');
+        // The log names the first run's workspace; this run's is another directory.
+        let here = project.ws.canonicalize().unwrap().display().to_string();
+        let cut = cut.replace(&whole_workspace(&whole), &here);
+        std::fs::write(dir.join("events.jsonl"), cut).unwrap();
+        project.script("crash", &self::script());
+
+        let mut ed = Editor::spawn_in(&project.path(""), home.path());
+        ed.set_approval_policy(|_| Some("reject_once"));
+        ed.initialize(options());
+        assert_eq!(
+            ed.request("rawko/resumeTask", json!({"taskId": task})),
+            Ok(json!({})),
+            "{context}"
+        );
+        let finished = wait_finished(&mut ed, &task);
+        assert_eq!(finished["outcome"], "complete", "{context}: {finished}");
+        // The phase gate held: the Write in Plan went to the editor, which refused it.
+        assert!(
+            !project.path("plan.md").exists(),
+            "{context}: the Plan phase's Write ran"
+        );
+        assert!(
+            ed.approval_requests()
+                .iter()
+                .any(|a| a["params"]["tool"] == "Write" && a["params"]["phase"] == "Plan"),
+            "{context}: no approval was asked for the Write in Plan: {:?}",
+            ed.approval_requests()
+        );
+        let all = events(&log_lines(home.path(), &task));
+        assert!(
+            all.iter()
+                .any(|e| e["type"] == "workflow" && e["state"]["active"] == false),
+            "{context}: the workflow did not run to its end"
+        );
+    }
+}
+
+/// The workspace the task of `lines` was started in.
+fn whole_workspace(lines: &[String]) -> String {
+    events(lines)[0]["workspace"]
+        .as_str()
+        .expect("the start names the workspace")
+        .to_owned()
+}
+
+#[test]
 fn a_finished_task_is_listed_by_a_new_server_and_cannot_be_resumed() {
     let project = project();
     let home = tempfile::tempdir().expect("home");

@@ -359,6 +359,46 @@ pub(super) async fn run(
             }
             conversation.messages = replay.messages;
             ctl.workflow = replay.workflow;
+            if ctl.workflow.is_none() {
+                if let Some(key) = &replay.workflow_key {
+                    // Killed after the task's start was recorded but before its workflow's: the
+                    // workflow starts now, so the task never runs with fewer restrictions than
+                    // it was started with.
+                    match WorkflowState::start(&ctl.set, key, &description, &id, replay.started_at)
+                    {
+                        Ok(state) => {
+                            ctl.log(LogEvent::Workflow {
+                                state: state.clone(),
+                            });
+                            ctl.workflow = Some(state);
+                        }
+                        Err(e) => {
+                            ctl.finish(
+                                Outcome::Failed,
+                                format!(
+                                    "cannot resume: the workflow \"{key}\" the task was started with cannot start again: {e}"
+                                ),
+                            );
+                            return;
+                        }
+                    }
+                }
+            }
+            if conversation.messages.is_empty() {
+                // Killed before the first message was recorded: it goes in now.
+                let first = ctl
+                    .workflow
+                    .as_ref()
+                    .and_then(|w| ctl.set.get(&w.workflow_key))
+                    .map(|def| texts::initial_message(def, &ctl.set, &description))
+                    .filter(|m| !m.trim().is_empty())
+                    .unwrap_or_else(|| description.clone());
+                ctl.log(LogEvent::UserMessage {
+                    text: first.clone(),
+                    source: "initial".to_owned(),
+                });
+                conversation.messages.push(Message::User(first));
+            }
             ctl.machine = replay.machine;
             ctl.reminders_in_row = replay.reminders_in_row;
             ctl.always_allowed = replay.always_allowed;
