@@ -777,3 +777,114 @@ if "<promise>DONE</promise>" not in text:
     assert_eq!(reminders.len(), 1, "{reminders:?}");
     assert!(reminders[0].contains("<promise>DONE</promise>"));
 }
+
+#[test]
+fn a_fault_inside_a_task_fails_it_and_the_server_keeps_serving() {
+    let home = Home::new();
+    // A hook that closes its output and then outlives its timeout once panicked rawko's hook
+    // runner and left the task running forever.
+    let wedge = home.script("wedge.sh", "#!/bin/sh\nexec >/dev/null 2>&1\nsleep 30\n");
+    home.config(json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": wedge.display().to_string(), "timeout": 0.3}]}]}}));
+    let project = Project::empty();
+    let wedged = project.script(
+        "wedged",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo hi\"}}\n  - text: done\n",
+    );
+    let panics = project.script("panics", "turns:\n  - panic: \"boom in the actor\"\n");
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "a wedged hook", None, &wedged);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    assert!(
+        outputs(&mut ed, &task, "error")
+            .iter()
+            .any(|e| e.contains("timed out")),
+        "the timeout is reported"
+    );
+
+    // A panic inside the actor (fault injection through the scripted provider).
+    let task = start(&mut ed, "a bug", None, &panics);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "failed", "{end}");
+    assert!(
+        end["summary"]
+            .as_str()
+            .unwrap()
+            .contains("boom in the actor"),
+        "{end}"
+    );
+    let got = ed
+        .request("rawko/getTask", json!({"taskId": task}))
+        .unwrap();
+    assert_eq!(got["task"]["state"], "failed", "{got}");
+    let cancel = ed.request("rawko/cancelTask", json!({"taskId": task}));
+    assert!(cancel.is_err(), "{cancel:?}");
+    // The server goes on: another task runs to the end.
+    let again = start(&mut ed, "after the bug", None, &wedged);
+    assert_eq!(wait_finished(&mut ed, &again)["outcome"], "complete");
+    // A new server lists the task as failed, not interrupted.
+    ed.kill9();
+    drop(ed);
+    let mut ed = serve(&project, &home, fast());
+    let listed = ed.request("rawko/listTasks", json!({})).unwrap();
+    let entry = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["taskId"] == json!(task))
+        .cloned()
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(entry["state"], "failed", "{entry}");
+}
+
+#[test]
+fn a_guard_answer_past_the_display_cap_is_read_in_full_and_a_broken_one_fails_closed() {
+    let home = Home::new();
+    // A deny after a megabyte of whitespace, and broken JSON from a failClosed guard.
+    let padded = python_hook(
+        &home,
+        "padded.py",
+        r#"cmd = data["tool_input"].get("command", "")
+if "padded" in cmd:
+    sys.stdout.write(" " * (1024 * 1024) + json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "denied after the padding"}}))
+"#,
+    );
+    let broken = python_hook(
+        &home,
+        "broken.py",
+        r#"cmd = data["tool_input"].get("command", "")
+if "broken" in cmd:
+    sys.stdout.write('{"hookSpecificOutput": {"permissionDecision": "deny"' + "x" * 300000)
+"#,
+    );
+    home.config(
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": padded},
+            {"type": "command", "command": broken, "failClosed": true}
+        ]}]}}),
+    );
+    let project = Project::empty();
+    let script = project.script(
+        "turns",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo padded > a.txt\"}}\n      - {name: Bash, input: {command: \"echo broken > b.txt\"}}\n      - {name: Bash, input: {command: \"echo fine > c.txt\"}}\n  - text: done\n",
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "guards", None, &script);
+    assert_eq!(wait_finished(&mut ed, &task)["outcome"], "complete");
+    let results = tool_results(&mut ed, &task);
+    assert_eq!(results.len(), 3, "{results:#?}");
+    assert_eq!(
+        results[0],
+        (
+            "blocked by a PreToolUse hook: denied after the padding".to_owned(),
+            true
+        )
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("cannot read"),
+        "{results:#?}"
+    );
+    assert!(!results[2].1, "{results:#?}");
+    assert!(!project.path("a.txt").exists() && !project.path("b.txt").exists());
+    assert!(project.path("c.txt").exists());
+}

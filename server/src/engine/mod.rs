@@ -359,6 +359,95 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
         commands: command_tx,
         snapshot: snapshot.clone(),
     };
-    tokio::spawn(actor::run(spec, snapshot, event_tx, command_rx));
+    let guard = PanicGuard {
+        id: spec.id.clone(),
+        store: spec.store.clone(),
+        external: spec.external.clone(),
+        snapshot: snapshot.clone(),
+        events: event_tx.clone(),
+    };
+    tokio::spawn(async move {
+        use futures::FutureExt;
+        let run = std::panic::AssertUnwindSafe(actor::run(spec, snapshot, event_tx, command_rx));
+        if let Err(panic) = run.catch_unwind().await {
+            guard.failed(&panic_message(panic.as_ref()));
+        }
+    });
     (handle, event_rx)
+}
+
+/// What is needed to end a task whose actor panicked (invariant 8): the actor's own state is
+/// gone, so the failure is written from outside it.
+struct PanicGuard {
+    id: String,
+    store: Option<PathBuf>,
+    external: Option<Arc<crate::external::Bridge>>,
+    snapshot: Arc<Mutex<TaskSnapshot>>,
+    events: mpsc::UnboundedSender<TaskEvent>,
+}
+
+impl PanicGuard {
+    /// The task fails with the reason: logged (so a new server lists it as failed, not
+    /// interrupted), shown in its snapshot, and announced; an external agent waiting on it is
+    /// answered.
+    fn failed(self, why: &str) {
+        let summary = format!("rawko failed inside this task (a bug; please report it): {why}");
+        tracing::error!(task = %self.id, "the task's actor panicked: {why}");
+        if let Some(store) = &self.store {
+            let dir = TaskFiles::dir_of(store, &self.id);
+            if let Ok((mut files, _)) = TaskFiles::open(&dir) {
+                let finished = serde_json::to_value(log::LogEvent::Finished {
+                    outcome: "failed".to_owned(),
+                    summary: summary.clone(),
+                })
+                .unwrap_or_default();
+                if let Err(e) = files.append(now_millis(), &finished) {
+                    tracing::error!(task = %self.id, "cannot record the failure: {e}");
+                }
+                // The snapshot still says running: the log is read instead.
+                let _ = std::fs::remove_file(dir.join("snapshot.json"));
+            }
+        }
+        let (breadcrumb, text) = match self.snapshot.lock() {
+            Ok(mut s) => {
+                s.state = TaskState::Failed;
+                s.status_text = summary.clone();
+                s.updated_at = now_millis();
+                (s.breadcrumb.clone(), s.breadcrumb_text.clone())
+            }
+            Err(_) => (Vec::new(), String::new()),
+        };
+        if let Some(bridge) = &self.external {
+            bridge.close();
+        }
+        let _ = self.events.send(TaskEvent::Output {
+            kind: OutputKind::Error,
+            text: summary.clone(),
+            tool_call_id: None,
+            tool: None,
+            input: None,
+            is_error: None,
+        });
+        let _ = self.events.send(TaskEvent::Status {
+            state: TaskState::Failed,
+            breadcrumb,
+            text,
+            reason: Some(summary.clone()),
+        });
+        let _ = self.events.send(TaskEvent::Finished {
+            outcome: Outcome::Failed,
+            summary,
+        });
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with no message".to_owned()
+    }
 }

@@ -451,12 +451,31 @@ fn interpret(
             )));
         }
     }
-    // JSON on stdout decides; plain text is context for the events that take it.
-    let parsed = stdout
-        .trim_start()
-        .starts_with('{')
-        .then(|| serde_json::from_str::<Value>(stdout.trim()).ok())
-        .flatten();
+    // JSON on stdout decides; plain text is context for the events that take it. An answer that
+    // looks like JSON but cannot be read (cut at the bound, or broken) is a hook failure: it
+    // blocks under failClosed and is never taken as a silent allow.
+    let looks_like_json = stdout.trim_start().starts_with('{');
+    let parsed = if looks_like_json && r.stdout_cut > 0 {
+        Err(format!(
+            "its answer is longer than {} MiB",
+            process::ANSWER_CAP / (1024 * 1024)
+        ))
+    } else if looks_like_json {
+        serde_json::from_str::<Value>(stdout.trim()).map_err(|e| e.to_string())
+    } else {
+        Ok(Value::Null)
+    };
+    let parsed = match parsed {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let why = format!("{label} answered JSON that rawko cannot read ({e})");
+            out.notes.push(Note::Error(why.clone()));
+            if hook.fail_closed {
+                fail_closed(out, why);
+            }
+            return;
+        }
+    };
     let Some(Value::Object(json)) = parsed else {
         if r.exit == Exit::Code(0)
             && matches!(event, HookEvent::SessionStart | HookEvent::UserPromptSubmit)

@@ -13,8 +13,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 /// How long a hook gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
-/// How much of each stream is kept; the rest is counted and dropped.
+/// How much of stderr is kept; the rest is counted and dropped.
 pub const OUTPUT_CAP: usize = 256 * 1024;
+/// How much of stdout is kept: a hook's JSON answer is read in full up to this bound (a guard's
+/// deny after a megabyte of whitespace must still be read), however little of it is shown.
+pub const ANSWER_CAP: usize = 16 * 1024 * 1024;
 /// After the shell exits, how long processes it left behind may hold its output open.
 const LINGER: Duration = Duration::from_millis(200);
 
@@ -56,14 +59,14 @@ struct Captured {
     total: usize,
 }
 
-async fn capture(stream: Option<impl AsyncRead + Unpin>, into: &mut Captured) {
+async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut Captured) {
     let Some(mut stream) = stream else { return };
     let mut buffer = [0u8; 8192];
     loop {
         match stream.read(&mut buffer).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
-                let room = OUTPUT_CAP.saturating_sub(into.kept.len());
+                let room = cap.saturating_sub(into.kept.len());
                 into.kept.extend_from_slice(&buffer[..n.min(room)]);
                 into.total += n;
             }
@@ -124,7 +127,11 @@ pub async fn run(
     let deadline = tokio::time::Instant::now() + timeout;
     let exit = {
         let reading = async {
-            tokio::join!(feed, capture(stdout, &mut out), capture(stderr, &mut err));
+            tokio::join!(
+                feed,
+                capture(stdout, ANSWER_CAP, &mut out),
+                capture(stderr, OUTPUT_CAP, &mut err)
+            );
         };
         tokio::pin!(reading);
         let mut read_done = false;
@@ -166,7 +173,11 @@ pub async fn run(
                     }
                     let _ = child.wait().await;
                 }
-                let _ = tokio::time::timeout(LINGER, &mut reading).await;
+                if !read_done {
+                    // A finished read must not be polled again (a hook that closed its output
+                    // and then outlived its timeout got here with the read done).
+                    let _ = tokio::time::timeout(LINGER, &mut reading).await;
+                }
                 Exit::TimedOut
             }
         }
@@ -220,13 +231,16 @@ mod tests {
     #[tokio::test]
     async fn huge_and_binary_output_is_capped_and_lossy() {
         let r = sh(
-            "head -c 3000000 /dev/zero; printf '\\377\\376ok' >&2",
+            "head -c 20000000 /dev/zero; head -c 300000 /dev/zero >&2; printf '\\377\\376ok' >&2",
             10_000,
         )
         .await;
         assert_eq!(r.exit, Exit::Code(0));
-        assert_eq!(r.stdout.len(), OUTPUT_CAP);
-        assert_eq!(r.stdout_cut, 3_000_000 - OUTPUT_CAP);
+        // stdout is kept up to the answer bound (it may be a JSON answer); stderr to the cap.
+        assert_eq!(r.stdout.len(), ANSWER_CAP);
+        assert_eq!(r.stdout_cut, 20_000_000 - ANSWER_CAP);
+        assert_eq!(r.stderr_cut, 300_004 - OUTPUT_CAP);
+        let r = sh("printf '\\377\\376ok' >&2", 10_000).await;
         assert!(r.stderr.ends_with("ok") && r.stderr.contains('\u{fffd}'));
     }
 
@@ -252,5 +266,13 @@ mod tests {
         .await;
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "done\n");
+    }
+
+    #[tokio::test]
+    async fn a_hook_that_closes_its_output_then_outlives_its_timeout_ends_cleanly() {
+        // This once panicked: the finished output reader was polled again after the timeout.
+        let r = sh("exec >/dev/null 2>&1; sleep 30", 200).await;
+        assert_eq!(r.exit, Exit::TimedOut);
+        assert!(r.elapsed < Duration::from_secs(5), "{:?}", r.elapsed);
     }
 }

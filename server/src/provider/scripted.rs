@@ -9,6 +9,7 @@
 //!   - error: rate_limited          # a provider error of that code
 //!   - text: "Thinking…"
 //!     delay_ms: 200                # rawko's extension: wait before the turn
+//!   - panic: "a bug"               # fault injection: the turn panics inside the task's actor
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -45,6 +46,10 @@ pub struct ScriptTurn {
     /// Milliseconds to wait before the turn (to let a test act mid-turn).
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// Fault injection: the turn panics with this message, as a bug in rawko would, so tests can
+    /// hold that no fault leaves a task running (invariant 8).
+    #[serde(default)]
+    pub panic: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -167,6 +172,9 @@ impl Provider for ScriptedProvider {
             let (turn, index) = self.play()?;
             if let Some(ms) = turn.delay_ms {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+            if let Some(message) = &turn.panic {
+                panic!("{message}");
             }
             if let Some(code) = &turn.error {
                 let kind = ErrorKind::parse(code).unwrap_or(ErrorKind::Unknown);
