@@ -888,3 +888,55 @@ if "broken" in cmd:
     assert!(!project.path("a.txt").exists() && !project.path("b.txt").exists());
     assert!(project.path("c.txt").exists());
 }
+
+#[test]
+fn keys_stay_out_of_bash_and_out_of_everything_rawko_shows_or_logs() {
+    let home = Home::new();
+    let anthropic = "sk-ant-e2e-secret-0123456789";
+    let token = "tok-user-secret-9876543210";
+    let config_key = "sk-openai-from-config-5555";
+    let hook = home.script(
+        "leak.sh",
+        &format!("#!/bin/sh\ncat >/dev/null\necho \"hook saw {token}\"\n"),
+    );
+    home.config(json!({
+        "secrets": {"env": ["MY_TOKEN"]},
+        "apiKeys": {"openai": config_key},
+        "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": hook.display().to_string()}]}]}
+    }));
+    let project = Project::empty();
+    project.write("notes.txt", &format!("the key is {config_key}\n"));
+    let script = project.script(
+        "turns",
+        &format!(
+            "turns:\n  - text: \"I will not say {anthropic}\"\n    tool_calls:\n      - {{name: Bash, input: {{command: \"env; echo key=$ANTHROPIC_API_KEY tok=$MY_TOKEN\"}}}}\n      - {{name: Read, input: {{file_path: notes.txt}}}}\n  - text: done\n"
+        ),
+    );
+    let mut ed = Editor::spawn_with_env(
+        &project.ws,
+        home.path(),
+        &[("ANTHROPIC_API_KEY", anthropic), ("MY_TOKEN", token)],
+    );
+    ed.initialize(fast());
+    let task = start(&mut ed, "print the environment", None, &script);
+    assert_eq!(wait_finished(&mut ed, &task)["outcome"], "complete");
+    let results = tool_results(&mut ed, &task);
+    assert!(results[0].0.contains("key= tok="), "{}", results[0].0);
+    assert!(
+        results[1].0.contains("the key is <redacted>"),
+        "{}",
+        results[1].0
+    );
+    let mut seen = serde_json::to_string(&ed.notifications(&task)).unwrap();
+    let dir = Editor::state_dir(home.path()).join("tasks").join(&task);
+    for file in ["events.jsonl", "transcript.jsonl"] {
+        seen.push_str(&std::fs::read_to_string(dir.join(file)).unwrap());
+    }
+    for secret in [anthropic, token, config_key] {
+        assert!(!seen.contains(secret), "{secret} leaked");
+    }
+    assert!(
+        seen.contains("hook saw <redacted>"),
+        "the hook's output is shown, redacted"
+    );
+}

@@ -44,6 +44,9 @@ pub struct Settings {
     pub hooks: Vec<crate::hooks::Hook>,
     /// The workspace's `hooks` section as written, for the trust check.
     pub workspace_hooks: Option<Value>,
+    /// `secrets.env`: more environment variables that hold secrets. Like the provider keys, they
+    /// are kept out of Bash calls and their values redacted from what rawko shows and logs.
+    pub secret_env: Vec<String>,
 }
 
 /// API keys by provider name. Its `Debug` shows only the names.
@@ -79,6 +82,7 @@ impl Default for Settings {
             arbiter: None,
             providers: Vec::new(),
             api_keys: ApiKeys::default(),
+            secret_env: Vec::new(),
             rate_limit_cooldown: Duration::from_secs(3600),
             hooks: Vec::new(),
             workspace_hooks: None,
@@ -335,6 +339,27 @@ fn apply(
         match seconds(v) {
             Some(s) => settings.bash_timeout = Duration::from_secs_f64(s),
             None => bad("bashTimeoutSeconds", "a number of seconds above 0", v),
+        }
+    }
+    if let Some(v) = map.get("secrets") {
+        let names = v.get("env").and_then(Value::as_array).and_then(|list| {
+            list.iter()
+                .map(|n| {
+                    n.as_str()
+                        .filter(|n| !n.is_empty() && !n.contains('='))
+                        .map(str::to_owned)
+                })
+                .collect::<Option<Vec<String>>>()
+        });
+        match names {
+            Some(names) => {
+                for n in names {
+                    if !settings.secret_env.contains(&n) {
+                        settings.secret_env.push(n);
+                    }
+                }
+            }
+            None => bad("secrets", "{\"env\": [names of environment variables]}", v),
         }
     }
 }

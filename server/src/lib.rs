@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod lsp;
 pub mod machine;
 pub mod provider;
+pub mod secrets;
 pub mod store;
 pub mod tools;
 pub mod workflow;

@@ -139,8 +139,17 @@ impl Editor {
     /// Like [`Editor::spawn`], with HOME and the XDG directories under `home`, which the caller
     /// keeps: a second server started on the same `home` sees the first one's stored tasks.
     pub fn spawn_in(workspace: &Path, home: &Path) -> Self {
+        Self::spawn_with_env(workspace, home, &[])
+    }
+
+    /// Like [`Editor::spawn_in`], with more environment variables for the server.
+    pub fn spawn_with_env(workspace: &Path, home: &Path, env: &[(&str, &str)]) -> Self {
         let h = home;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rawko"));
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
             .arg("serve")
             .arg("--workspace")
             .arg(workspace)

@@ -70,6 +70,8 @@ pub(super) struct Control {
     snapshot: Arc<Mutex<TaskSnapshot>>,
     commands: mpsc::UnboundedReceiver<TaskCommand>,
     pub(super) files: Option<TaskFiles>,
+    /// The keys and secrets rawko holds: redacted from everything announced or logged.
+    pub(super) secrets: crate::secrets::Secrets,
     /// The conversation in Claude Code's transcript format, for hooks (beside the log).
     pub(super) transcript: Option<super::transcript::Transcript>,
     pub(super) state: TaskState,
@@ -248,6 +250,7 @@ pub(super) async fn run(
         commands,
         files: None,
         transcript: None,
+        secrets: Default::default(),
         state: TaskState::Running,
         pending_messages: VecDeque::new(),
         always_allowed: HashSet::new(),
@@ -273,9 +276,11 @@ pub(super) async fn run(
     if let Some(session) = &ctl.session {
         session.task_started(&id);
     }
+    ctl.secrets = crate::secrets::Secrets::new(&ctl.settings, |k| std::env::var(k).ok());
     let tools = match ToolContext::new(&workspace) {
         Ok(mut tools) => {
             tools.bash_timeout = ctl.settings.bash_timeout;
+            tools.env_remove = ctl.secrets.env_names().to_vec();
             Arc::new(tools)
         }
         Err(e) => {
@@ -477,7 +482,30 @@ impl FlattenDefault for Option<String> {
 }
 
 impl Control {
-    pub(super) fn emit(&self, event: TaskEvent) {
+    pub(super) fn emit(&self, mut event: TaskEvent) {
+        if !self.secrets.is_empty() {
+            let s = &self.secrets;
+            match &mut event {
+                TaskEvent::Status { text, reason, .. } => {
+                    s.scrub(text);
+                    if let Some(r) = reason {
+                        s.scrub(r);
+                    }
+                }
+                TaskEvent::Countdown { text, .. } => s.scrub(text),
+                TaskEvent::Output { text, input, .. } => {
+                    s.scrub(text);
+                    if let Some(i) = input {
+                        s.scrub_value(i);
+                    }
+                }
+                TaskEvent::Approval(request) => {
+                    s.scrub_value(&mut request.input);
+                    s.scrub(&mut request.reason);
+                }
+                TaskEvent::Finished { summary, .. } => s.scrub(summary),
+            }
+        }
         // The face may have gone (the editor closed); the task still runs to its end.
         let _ = self.events.send(event);
     }
@@ -486,7 +514,10 @@ impl Control {
     fn log(&mut self, event: LogEvent) {
         let Some(files) = &mut self.files else { return };
         let value = match serde_json::to_value(&event) {
-            Ok(v) => v,
+            Ok(mut v) => {
+                self.secrets.scrub_value(&mut v);
+                v
+            }
             Err(e) => {
                 tracing::error!("cannot serialise a log event: {e}");
                 return;
@@ -504,7 +535,7 @@ impl Control {
             .get_or_insert_with(|| {
                 super::transcript::Transcript::open(&dir, &self.id, &self.hooks.workspace)
             })
-            .record(&event, now);
+            .record(&value, now);
     }
 
     pub(super) fn output(&self, kind: OutputKind, text: impl Into<String>) {
@@ -1440,10 +1471,13 @@ impl Control {
                 self.output(OutputKind::ContextInjected, context.clone());
             }
             let events = self.events.clone();
+            let secrets = self.secrets.clone();
+            // Each delta is redacted on its own (a key split across two deltas is not caught
+            // here; the turn's whole text is, in the log).
             let on_text = move |delta: &str| {
                 let _ = events.send(TaskEvent::Output {
                     kind: OutputKind::AssistantDelta,
-                    text: delta.to_owned(),
+                    text: secrets.redact(delta).into_owned(),
                     tool_call_id: None,
                     tool: None,
                     input: None,
@@ -1610,6 +1644,9 @@ impl Control {
         } else {
             self.gated_call(&call, tools, pre.ask.as_deref()).await?
         };
+        // A key that reached a tool's output (a file that holds it, say) goes no further: not to
+        // the log, the editor, the hooks or the next model request.
+        self.secrets.scrub(&mut content);
         self.note_modified(&call.name, &call.input, is_error);
         if let Some(bridge) = self.external.clone() {
             let ask = self.ask_agent.take();

@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::log::LogEvent;
-
 /// The file name beside `events.jsonl`.
 pub const FILE_NAME: &str = "transcript.jsonl";
 
@@ -60,25 +58,22 @@ impl Transcript {
         &self.path
     }
 
-    /// Adds the message a log event stands for, if it stands for one.
-    pub fn record(&mut self, event: &LogEvent, now_millis: i64) {
-        let (kind, message) = match event {
-            LogEvent::UserMessage { text, .. } => {
-                ("user", json!({"role": "user", "content": text}))
-            }
-            LogEvent::Turn {
-                text, tool_calls, ..
-            } => {
+    /// Adds the message a log event stands for, if it stands for one. The event comes as it is
+    /// written to the log (serialised, secrets already redacted).
+    pub fn record(&mut self, event: &Value, now_millis: i64) {
+        let (kind, message) = match event["type"].as_str() {
+            Some("user_message") => ("user", json!({"role": "user", "content": event["text"]})),
+            Some("turn") => {
                 let mut content = Vec::new();
-                if !text.is_empty() {
-                    content.push(json!({"type": "text", "text": text}));
+                if event["text"].as_str().is_some_and(|t| !t.is_empty()) {
+                    content.push(json!({"type": "text", "text": event["text"]}));
                 }
-                for call in tool_calls {
+                for call in event["toolCalls"].as_array().into_iter().flatten() {
                     content.push(json!({
                         "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": call.input,
+                        "id": call["id"],
+                        "name": call["name"],
+                        "input": call["input"],
                     }));
                 }
                 (
@@ -86,17 +81,13 @@ impl Transcript {
                     json!({"role": "assistant", "type": "message", "content": content}),
                 )
             }
-            LogEvent::ToolFinished {
-                id,
-                content,
-                is_error,
-            } => (
+            Some("tool_finished") => (
                 "user",
                 json!({"role": "user", "content": [{
                     "type": "tool_result",
-                    "tool_use_id": id,
-                    "content": content,
-                    "is_error": is_error,
+                    "tool_use_id": event["id"],
+                    "content": event["content"],
+                    "is_error": event["isError"],
                 }]}),
             ),
             _ => return,
@@ -194,7 +185,11 @@ fn iso8601(millis: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::log::LoggedCall;
+    use crate::engine::log::{LogEvent, LoggedCall};
+
+    fn v(e: LogEvent) -> Value {
+        serde_json::to_value(e).unwrap()
+    }
 
     #[test]
     fn timestamps_and_ids_have_claude_codes_shape() {
@@ -216,14 +211,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut t = Transcript::open(dir.path(), "task-1", Path::new("/ws"));
         t.record(
-            &LogEvent::UserMessage {
+            &v(LogEvent::UserMessage {
                 text: "Fix the bug".into(),
                 source: "initial".into(),
-            },
+            }),
             0,
         );
         t.record(
-            &LogEvent::Turn {
+            &v(LogEvent::Turn {
                 agent: "default".into(),
                 text: "Reading.".into(),
                 tool_calls: vec![LoggedCall {
@@ -231,32 +226,32 @@ mod tests {
                     name: "Read".into(),
                     input: json!({"file_path": "a.rs"}),
                 }],
-            },
+            }),
             1,
         );
         t.record(
-            &LogEvent::ToolStarted {
+            &v(LogEvent::ToolStarted {
                 id: "c1".into(),
                 name: "Read".into(),
-            },
+            }),
             2,
         );
         t.record(
-            &LogEvent::ToolFinished {
+            &v(LogEvent::ToolFinished {
                 id: "c1".into(),
                 content: "fn a() {}".into(),
                 is_error: false,
-            },
+            }),
             3,
         );
         // A resumed task goes on in the same file.
         let mut t = Transcript::open(dir.path(), "task-1", Path::new("/ws"));
         t.record(
-            &LogEvent::Turn {
+            &v(LogEvent::Turn {
                 agent: "default".into(),
                 text: "Done. <promise>COMPLETE</promise>".into(),
                 tool_calls: vec![],
-            },
+            }),
             4,
         );
         let text = std::fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();

@@ -123,7 +123,11 @@ impl ExternalHost {
         tokio::spawn(write_events(
             self.outgoing.clone(),
             id.clone(),
-            merge(events, extra),
+            merge(
+                events,
+                extra,
+                crate::secrets::Secrets::new(&self.shared.settings(), |k| std::env::var(k).ok()),
+            ),
         ));
         self.shared.external.insert(
             session_id.to_owned(),
@@ -365,6 +369,7 @@ impl ExternalHost {
 fn merge(
     mut events: mpsc::UnboundedReceiver<TaskEvent>,
     mut extra: mpsc::UnboundedReceiver<TaskEvent>,
+    secrets: crate::secrets::Secrets,
 ) -> mpsc::UnboundedReceiver<TaskEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -380,7 +385,12 @@ fn merge(
                     }
                     None => break,
                 },
-                Some(e) = extra.recv() => {
+                Some(mut e) = extra.recv() => {
+                    // The agent's tool results, as PostToolUse reported them: redacted like the
+                    // task's own output.
+                    if let TaskEvent::Output { text, .. } = &mut e {
+                        secrets.scrub(text);
+                    }
                     let _ = tx.send(e);
                 }
             }

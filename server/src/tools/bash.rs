@@ -131,7 +131,12 @@ enum Ending {
 }
 
 async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
-    let mut child = match tokio::process::Command::new("sh")
+    let mut shell = tokio::process::Command::new("sh");
+    // The keys rawko holds are not the agent's: `env` in a Bash call must not show them.
+    for name in &ctx.env_remove {
+        shell.env_remove(name);
+    }
+    let mut child = match shell
         .arg("-c")
         .arg(command)
         .current_dir(&ctx.workspace)

@@ -42,6 +42,8 @@ pub struct ToolContext {
     pub bash_timeout: Duration,
     /// The most bytes of output a tool returns; longer output is cut, with a note saying so.
     pub output_cap: usize,
+    /// Environment variables a Bash call does not inherit (the provider keys, `secrets.env`).
+    pub env_remove: Vec<String>,
 }
 
 impl ToolContext {
@@ -58,6 +60,10 @@ impl ToolContext {
             workspace,
             bash_timeout: Duration::from_secs(120),
             output_cap: 64 * 1024,
+            env_remove: crate::secrets::PROVIDER_KEY_VARS
+                .iter()
+                .map(|n| (*n).to_owned())
+                .collect(),
         })
     }
 }
