@@ -365,12 +365,16 @@ fn interpret(
     // stdout is always shown.
     let stdout = r.stdout.trim_end();
     if !stdout.trim().is_empty() {
-        let mut text = format!("{label}: {}", cut(stdout, 8000));
-        if r.stdout_cut > 0 {
-            text.push_str(&format!(
-                "\n[{} more bytes of output not shown]",
-                r.stdout_cut
-            ));
+        let shown = cut(stdout, 8000);
+        let mut text = format!("{label}: {shown}");
+        let kept = if shown.len() == stdout.len() {
+            stdout.len()
+        } else {
+            shown.len() - '…'.len_utf8()
+        };
+        let hidden = stdout.len() - kept + r.stdout_cut;
+        if hidden > 0 {
+            text.push_str(&format!("\n[{hidden} more bytes of output not shown]"));
         }
         out.notes.push(Note::Output(text));
     }
