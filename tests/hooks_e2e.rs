@@ -466,6 +466,40 @@ fn lifecycle_hooks_run_in_order_with_quoted_template_variables() {
     );
 }
 
+/// AutoAgent's documented hook writes the value inside single quotes:
+/// `echo 'About to start issue {{issueNumber}}: {{issueTitle}}' >> log`. A description with quotes,
+/// `$( … )`, backticks, `(` or a newline is logged exactly as written and runs nothing.
+#[test]
+fn a_template_inside_quotes_logs_a_nasty_description_exactly() {
+    let home = Home::new();
+    let log = home.path().join("execution.log");
+    let pwned = home.path().join("pwned");
+    let hook = |command: String| json!([{"type": "command", "command": command}]);
+    home.config(json!({"hooks": {
+        "PreExecutionStart": hook(format!("echo 'About to start: {{{{taskDescription}}}}' >> {}", log.display())),
+        "PostExecutionStart": hook(format!("echo \"Started {{{{taskId}}}}: {{{{issueTitle}}}}\" >> {}", log.display())),
+        "PostExecutionEnd": hook(format!("cat >> {} <<'EOF'\nDone ($HOME stays): {{{{taskDescription}}}}\nEOF", log.display())),
+    }}));
+    let project = Project::empty();
+    let script = project.script("turns", "turns:\n  - text: done\n");
+    // No `\b`, `\c`, `\n`…: dash's echo would read them as escapes.
+    let description = format!(
+        "Fix it's \"quoted\" $(touch {p}) `touch {p}` C:\\Users\\dev (paren; semi & pipe | \\q\nsecond line: 日本 ✓",
+        p = pwned.display()
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, &description, None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    assert!(!pwned.exists(), "the description ran");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("About to start: {description}\nStarted {task}: {description}\nDone ($HOME stays): {description}\n")
+    );
+    let errors = outputs(&mut ed, &task, "error");
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 #[test]
 fn pre_hooks_can_stop_a_task_from_starting_or_completing() {
     let home = Home::new();

@@ -266,9 +266,10 @@ impl Hooks {
             match &hook.action {
                 HookAction::Command(command) => {
                     let input = self.input(&inv, &fields);
-                    let command = template::render(command, &inv.vars, true);
+                    let command = template::render_command(command, &inv.vars);
                     let result = process::run(
-                        &command,
+                        &command.text,
+                        &command.env,
                         &input,
                         &self.workspace,
                         hook.timeout,
@@ -291,7 +292,7 @@ impl Hooks {
                     let template = message
                         .clone()
                         .unwrap_or_else(|| "rawko: {{taskDescription}}".to_owned());
-                    let message = template::render(&template, &inv.vars, false);
+                    let message = template::render_text(&template, &inv.vars);
                     let o = git::commit(&self.workspace, &message, *no_verify, hook.timeout).await;
                     out.notes.push(if o.ok {
                         Note::Output(o.message)
