@@ -31,7 +31,8 @@
 
 use std::collections::BTreeMap;
 
-/// A variable's value: one string, or a list (joined with spaces, each item quoted on its own).
+/// A variable's value: one string, or a list (one word per item where a command uses it
+/// unquoted, joined with spaces elsewhere).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplateValue {
     One(String),
