@@ -896,8 +896,8 @@ async fn ask_trust(
             .show_message(
                 MessageType::WARNING,
                 format!(
-                    "rawko: the hooks in {}/.rawko/config.json do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
-                    workspace.display()
+                    "rawko: the hooks in {} do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
+                    settings.workspace_hook_files_text(&workspace)
                 ),
             )
             .await;
@@ -983,6 +983,9 @@ impl LanguageServer for Backend {
         let files = config::config_files(&workspace, |k| std::env::var_os(k));
         let (settings, problems) = config::load(&files, params.initialization_options.as_ref());
         crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
+        for note in &settings.notes {
+            tracing::info!("{note}");
+        }
         let trust = crate::hooks::trust::check(
             crate::hooks::trust::store_path(|k| std::env::var_os(k)).as_deref(),
             &workspace,
