@@ -968,6 +968,34 @@ fn run_commits_and_pushes_with_the_users_git_hooks() {
     assert_eq!(stop["workspace"], json!(project.display().to_string()));
 }
 
+/// At the terminal: quiet JSON answers print nothing, and a hook that cannot run is one line for
+/// the task (not one per call, and not once more as the status's reason).
+#[test]
+fn run_shows_a_broken_hook_once_and_quiet_answers_not_at_all() {
+    let sb = Sandbox::new();
+    sb.write_json(
+        &sb.user_config_file(),
+        &json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "echo '{\"continue\": true}'"},
+            {"type": "command", "command": "./no-such-guard.sh"}
+        ]}]}}),
+    );
+    let script = sb.script(
+        "three",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo one\"}}\n      - {name: Bash, input: {command: \"echo two\"}}\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo three\"}}\n  - text: done\n",
+    );
+    let out = sb.run(&["run", "Do it", "--script", &script]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert_eq!(
+        shown.matches("hook configuration error").count(),
+        1,
+        "{shown}"
+    );
+    assert!(!shown.contains("🪝"), "{shown}");
+    assert_eq!(shown.matches("↳ three").count(), 1, "{shown}");
+}
+
 #[test]
 fn without_a_terminal_untrusted_workspace_hooks_do_not_run_and_rawko_says_how_to_trust() {
     let sb = Sandbox::new();

@@ -378,6 +378,59 @@ fn hook_faults_are_reported_and_fail_closed_blocks() {
     );
 }
 
+/// Hooks that answer `{}` or `{"continue": true}` at every call add no output; a hook that
+/// cannot run is told once for the task, not at every call it would have checked.
+#[test]
+fn quiet_answers_add_no_output_and_a_broken_hook_is_told_once() {
+    let home = Home::new();
+    home.config(json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo '{}'"},
+            {"type": "command", "command": "echo '{\"continue\": true}'"},
+            {"type": "command", "command": "./no-such-guard.sh"}
+        ]}],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "./no-such-guard.sh"}]}]
+    }}));
+    let project = Project::empty();
+    let script = project.script(
+        "turns",
+        r#"turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "echo one"}}
+      - {name: Bash, input: {command: "echo two"}}
+  - tool_calls:
+      - {name: Bash, input: {command: "echo three"}}
+  - text: done
+"#,
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "quiet hooks", None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    assert_eq!(tool_results(&mut ed, &task).len(), 3);
+    let hook_out = outputs(&mut ed, &task, "hook_output");
+    assert!(hook_out.is_empty(), "{hook_out:#?}");
+    let errors = outputs(&mut ed, &task, "error");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].starts_with(
+            "hook configuration error: PreToolUse hook `./no-such-guard.sh` could not run"
+        ),
+        "{errors:#?}"
+    );
+    let reasons: Vec<Value> = ed
+        .notifications(&task)
+        .into_iter()
+        .filter(|m| {
+            m["method"] == "rawko/status"
+                && m["params"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("hook configuration error"))
+        })
+        .collect();
+    assert_eq!(reasons.len(), 1, "{reasons:#?}");
+}
+
 #[test]
 fn lifecycle_hooks_run_in_order_with_quoted_template_variables() {
     let home = Home::new();

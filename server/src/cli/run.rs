@@ -411,8 +411,8 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         for note in &stop.notes {
             match note {
                 crate::hooks::Note::Output(t) => writeln!(printer.out, "  🪝 {t}")?,
-                crate::hooks::Note::Error(t) | crate::hooks::Note::ConfigError(t) => {
-                    writeln!(printer.out, "  ✗ {t}")?
+                note @ (crate::hooks::Note::Error(_) | crate::hooks::Note::ConfigError { .. }) => {
+                    writeln!(printer.out, "  ✗ {}", note.text())?
                 }
             }
         }

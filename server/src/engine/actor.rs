@@ -95,6 +95,8 @@ pub(super) struct Control {
     pub(super) stop_hook_active: bool,
     /// Why the task waits for the user, when a hook (not the user) stopped it.
     pub(super) halt_reason: Option<String>,
+    /// The hooks whose configuration error the user was told about (once per task).
+    pub(super) config_errors_shown: HashSet<String>,
     /// The external agent this task stands for, if it is one.
     external: Option<Arc<crate::external::Bridge>>,
     /// Whether the user allowed the last blocked call (an external agent is told so).
@@ -259,6 +261,7 @@ pub(super) async fn run(
         files_modified: Default::default(),
         stop_hook_active: false,
         halt_reason: None,
+        config_errors_shown: HashSet::new(),
         external,
         approved: false,
     };

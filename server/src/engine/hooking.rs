@@ -114,16 +114,21 @@ impl Control {
         }
     }
 
-    /// Shows a dispatch's notes in the output; a configuration error also goes into the status.
+    /// Shows a dispatch's notes in the output; a configuration error also goes into the status,
+    /// once per task for each hook (a broken guard would otherwise say so at every call).
     fn show(&mut self, event: HookEvent, d: &Dispatch) {
+        let mut first_config_error = None;
         for note in &d.notes {
             match note {
                 Note::Output(text) => self.output(OutputKind::HookOutput, text.clone()),
                 Note::Error(text) => self.output(OutputKind::Error, text.clone()),
-                Note::ConfigError(text) => self.output(
-                    OutputKind::Error,
-                    format!("hook configuration error: {text}"),
-                ),
+                Note::ConfigError { hook, text } => {
+                    if self.config_errors_shown.insert(hook.clone()) {
+                        let text = format!("hook configuration error: {text}");
+                        self.output(OutputKind::Error, text.clone());
+                        first_config_error.get_or_insert(text);
+                    }
+                }
             }
         }
         let mut detail = format!(
@@ -139,9 +144,7 @@ impl Control {
             detail.push_str(&format!("; stopped: {}", first_line(h)));
         }
         self.record("hook", None, None, Some(detail));
-        let config_errors = d.config_errors();
-        if let Some(first) = config_errors.first() {
-            let reason = format!("hook configuration error: {first}");
+        if let Some(reason) = first_config_error {
             let state = if self.state.is_finished() {
                 TaskState::Running
             } else {

@@ -172,8 +172,18 @@ pub enum Note {
     /// A hook failed without blocking: a non-zero exit, a crash, a timeout.
     Error(String),
     /// A hook could not run at all (exit 126/127, a command that cannot start): a configuration
-    /// error, so a typo never switches a guard off unnoticed.
-    ConfigError(String),
+    /// error, so a typo never switches a guard off unnoticed. `hook` tells which hook it is
+    /// (its command), so a face can say it once however often the hook fires.
+    ConfigError { hook: String, text: String },
+}
+
+impl Note {
+    /// The note's text.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Output(t) | Self::Error(t) | Self::ConfigError { text: t, .. } => t,
+        }
+    }
 }
 
 /// What the hooks of one event decided, together.
@@ -202,7 +212,7 @@ impl Dispatch {
         self.notes
             .iter()
             .filter_map(|n| match n {
-                Note::ConfigError(t) => Some(t.as_str()),
+                Note::ConfigError { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect()
@@ -343,6 +353,18 @@ impl Hooks {
     }
 }
 
+/// The fields of a JSON answer that rawko reads (AutoAgent's and Claude Code's).
+const ANSWER_FIELDS: [&str; 8] = [
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "feedback",
+    "hookSpecificOutput",
+];
+
 /// Reads one command hook's result into the dispatch.
 fn interpret(
     inv: &Invocation,
@@ -363,9 +385,21 @@ fn interpret(
     let fail_closed = |out: &mut Dispatch, why: String| {
         out.blocked = Some(format!("{why}; the hook is failClosed, so this blocks"));
     };
-    // stdout is always shown.
     let stdout = r.stdout.trim_end();
-    if !stdout.trim().is_empty() {
+    // JSON on stdout is read where the exit status lets it decide (0 and the ordinary errors).
+    let parsed = match &r.exit {
+        Exit::Code(code) if *code != 2 && !matches!(code, 126 | 127 | 129..=192) => stdout
+            .trim_start()
+            .starts_with('{')
+            .then(|| serde_json::from_str::<Value>(stdout.trim()).ok())
+            .flatten(),
+        _ => None,
+    };
+    // stdout is shown, except an answer in JSON that says nothing but what rawko acts on (`{}`,
+    // `{"continue": true}`, a decision): what it does is shown where it happens. One with a field
+    // rawko does not read is shown, so a misspelt field does not pass unnoticed.
+    let answer_only = matches!(&parsed, Some(Value::Object(o)) if o.keys().all(|k| ANSWER_FIELDS.contains(&k.as_str())));
+    if !stdout.trim().is_empty() && !answer_only {
         let mut text = format!("{label}: {}", cut(stdout, 8000));
         if r.stdout_cut > 0 {
             text.push_str(&format!(
@@ -378,7 +412,10 @@ fn interpret(
     match &r.exit {
         Exit::SpawnFailed(why) => {
             let why = format!("{label} could not run: {why}");
-            out.notes.push(Note::ConfigError(why.clone()));
+            out.notes.push(Note::ConfigError {
+                hook: hook.identity(),
+                text: why.clone(),
+            });
             if hook.fail_closed {
                 fail_closed(out, why);
             }
@@ -394,7 +431,10 @@ fn interpret(
                 "{label} could not run ({what}, exit {code}): {}; check the hooks in your config",
                 stderr_line(what)
             );
-            out.notes.push(Note::ConfigError(why.clone()));
+            out.notes.push(Note::ConfigError {
+                hook: hook.identity(),
+                text: why.clone(),
+            });
             if hook.fail_closed {
                 fail_closed(out, why);
             }
@@ -453,11 +493,6 @@ fn interpret(
         }
     }
     // JSON on stdout decides; plain text is context for the events that take it.
-    let parsed = stdout
-        .trim_start()
-        .starts_with('{')
-        .then(|| serde_json::from_str::<Value>(stdout.trim()).ok())
-        .flatten();
     let Some(Value::Object(json)) = parsed else {
         if r.exit == Exit::Code(0)
             && matches!(event, HookEvent::SessionStart | HookEvent::UserPromptSubmit)
@@ -589,4 +624,65 @@ pub fn workspace_hook_lines(all: &[Hook]) -> Vec<String> {
         .filter(|h| h.source == HookSource::Workspace)
         .map(Hook::describe)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hooks(commands: &[&str]) -> Hooks {
+        let section = json!({"PreToolUse": commands
+            .iter()
+            .map(|c| json!({"type": "command", "command": c}))
+            .collect::<Vec<_>>()});
+        let (hooks, problems) = config::parse(&section, HookSource::User);
+        assert!(problems.is_empty(), "{problems:?}");
+        Hooks::new(hooks, "s", std::env::temp_dir())
+    }
+
+    /// An answer in JSON that only says what rawko acts on is not echoed; plain text, and JSON
+    /// with a field rawko does not read, are.
+    #[tokio::test]
+    async fn quiet_answers_are_not_echoed() {
+        let d = hooks(&[
+            "echo '{}'",
+            "echo '{\"continue\": true}'",
+            "echo '{\"decision\": \"approve\", \"suppressOutput\": true}'",
+            "echo '{\"hookSpecificOutput\": {\"permissionDecision\": \"allow\"}}'",
+            "echo plain words",
+            "echo '{\"decison\": \"block\"}'",
+            "echo '{\"systemMessage\": \"careful\"}'",
+            "echo '{}'; exit 2",
+        ])
+        .dispatch(Invocation::new(HookEvent::PreToolUse).subject("Bash"))
+        .await;
+        let texts: Vec<&str> = d.notes.iter().map(Note::text).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "PreToolUse hook `echo plain words`: plain words",
+                "PreToolUse hook `echo '{\"decison\": \"block\"}'`: {\"decison\": \"block\"}",
+                "PreToolUse hook `echo '{\"systemMessage\": \"careful\"}'`: ⚠ careful",
+                // Exit 2: stdout is not an answer, so it is shown.
+                "PreToolUse hook `echo '{}'; exit 2`: {}",
+            ]
+        );
+        assert!(d.allowed);
+        assert_eq!(d.blocked.as_deref(), Some("Blocked by hook"));
+    }
+
+    /// A configuration error names its hook, whatever the event, so it can be told once.
+    #[tokio::test]
+    async fn a_configuration_error_names_its_hook() {
+        let d = hooks(&["./no-such-guard.sh"])
+            .dispatch(Invocation::new(HookEvent::PreToolUse).subject("Bash"))
+            .await;
+        match d.notes.as_slice() {
+            [Note::ConfigError { hook, text }] => {
+                assert_eq!(hook, "./no-such-guard.sh");
+                assert!(text.contains("command not found, exit 127"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -928,8 +928,8 @@ async fn end_session(shared: &Shared, interrupted: bool) {
     for note in &stop.notes {
         match note {
             crate::hooks::Note::Output(t) => tracing::info!("{t}"),
-            crate::hooks::Note::Error(t) | crate::hooks::Note::ConfigError(t) => {
-                tracing::warn!("{t}")
+            note @ (crate::hooks::Note::Error(_) | crate::hooks::Note::ConfigError { .. }) => {
+                tracing::warn!("{}", note.text())
             }
         }
     }
