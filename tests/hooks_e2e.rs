@@ -431,6 +431,57 @@ fn quiet_answers_add_no_output_and_a_broken_hook_is_told_once() {
     assert_eq!(reasons.len(), 1, "{reasons:#?}");
 }
 
+/// Claude Code's CLAUDE_ENV_FILE: what a SessionStart hook exports there, the task's later Bash
+/// calls have. The file is read, not run: a command in it is reported and does nothing.
+#[test]
+fn session_start_hooks_set_the_environment_of_bash_calls_through_claude_env_file() {
+    let home = Home::new();
+    let pwned = home.path().join("pwned");
+    let write_env = format!(
+        r#"[ -n "$CLAUDE_ENV_FILE" ] && {{ echo 'export FOO=bar' >> "$CLAUDE_ENV_FILE"; echo 'export GREETING="it'"'"'s $FOO"' >> "$CLAUDE_ENV_FILE"; echo 'touch {}' >> "$CLAUDE_ENV_FILE"; }}"#,
+        pwned.display()
+    );
+    home.config(json!({"hooks": {
+        "SessionStart": [{"hooks": [
+            {"type": "command", "command": write_env},
+            // A second hook has a file of its own: a `>` here does not wipe the first one's.
+            {"type": "command", "command": "echo 'export PATH=\"$PATH:/opt/rawko-test\"' > \"$CLAUDE_ENV_FILE\""}
+        ]}]
+    }}));
+    let project = Project::empty();
+    let script = project.script(
+        "turns",
+        r#"turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "echo \"$FOO|$GREETING|${PATH##*:}\""}}
+  - text: done
+"#,
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "env", None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    let results = tool_results(&mut ed, &task);
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert!(
+        results[0].0.starts_with("bar|it's bar|/opt/rawko-test\n"),
+        "{results:#?}"
+    );
+    assert!(!pwned.exists(), "a command in CLAUDE_ENV_FILE ran");
+    let errors = outputs(&mut ed, &task, "error");
+    assert!(
+        errors.len() == 1 && errors[0].contains("`touch ") && errors[0].contains("skipped"),
+        "{errors:#?}"
+    );
+    let hook_out = outputs(&mut ed, &task, "hook_output");
+    assert!(
+        hook_out.contains(
+            &"CLAUDE_ENV_FILE: the task's Bash commands get FOO, GREETING, PATH".to_owned()
+        ),
+        "{hook_out:#?}"
+    );
+}
+
 #[test]
 fn lifecycle_hooks_run_in_order_with_quoted_template_variables() {
     let home = Home::new();

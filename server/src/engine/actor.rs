@@ -268,7 +268,7 @@ pub(super) async fn run(
     if let Some(session) = &ctl.session {
         session.task_started(&id);
     }
-    let tools = match ToolContext::new(&workspace) {
+    let mut tools = match ToolContext::new(&workspace) {
         Ok(mut tools) => {
             tools.bash_timeout = ctl.settings.bash_timeout;
             Arc::new(tools)
@@ -399,6 +399,12 @@ pub(super) async fn run(
                 effects.extend(ctl.effects_to_continue());
             }
         }
+    }
+
+    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
+    let bash_env = ctl.session_env();
+    if !bash_env.0.is_empty() {
+        Arc::make_mut(&mut tools).bash_env = bash_env;
     }
 
     if ctl.external.is_some() {

@@ -9,6 +9,7 @@
 //! tool's format. See docs/hooks.md.
 
 pub mod config;
+pub mod envfile;
 pub mod git;
 pub mod process;
 pub mod session;
@@ -130,6 +131,9 @@ pub struct Invocation {
     pub vars: Vars,
     /// Only hooks written in this format run (the two meanings of `Stop`).
     pub only: Option<Dialect>,
+    /// Claude Code's `CLAUDE_ENV_FILE` (SessionStart): each command hook gets a file of its own
+    /// in this directory, `sessionstart-hook-<n>.sh`, to write `export NAME=value` lines to.
+    pub env_dir: Option<PathBuf>,
 }
 
 impl Invocation {
@@ -140,6 +144,7 @@ impl Invocation {
             fields: Map::new(),
             vars: Vars::new(),
             only: None,
+            env_dir: None,
         }
     }
 
@@ -160,6 +165,11 @@ impl Invocation {
 
     pub fn only(mut self, dialect: Dialect) -> Self {
         self.only = Some(dialect);
+        self
+    }
+
+    pub fn env_dir(mut self, dir: PathBuf) -> Self {
+        self.env_dir = Some(dir);
         self
     }
 }
@@ -247,8 +257,9 @@ impl Hooks {
         &self.hooks
     }
 
-    fn selected<'a>(&'a self, inv: &'a Invocation) -> impl Iterator<Item = &'a Hook> + 'a {
-        self.hooks.iter().filter(move |h| {
+    /// The hooks that run for `inv`, with their place among all hooks.
+    fn selected<'a>(&'a self, inv: &'a Invocation) -> impl Iterator<Item = (usize, &'a Hook)> + 'a {
+        self.hooks.iter().enumerate().filter(move |(_, h)| {
             h.event == inv.event
                 && inv.only.is_none_or(|d| d == h.dialect)
                 && h.matcher.matches(inv.subject.as_deref())
@@ -265,18 +276,24 @@ impl Hooks {
     /// next hook sees.
     pub async fn dispatch(&self, inv: Invocation) -> Dispatch {
         let mut out = Dispatch::default();
-        let hooks: Vec<&Hook> = self.selected(&inv).collect();
+        let hooks: Vec<(usize, &Hook)> = self.selected(&inv).collect();
         if hooks.is_empty() {
             return out;
         }
         let mut fields = inv.fields.clone();
-        for hook in hooks {
+        for (index, hook) in hooks {
             out.ran += 1;
             let label = format!("{} hook {}", inv.event.name(), hook.label());
             match &hook.action {
                 HookAction::Command(command) => {
                     let input = self.input(&inv, &fields);
-                    let command = template::render_command(command, &inv.vars);
+                    let mut command = template::render_command(command, &inv.vars);
+                    if let Some(dir) = &inv.env_dir {
+                        let file = dir.join(format!("sessionstart-hook-{index}.sh"));
+                        command
+                            .env
+                            .push(("CLAUDE_ENV_FILE".to_owned(), file.display().to_string()));
+                    }
                     let result = process::run(
                         &command.text,
                         &command.env,

@@ -39,6 +39,29 @@ pub struct ToolContext {
     pub bash_timeout: Duration,
     /// The most bytes of output a tool returns; longer output is cut, with a note saying so.
     pub output_cap: usize,
+    /// Changes to rawko's environment for Bash commands (what SessionStart hooks wrote to
+    /// `CLAUDE_ENV_FILE`), in order.
+    pub bash_env: BashEnv,
+}
+
+/// Changes to the environment of Bash commands. Its `Debug` shows the names only: values may be
+/// secrets.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct BashEnv(pub Vec<crate::hooks::envfile::EnvChange>);
+
+impl std::fmt::Debug for BashEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::hooks::envfile::EnvChange;
+        let names: Vec<String> = self
+            .0
+            .iter()
+            .map(|c| match c {
+                EnvChange::Set(n, _) => n.clone(),
+                EnvChange::Unset(n) => format!("-{n}"),
+            })
+            .collect();
+        write!(f, "BashEnv({names:?}, values redacted)")
+    }
 }
 
 impl ToolContext {
@@ -55,6 +78,7 @@ impl ToolContext {
             workspace,
             bash_timeout: Duration::from_secs(120),
             output_cap: 64 * 1024,
+            bash_env: BashEnv::default(),
         })
     }
 }
