@@ -348,6 +348,12 @@ fn autoagents_documented_config_is_read_unchanged() {
         let line = format!("  {hook}  {untrusted}");
         assert!(shown.lines().any(|l| l == line), "no {line:?}:\n{shown}");
     }
+    assert!(
+        shown.contains(&format!(
+            "  {ws}/.autoagent/config.json (AutoAgent's: only its hooks are read)\n"
+        )),
+        "{shown}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note: ")).collect();
     assert_eq!(notes.len(), 1, "{stderr}");

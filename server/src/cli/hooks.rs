@@ -521,13 +521,14 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
     }
     let o = &mut *ctx.out;
     writeln!(o, "Config files (later ones win):")?;
+    let [autoagent, _] = config::workspace_files(&ctx.workspace);
     for f in &files {
-        writeln!(
-            o,
-            "  {} {}",
-            f.display(),
-            if f.is_file() { "" } else { "(none)" }
-        )?;
+        let what = match (f.is_file(), *f == autoagent) {
+            (false, _) => "(none)",
+            (true, true) => "(AutoAgent's: only its hooks are read)",
+            (true, false) => "",
+        };
+        writeln!(o, "  {} {what}", f.display())?;
     }
     writeln!(o)?;
     writeln!(o, "Settings:")?;
