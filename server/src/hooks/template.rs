@@ -850,6 +850,59 @@ mod tests {
         }
     }
 
+    /// Whatever the command (it is the user's config), rendering never panics, and the text of a
+    /// value never appears in it.
+    #[test]
+    fn any_command_renders() {
+        const PIECES: [&str; 30] = [
+            "{{taskDescription}}",
+            "{{taskId}}",
+            "{{filesModified}}",
+            "{{duration}}",
+            "{{",
+            "}}",
+            "'",
+            "\"",
+            "$'",
+            "$(",
+            "$((",
+            "${",
+            "`",
+            "(",
+            ")",
+            "}",
+            "{",
+            "\\",
+            "\n",
+            "<<",
+            "<<-",
+            "<<'E'",
+            "E",
+            "#",
+            " ",
+            ";",
+            "é",
+            "日本",
+            "\t",
+            "$",
+        ];
+        let mut v = vars();
+        v.insert("taskDescription", "VALUE-TEXT".into());
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..(seed % 12) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push_str(PIECES[(seed % PIECES.len() as u64) as usize]);
+            }
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let c = render_command(&t, &v);
+            assert!(!c.text.contains("VALUE-TEXT"), "{t:?} → {:?}", c.text);
+        }
+    }
+
     #[test]
     fn text_is_put_in_as_it_is() {
         assert_eq!(
