@@ -37,6 +37,11 @@ impl Sandbox {
         self.project().join(".rawko/config.json")
     }
 
+    /// AutoAgent's config in the workspace, read for its hooks.
+    fn autoagent_config_file(&self) -> PathBuf {
+        self.project().join(".autoagent/config.json")
+    }
+
     fn sessions_dir(&self) -> PathBuf {
         self.home().join(".local/state/rawko/sessions")
     }
@@ -179,6 +184,7 @@ fn config_show_lists_both_shapes_with_where_each_hook_comes_from() {
         empty["files"],
         json!([
             {"path": sb.user_config_file().display().to_string(), "exists": false},
+            {"path": sb.autoagent_config_file().display().to_string(), "exists": false},
             {"path": sb.workspace_config_file().display().to_string(), "exists": false},
         ])
     );
@@ -274,6 +280,180 @@ fn config_show_lists_both_shapes_with_where_each_hook_comes_from() {
         json["problems"].as_array().map(Vec::len),
         Some(2),
         "{json:#}"
+    );
+}
+
+/// AutoAgent's documented `.autoagent/config.json` (its hooks design, as published), unchanged.
+const AUTOAGENT_DOCUMENTED_CONFIG: &str = r#"{
+  "providers": ["claude", "gemini"],
+  "failoverDelay": 5000,
+  "retryAttempts": 3,
+  "maxTokens": 100000,
+  "rateLimitCooldown": 3600000,
+  "gitAutoCommit": false,
+  "logLevel": "info",
+  "hooks": {
+    "PreExecutionStart": [
+      {
+        "type": "command",
+        "command": "echo 'About to start issue {{issueNumber}}: {{issueTitle}}' >> ~/.autoagent/execution.log"
+      }
+    ],
+    "PostExecutionStart": [
+      {
+        "type": "command",
+        "command": "bash .autoagent/hooks/track-execution-start.sh"
+      }
+    ],
+    "PreExecutionEnd": [
+      {
+        "type": "command",
+        "command": "bash .autoagent/hooks/validate-execution.sh",
+        "blocking": true,
+        "timeout": 60000
+      }
+    ],
+    "PostExecutionEnd": [
+      {
+        "type": "command",
+        "command": "bash .autoagent/hooks/notify-completion.sh"
+      },
+      {
+        "type": "git-commit",
+        "message": "Complete issue #{{issueNumber}}: {{issueTitle}}"
+      }
+    ]
+  }
+}"#;
+
+#[test]
+fn autoagents_documented_config_is_read_unchanged() {
+    let sb = Sandbox::new();
+    let ws = sb.project().display().to_string();
+    sb.write(&sb.autoagent_config_file(), AUTOAGENT_DOCUMENTED_CONFIG);
+
+    // `config show` lists its hooks, says once that AutoAgent's settings are not rawko's, exits 0.
+    let out = sb.run(&["config", "show"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let untrusted = "(workspace, not trusted: does not run (`rawko trust`))";
+    let expected = [
+        "PreExecutionStart: echo 'About to start issue {{issueNumber}}: {{issueTitle}}' >> ~/.autoagent/execution.log",
+        "PostExecutionStart: bash .autoagent/hooks/track-execution-start.sh",
+        "PreExecutionEnd: bash .autoagent/hooks/validate-execution.sh",
+        "PostExecutionEnd: bash .autoagent/hooks/notify-completion.sh",
+        "PostExecutionEnd: git-commit \"Complete issue #{{issueNumber}}: {{issueTitle}}\"",
+    ];
+    for hook in expected {
+        let line = format!("  {hook}  {untrusted}");
+        assert!(shown.lines().any(|l| l == line), "no {line:?}:\n{shown}");
+    }
+    assert!(
+        shown.contains(&format!(
+            "  {ws}/.autoagent/config.json (AutoAgent's: only its hooks are read)\n"
+        )),
+        "{shown}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(
+        notes[0].contains("providers") && notes[0].contains("failoverDelay"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let json = sb.ok_json(&["config", "show", "--json"]);
+    assert_eq!(json["problems"], json!([]), "{json:#}");
+    assert_eq!(json["notes"].as_array().map(Vec::len), Some(1), "{json:#}");
+    assert_eq!(
+        json["providers"],
+        json!([]),
+        "AutoAgent's provider names are not rawko's"
+    );
+    assert_eq!(json["hooks"].as_array().map(Vec::len), Some(5), "{json:#}");
+
+    // A hook written the same way in rawko's own file runs once; AutoAgent's file comes first.
+    sb.write_json(
+        &sb.workspace_config_file(),
+        &json!({"hooks": {
+            "PreExecutionStart": [{"type": "command", "command": "echo 'About to start issue {{issueNumber}}: {{issueTitle}}' >> ~/.autoagent/execution.log"}],
+            "PostExecutionEnd": [{"type": "command", "command": "echo rawko ran >> ledger.txt"}]
+        }}),
+    );
+    let shown = sb.ok(&["config", "show"]);
+    let hooks: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| *l != "Hooks, in the order they run:")
+        .skip(1)
+        .collect();
+    assert_eq!(hooks.len(), 6, "{shown}");
+    let of = |event: &str| -> Vec<&str> {
+        hooks
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with(&format!("  {event}: ")))
+            .collect()
+    };
+    assert_eq!(of("PreExecutionStart").len(), 1, "{shown}");
+    let end = of("PostExecutionEnd");
+    assert!(
+        end.len() == 3 && end[0].contains("notify-completion") && end[2].contains("rawko ran"),
+        "{shown}"
+    );
+
+    // Trust covers both files.
+    let said = sb.ok(&["trust"]);
+    assert!(
+        said.ends_with(&format!(
+            "If the hooks in {ws}/.autoagent/config.json and {ws}/.rawko/config.json change, rawko asks again.\n"
+        )),
+        "{said}"
+    );
+
+    // A run runs them: the documented scripts, the echo once, the commit (not a git repository).
+    for (name, what) in [
+        ("track-execution-start.sh", "started"),
+        ("validate-execution.sh", "validated"),
+        ("notify-completion.sh", "notified"),
+    ] {
+        sb.write(
+            &sb.project().join(".autoagent/hooks").join(name),
+            &format!("echo {what} >> ledger.txt\n"),
+        );
+    }
+    std::fs::create_dir_all(sb.home().join(".autoagent")).unwrap();
+    let script = sb.script("done", DONE);
+    let out = sb.run(&["run", "Add auth (it's \"urgent\")", "--script", &script]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let log = std::fs::read_to_string(sb.home().join(".autoagent/execution.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(
+        lines[0].starts_with("About to start issue task-")
+            && lines[0].ends_with(": Add auth (it's \"urgent\")"),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("ledger.txt")).unwrap(),
+        "started\nvalidated\nnotified\nrawko ran\n"
+    );
+    assert!(shown.contains("is not a git repository"), "{shown}");
+
+    // A change in AutoAgent's file needs trust again.
+    let changed = AUTOAGENT_DOCUMENTED_CONFIG.replace("notify-completion", "notify-others");
+    sb.write(&sb.autoagent_config_file(), &changed);
+    let out = sb.run(&["run", "Again", "--script", &script]);
+    let shown = text(&out);
+    assert!(
+        shown.contains(&format!(
+            "note: the hooks in {ws}/.autoagent/config.json and {ws}/.rawko/config.json do not run: they changed since you trusted this workspace"
+        )),
+        "{shown}"
+    );
+    assert_eq!(
+        log,
+        std::fs::read_to_string(sb.home().join(".autoagent/execution.log")).unwrap()
     );
 }
 
@@ -792,6 +972,34 @@ fn run_commits_and_pushes_with_the_users_git_hooks() {
     assert_eq!(stop["tasksCompleted"], json!(1));
     assert_eq!(stop["tasksFailed"], json!(0));
     assert_eq!(stop["workspace"], json!(project.display().to_string()));
+}
+
+/// At the terminal: quiet JSON answers print nothing, and a hook that cannot run is one line for
+/// the task (not one per call, and not once more as the status's reason).
+#[test]
+fn run_shows_a_broken_hook_once_and_quiet_answers_not_at_all() {
+    let sb = Sandbox::new();
+    sb.write_json(
+        &sb.user_config_file(),
+        &json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "echo '{\"continue\": true}'"},
+            {"type": "command", "command": "./no-such-guard.sh"}
+        ]}]}}),
+    );
+    let script = sb.script(
+        "three",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo one\"}}\n      - {name: Bash, input: {command: \"echo two\"}}\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo three\"}}\n  - text: done\n",
+    );
+    let out = sb.run(&["run", "Do it", "--script", &script]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert_eq!(
+        shown.matches("hook configuration error").count(),
+        1,
+        "{shown}"
+    );
+    assert!(!shown.contains("🪝"), "{shown}");
+    assert_eq!(shown.matches("↳ three").count(), 1, "{shown}");
 }
 
 #[test]

@@ -378,6 +378,110 @@ fn hook_faults_are_reported_and_fail_closed_blocks() {
     );
 }
 
+/// Hooks that answer `{}` or `{"continue": true}` at every call add no output; a hook that
+/// cannot run is told once for the task, not at every call it would have checked.
+#[test]
+fn quiet_answers_add_no_output_and_a_broken_hook_is_told_once() {
+    let home = Home::new();
+    home.config(json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo '{}'"},
+            {"type": "command", "command": "echo '{\"continue\": true}'"},
+            {"type": "command", "command": "./no-such-guard.sh"}
+        ]}],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "./no-such-guard.sh"}]}]
+    }}));
+    let project = Project::empty();
+    let script = project.script(
+        "turns",
+        r#"turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "echo one"}}
+      - {name: Bash, input: {command: "echo two"}}
+  - tool_calls:
+      - {name: Bash, input: {command: "echo three"}}
+  - text: done
+"#,
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "quiet hooks", None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    assert_eq!(tool_results(&mut ed, &task).len(), 3);
+    let hook_out = outputs(&mut ed, &task, "hook_output");
+    assert!(hook_out.is_empty(), "{hook_out:#?}");
+    let errors = outputs(&mut ed, &task, "error");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].starts_with(
+            "hook configuration error: PreToolUse hook `./no-such-guard.sh` could not run"
+        ),
+        "{errors:#?}"
+    );
+    let reasons: Vec<Value> = ed
+        .notifications(&task)
+        .into_iter()
+        .filter(|m| {
+            m["method"] == "rawko/status"
+                && m["params"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("hook configuration error"))
+        })
+        .collect();
+    assert_eq!(reasons.len(), 1, "{reasons:#?}");
+}
+
+/// Claude Code's CLAUDE_ENV_FILE: what a SessionStart hook exports there, the task's later Bash
+/// calls have. The file is read, not run: a command in it is reported and does nothing.
+#[test]
+fn session_start_hooks_set_the_environment_of_bash_calls_through_claude_env_file() {
+    let home = Home::new();
+    let pwned = home.path().join("pwned");
+    let write_env = format!(
+        r#"[ -n "$CLAUDE_ENV_FILE" ] && {{ echo 'export FOO=bar' >> "$CLAUDE_ENV_FILE"; echo 'export GREETING="it'"'"'s $FOO"' >> "$CLAUDE_ENV_FILE"; echo 'touch {}' >> "$CLAUDE_ENV_FILE"; }}"#,
+        pwned.display()
+    );
+    home.config(json!({"hooks": {
+        "SessionStart": [{"hooks": [
+            {"type": "command", "command": write_env},
+            // A second hook has a file of its own: a `>` here does not wipe the first one's.
+            {"type": "command", "command": "echo 'export PATH=\"$PATH:/opt/rawko-test\"' > \"$CLAUDE_ENV_FILE\""}
+        ]}]
+    }}));
+    let project = Project::empty();
+    let script = project.script(
+        "turns",
+        r#"turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "echo \"$FOO|$GREETING|${PATH##*:}\""}}
+  - text: done
+"#,
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, "env", None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    let results = tool_results(&mut ed, &task);
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert!(
+        results[0].0.starts_with("bar|it's bar|/opt/rawko-test\n"),
+        "{results:#?}"
+    );
+    assert!(!pwned.exists(), "a command in CLAUDE_ENV_FILE ran");
+    let errors = outputs(&mut ed, &task, "error");
+    assert!(
+        errors.len() == 1 && errors[0].contains("`touch ") && errors[0].contains("skipped"),
+        "{errors:#?}"
+    );
+    let hook_out = outputs(&mut ed, &task, "hook_output");
+    assert!(
+        hook_out.contains(
+            &"CLAUDE_ENV_FILE: the task's Bash commands get FOO, GREETING, PATH".to_owned()
+        ),
+        "{hook_out:#?}"
+    );
+}
+
 #[test]
 fn lifecycle_hooks_run_in_order_with_quoted_template_variables() {
     let home = Home::new();
@@ -464,6 +568,40 @@ fn lifecycle_hooks_run_in_order_with_quoted_template_variables() {
         text.lines().nth(3).unwrap().starts_with("PhaseEnter|Plan|"),
         "{text}"
     );
+}
+
+/// AutoAgent's documented hook writes the value inside single quotes:
+/// `echo 'About to start issue {{issueNumber}}: {{issueTitle}}' >> log`. A description with quotes,
+/// `$( … )`, backticks, `(` or a newline is logged exactly as written and runs nothing.
+#[test]
+fn a_template_inside_quotes_logs_a_nasty_description_exactly() {
+    let home = Home::new();
+    let log = home.path().join("execution.log");
+    let pwned = home.path().join("pwned");
+    let hook = |command: String| json!([{"type": "command", "command": command}]);
+    home.config(json!({"hooks": {
+        "PreExecutionStart": hook(format!("echo 'About to start: {{{{taskDescription}}}}' >> {}", log.display())),
+        "PostExecutionStart": hook(format!("echo \"Started {{{{taskId}}}}: {{{{issueTitle}}}}\" >> {}", log.display())),
+        "PostExecutionEnd": hook(format!("cat >> {} <<'EOF'\nDone ($HOME stays): {{{{taskDescription}}}}\nEOF", log.display())),
+    }}));
+    let project = Project::empty();
+    let script = project.script("turns", "turns:\n  - text: done\n");
+    // No `\b`, `\c`, `\n`…: dash's echo would read them as escapes.
+    let description = format!(
+        "Fix it's \"quoted\" $(touch {p}) `touch {p}` C:\\Users\\dev (paren; semi & pipe | \\q\nsecond line: 日本 ✓",
+        p = pwned.display()
+    );
+    let mut ed = serve(&project, &home, fast());
+    let task = start(&mut ed, &description, None, &script);
+    let end = wait_finished(&mut ed, &task);
+    assert_eq!(end["outcome"], "complete", "{end}");
+    assert!(!pwned.exists(), "the description ran");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("About to start: {description}\nStarted {task}: {description}\nDone ($HOME stays): {description}\n")
+    );
+    let errors = outputs(&mut ed, &task, "error");
+    assert!(errors.is_empty(), "{errors:#?}");
 }
 
 #[test]

@@ -234,7 +234,7 @@ pub struct HookSpec {
     /// `command` (the default), `git-commit` or `git-push`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<HookType>,
-    /// The shell command (for `command`); `{{var}}` values are shell-quoted.
+    /// The shell command (for `command`); `{{var}}` is replaced by a reference to an environment variable holding the value, so values never become shell text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// The time limit: milliseconds in AutoAgent's shape, seconds in Claude Code's.

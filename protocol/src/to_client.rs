@@ -101,7 +101,7 @@ pub struct ApproveToolCallResult {
 }
 
 /// Asks the user whether the workspace's hooks may run. Hooks in `<workspace>/.rawko/config.json`
-/// run commands, so rawko runs them only in a workspace the user trusts; trust is recorded with a
+/// (and AutoAgent's `.autoagent/config.json`) run commands, so rawko runs them only in a workspace the user trusts; trust is recorded with a
 /// hash of the hooks, and a changed hooks section is asked about again.
 #[derive(Debug)]
 pub enum TrustWorkspace {}
@@ -116,7 +116,7 @@ impl Request for TrustWorkspace {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TrustWorkspaceParams {
-    /// The workspace folder whose `.rawko/config.json` defines hooks.
+    /// The workspace folder whose `.rawko/config.json` (or `.autoagent/config.json`) defines hooks.
     pub workspace: String,
     /// The hooks, one line each, e.g. `PreToolUse [Bash]: ./check.sh`.
     pub hooks: Vec<String>,

@@ -148,6 +148,7 @@ impl Setup {
     fn run(&self) {
         let r = self.rt.block_on(rawko::hooks::process::run(
             "true",
+            &[],
             black_box(&self.input),
             self.dir.path(),
             TIMEOUT,

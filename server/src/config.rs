@@ -1,6 +1,10 @@
 //! rawko's settings: defaults, then `~/.config/rawko/config.json`, then `<workspace>/.rawko/config.json`,
 //! then what the editor passes as `initializationOptions`. Later layers override earlier ones key by
 //! key. A bad value is reported and the default kept, so a typo never stops the server.
+//!
+//! AutoAgent's `<workspace>/.autoagent/config.json` is read too, between the two, for its hooks
+//! only: its other keys (`providers`, `failoverDelay`, …) are AutoAgent's settings, which rawko
+//! leaves alone with one note.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -42,11 +46,18 @@ pub struct Settings {
     /// The hooks of both config files, the user's first; each knows where it came from, since a
     /// workspace's hooks run only in a trusted workspace (see [`Settings::hooks_to_run`]).
     pub hooks: Vec<crate::hooks::Hook>,
-    /// The workspace's `hooks` section as written, for the trust check.
+    /// The workspace's hooks as written, for the trust check: the `hooks` section of
+    /// `.rawko/config.json`, or, when `.autoagent/config.json` has hooks too, both sections
+    /// (see [`crate::hooks::trust::combine`]).
     pub workspace_hooks: Option<Value>,
     /// `secrets.env`: more environment variables that hold secrets. Like the provider keys, they
     /// are kept out of Bash calls and their values redacted from what rawko shows and logs.
     pub secret_env: Vec<String>,
+    /// The workspace's files that have hooks, in the order their hooks run.
+    pub workspace_hook_files: Vec<PathBuf>,
+    /// What the user may want to know about the files, which is not a problem (AutoAgent's
+    /// settings that rawko does not use).
+    pub notes: Vec<String>,
 }
 
 /// API keys by provider name. Its `Debug` shows only the names.
@@ -86,6 +97,8 @@ impl Default for Settings {
             rate_limit_cooldown: Duration::from_secs(3600),
             hooks: Vec::new(),
             workspace_hooks: None,
+            workspace_hook_files: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }
@@ -104,6 +117,66 @@ impl Settings {
     pub fn has_workspace_hooks(&self) -> bool {
         self.workspace_hooks.is_some()
     }
+
+    /// The workspace's files with hooks, for messages: `/ws/.rawko/config.json`, or
+    /// `/ws/.autoagent/config.json and /ws/.rawko/config.json`.
+    pub fn workspace_hook_files_text(&self, workspace: &Path) -> String {
+        let files: Vec<String> = if self.workspace_hook_files.is_empty() {
+            vec![workspace.join(".rawko").join("config.json")]
+        } else {
+            self.workspace_hook_files.clone()
+        }
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+        files.join(" and ")
+    }
+}
+
+/// Where a config file sits, which decides what rawko reads of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    /// `~/.config/rawko/config.json`: settings and the user's hooks.
+    User,
+    /// `<workspace>/.rawko/config.json`: settings and the workspace's hooks.
+    Workspace,
+    /// `<workspace>/.autoagent/config.json`: AutoAgent's; only its hooks (the workspace's).
+    AutoAgent,
+}
+
+fn kind_of(file: &Path) -> FileKind {
+    match file
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+    {
+        Some(".rawko") => FileKind::Workspace,
+        Some(".autoagent") => FileKind::AutoAgent,
+        _ => FileKind::User,
+    }
+}
+
+/// The one note about the keys of AutoAgent's config other than `hooks`, if it has any.
+fn autoagent_note(map: &Map<String, Value>, source: &str) -> Option<String> {
+    let keys: Vec<&str> = map
+        .keys()
+        .filter(|k| *k != "hooks" && *k != "$schema")
+        .map(String::as_str)
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let mut note = format!(
+        "{source}: rawko runs the hooks of AutoAgent's config and leaves its settings to AutoAgent ({} not used; rawko's own settings go in .rawko/config.json)",
+        keys.join(", ")
+    );
+    let on = |k: &str| map.get(k) == Some(&Value::Bool(true));
+    if on("gitAutoCommit") || on("gitAutoPush") {
+        note.push_str(
+            "; for gitAutoCommit and gitAutoPush, `rawko config set-auto-commit true` and `rawko config set-auto-push true` add git hooks",
+        );
+    }
+    Some(note)
 }
 
 /// A settings layer that could not be used as written.
@@ -120,7 +193,8 @@ impl std::fmt::Display for ConfigProblem {
     }
 }
 
-/// The config files, lowest precedence first.
+/// The config files, lowest precedence first: the user's, AutoAgent's in the workspace (for its
+/// hooks), the workspace's.
 pub fn config_files(workspace: &Path, env: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     let non_empty = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let mut files = Vec::new();
@@ -129,14 +203,23 @@ pub fn config_files(workspace: &Path, env: impl Fn(&str) -> Option<OsString>) ->
     if let Some(config) = config {
         files.push(config.join("rawko").join("config.json"));
     }
-    files.push(workspace.join(".rawko").join("config.json"));
+    files.extend(workspace_files(workspace));
     files
+}
+
+/// The workspace's config files, in the order their hooks run.
+pub fn workspace_files(workspace: &Path) -> [PathBuf; 2] {
+    [
+        workspace.join(".autoagent").join("config.json"),
+        workspace.join(".rawko").join("config.json"),
+    ]
 }
 
 /// Reads the config files (a missing one is fine) and applies `overrides` last.
 pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<ConfigProblem>) {
     let mut settings = Settings::default();
     let mut problems = Vec::new();
+    let (mut rawko_hooks, mut autoagent_hooks) = (None, None);
     for file in files {
         let text = match std::fs::read_to_string(file) {
             Ok(t) => t,
@@ -152,26 +235,30 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
         let source = file.display().to_string();
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => {
-                apply(&mut settings, &map, &source, &mut problems);
+                let kind = kind_of(file);
+                if kind == FileKind::AutoAgent {
+                    settings.notes.extend(autoagent_note(&map, &source));
+                } else {
+                    apply(&mut settings, &map, &source, &mut problems);
+                }
                 if let Some(section) = map.get("hooks") {
-                    // A workspace's file is `<ws>/.rawko/config.json`; the user's is `rawko/config.json`.
-                    let from_workspace = file
-                        .parent()
-                        .and_then(Path::file_name)
-                        .is_some_and(|n| n == ".rawko");
-                    let origin = if from_workspace {
-                        crate::hooks::HookSource::Workspace
-                    } else {
+                    let origin = if kind == FileKind::User {
                         crate::hooks::HookSource::User
+                    } else {
+                        crate::hooks::HookSource::Workspace
                     };
                     let (hooks, hook_problems) = crate::hooks::config::parse(section, origin);
                     problems.extend(hook_problems.into_iter().map(|p| ConfigProblem {
                         source: source.clone(),
                         message: p.message,
                     }));
-                    if from_workspace {
-                        let has_any = section.as_object().is_some_and(|o| !o.is_empty());
-                        settings.workspace_hooks = has_any.then(|| section.clone());
+                    let has_any = section.as_object().is_some_and(|o| !o.is_empty());
+                    if kind != FileKind::User && has_any {
+                        settings.workspace_hook_files.push(file.clone());
+                        match kind {
+                            FileKind::AutoAgent => autoagent_hooks = Some(section.clone()),
+                            _ => rawko_hooks = Some(section.clone()),
+                        }
                     }
                     let earlier = std::mem::take(&mut settings.hooks);
                     settings.hooks = crate::hooks::config::merge(earlier, hooks);
@@ -187,6 +274,8 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
             }),
         }
     }
+    settings.workspace_hooks =
+        crate::hooks::trust::combine(rawko_hooks.as_ref(), autoagent_hooks.as_ref());
     match overrides {
         None | Some(Value::Null) => {}
         Some(Value::Object(map)) => {
@@ -413,5 +502,66 @@ mod tests {
         assert_eq!(s, Settings::default());
         assert!(problems[0].message.starts_with("invalid JSON"));
         assert_eq!(problems[1].message, "must be a JSON object");
+    }
+
+    /// AutoAgent's documented config (its hooks design, seed 004): only the hooks are read, the
+    /// rest is one note; a hook written the same way in `.rawko/config.json` runs once.
+    #[test]
+    fn autoagent_config_gives_its_hooks_and_one_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        let [autoagent, rawko] = workspace_files(ws);
+        std::fs::create_dir_all(autoagent.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(rawko.parent().unwrap()).unwrap();
+        let hook = json!({"type": "command", "command": "echo same"});
+        std::fs::write(
+            &autoagent,
+            json!({
+                "providers": ["claude", "gemini"], "failoverDelay": 5000, "retryAttempts": 3,
+                "maxTokens": 100000, "rateLimitCooldown": 3600000, "gitAutoCommit": false,
+                "logLevel": "info",
+                "hooks": {"PreExecutionStart": [hook.clone(), {"type": "command", "command": "echo aa"}]}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let (s, problems) = load(&[autoagent.clone(), rawko.clone()], None);
+        assert_eq!(problems, vec![]);
+        assert_eq!(s.providers, vec![]);
+        assert_eq!(s.rate_limit_cooldown, Duration::from_secs(3600));
+        assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+        assert!(
+            s.notes[0].contains("(failoverDelay, gitAutoCommit, logLevel, maxTokens, providers, rateLimitCooldown, retryAttempts not used"),
+            "{:?}",
+            s.notes
+        );
+        assert_eq!(s.hooks.len(), 2);
+        assert!(s
+            .hooks
+            .iter()
+            .all(|h| h.source == crate::hooks::HookSource::Workspace));
+        assert_eq!(s.workspace_hook_files, vec![autoagent.clone()]);
+
+        std::fs::write(
+            &rawko,
+            json!({"hooks": {"PreExecutionStart": [hook, {"type": "command", "command": "echo rr"}]}})
+                .to_string(),
+        )
+        .unwrap();
+        let (s, _) = load(&[autoagent.clone(), rawko.clone()], None);
+        let commands: Vec<String> = s.hooks.iter().map(|h| h.describe()).collect();
+        assert_eq!(
+            commands,
+            vec![
+                "PreExecutionStart: echo same",
+                "PreExecutionStart: echo aa",
+                "PreExecutionStart: echo rr"
+            ]
+        );
+        assert_eq!(s.workspace_hook_files, vec![autoagent, rawko]);
+        // Trust covers both files, and it is what the trust check reads.
+        let covered = s.workspace_hooks.clone().unwrap();
+        assert!(covered.get(".autoagent/config.json").is_some());
+        assert_eq!(crate::hooks::trust::workspace_section(ws), Some(covered));
     }
 }

@@ -46,7 +46,7 @@ pub fn trust_workspace(ctx: &mut Context<'_>, revoke: bool) -> io::Result<ExitCo
         return Ok(EXIT_OK);
     }
     let file = ctx.workspace.join(".rawko").join("config.json");
-    let (settings, problems) = config::load(std::slice::from_ref(&file), None);
+    let (settings, problems) = config::load(&config::workspace_files(&ctx.workspace), None);
     for p in &problems {
         writeln!(ctx.err, "warning: {p}")?;
     }
@@ -93,7 +93,7 @@ pub fn trust_workspace(ctx: &mut Context<'_>, revoke: bool) -> io::Result<ExitCo
     writeln!(
         ctx.out,
         "If the hooks in {} change, rawko asks again.",
-        file.display()
+        settings.workspace_hook_files_text(&ctx.workspace)
     )?;
     Ok(EXIT_OK)
 }
@@ -251,9 +251,10 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 /// The config file `rawko config` edits.
 fn config_file(ctx: &Context<'_>, global: bool) -> Option<PathBuf> {
     if global {
+        let workspace = config::workspace_files(&ctx.workspace);
         config::config_files(&ctx.workspace, ctx.env)
             .into_iter()
-            .find(|f| !f.parent().is_some_and(|p| p.ends_with(".rawko")))
+            .find(|f| !workspace.contains(f))
     } else {
         Some(ctx.workspace.join(".rawko").join("config.json"))
     }
@@ -513,19 +514,21 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
                 "providers": settings.providers.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
                 "hooks": hooks,
                 "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "notes": settings.notes,
             }))?
         )?;
         return Ok(EXIT_OK);
     }
     let o = &mut *ctx.out;
     writeln!(o, "Config files (later ones win):")?;
+    let [autoagent, _] = config::workspace_files(&ctx.workspace);
     for f in &files {
-        writeln!(
-            o,
-            "  {} {}",
-            f.display(),
-            if f.is_file() { "" } else { "(none)" }
-        )?;
+        let what = match (f.is_file(), *f == autoagent) {
+            (false, _) => "(none)",
+            (true, true) => "(AutoAgent's: only its hooks are read)",
+            (true, false) => "",
+        };
+        writeln!(o, "  {} {what}", f.display())?;
     }
     writeln!(o)?;
     writeln!(o, "Settings:")?;
@@ -572,6 +575,9 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
             };
             writeln!(o, "  {}  ({from})", h.describe())?;
         }
+    }
+    for n in &settings.notes {
+        writeln!(ctx.err, "note: {n}")?;
     }
     for p in &problems {
         writeln!(ctx.err, "warning: {p}")?;

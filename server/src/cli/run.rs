@@ -76,8 +76,8 @@ fn workspace_trusted(
     if !io::stdin().is_terminal() {
         writeln!(
             err,
-            "note: the hooks in {}/.rawko/config.json do not run: {} (`rawko trust` trusts it)",
-            workspace.display(),
+            "note: the hooks in {} do not run: {} (`rawko trust` trusts it)",
+            settings.workspace_hook_files_text(workspace),
             if state == Trust::Changed {
                 "they changed since you trusted this workspace"
             } else {
@@ -88,8 +88,13 @@ fn workspace_trusted(
     }
     writeln!(
         out,
-        "{} defines hooks{}:",
-        workspace.join(".rawko").join("config.json").display(),
+        "{} {} hooks{}:",
+        settings.workspace_hook_files_text(workspace),
+        if settings.workspace_hook_files.len() > 1 {
+            "define"
+        } else {
+            "defines"
+        },
         if state == Trust::Changed {
             " that changed since you trusted it"
         } else {
@@ -406,8 +411,8 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         for note in &stop.notes {
             match note {
                 crate::hooks::Note::Output(t) => writeln!(printer.out, "  🪝 {t}")?,
-                crate::hooks::Note::Error(t) | crate::hooks::Note::ConfigError(t) => {
-                    writeln!(printer.out, "  ✗ {t}")?
+                note @ (crate::hooks::Note::Error(_) | crate::hooks::Note::ConfigError { .. }) => {
+                    writeln!(printer.out, "  ✗ {}", note.text())?
                 }
             }
         }

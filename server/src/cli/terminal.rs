@@ -40,6 +40,9 @@ pub struct Printer<'a> {
     pending_header: Option<String>,
     /// Whether the current phase's context injection was shown (once per phase is enough).
     context_shown: bool,
+    /// The last error line shown: a status whose reason says the same (a hook configuration
+    /// error is both) is not shown twice.
+    last_error: Option<String>,
 }
 
 fn first_line(text: &str) -> String {
@@ -64,6 +67,7 @@ impl<'a> Printer<'a> {
             last_crumb: String::new(),
             pending_header: None,
             context_shown: false,
+            last_error: None,
         }
     }
 
@@ -140,7 +144,10 @@ impl<'a> Printer<'a> {
                             writeln!(self.out, "{line}")?;
                         }
                     }
-                    OutputKind::Error => writeln!(self.out, "  ⚠️  {text}")?,
+                    OutputKind::Error => {
+                        writeln!(self.out, "  ⚠️  {text}")?;
+                        self.last_error = Some(text);
+                    }
                     OutputKind::HookOutput => writeln!(self.out, "  🪝 {text}")?,
                     OutputKind::AssistantDelta => {}
                 }
@@ -158,7 +165,9 @@ impl<'a> Printer<'a> {
                     self.context_shown = false;
                     self.last_crumb = crumb;
                 }
-                if let Some(reason) = reason.filter(|_| state == TaskState::Running) {
+                if let Some(reason) = reason
+                    .filter(|r| state == TaskState::Running && self.last_error.as_ref() != Some(r))
+                {
                     self.end_text()?;
                     writeln!(self.out, "     ({reason})")?;
                 }

@@ -99,6 +99,8 @@ pub(super) struct Control {
     pub(super) stop_hook_active: bool,
     /// Why the task waits for the user, when a hook (not the user) stopped it.
     pub(super) halt_reason: Option<String>,
+    /// The hooks whose configuration error the user was told about (once per task).
+    pub(super) config_errors_shown: HashSet<String>,
     /// The external agent this task stands for, if it is one.
     external: Option<Arc<crate::external::Bridge>>,
     /// No editor could be asked about the last blocked call: an external agent is told to ask its
@@ -269,6 +271,7 @@ pub(super) async fn run(
         files_modified: Default::default(),
         stop_hook_active: false,
         halt_reason: None,
+        config_errors_shown: HashSet::new(),
         external,
         approved: false,
         ask_agent: None,
@@ -277,7 +280,7 @@ pub(super) async fn run(
         session.task_started(&id);
     }
     ctl.secrets = crate::secrets::Secrets::new(&ctl.settings, |k| std::env::var(k).ok());
-    let tools = match ToolContext::new(&workspace) {
+    let mut tools = match ToolContext::new(&workspace) {
         Ok(mut tools) => {
             tools.bash_timeout = ctl.settings.bash_timeout;
             tools.env_remove = ctl.secrets.env_names().to_vec();
@@ -449,6 +452,12 @@ pub(super) async fn run(
                 effects.extend(ctl.effects_to_continue());
             }
         }
+    }
+
+    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
+    let bash_env = ctl.session_env();
+    if !bash_env.0.is_empty() {
+        Arc::make_mut(&mut tools).bash_env = bash_env;
     }
 
     if ctl.external.is_some() {

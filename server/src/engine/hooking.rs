@@ -119,16 +119,21 @@ impl Control {
         }
     }
 
-    /// Shows a dispatch's notes in the output; a configuration error also goes into the status.
+    /// Shows a dispatch's notes in the output; a configuration error also goes into the status,
+    /// once per task for each hook (a broken guard would otherwise say so at every call).
     fn show(&mut self, event: HookEvent, d: &Dispatch) {
+        let mut first_config_error = None;
         for note in &d.notes {
             match note {
                 Note::Output(text) => self.output(OutputKind::HookOutput, text.clone()),
                 Note::Error(text) => self.output(OutputKind::Error, text.clone()),
-                Note::ConfigError(text) => self.output(
-                    OutputKind::Error,
-                    format!("hook configuration error: {text}"),
-                ),
+                Note::ConfigError { hook, text } => {
+                    if self.config_errors_shown.insert(hook.clone()) {
+                        let text = format!("hook configuration error: {text}");
+                        self.output(OutputKind::Error, text.clone());
+                        first_config_error.get_or_insert(text);
+                    }
+                }
             }
         }
         let mut detail = format!(
@@ -144,9 +149,7 @@ impl Control {
             detail.push_str(&format!("; stopped: {}", first_line(h)));
         }
         self.record("hook", None, None, Some(detail));
-        let config_errors = d.config_errors();
-        if let Some(first) = config_errors.first() {
-            let reason = format!("hook configuration error: {first}");
+        if let Some(reason) = first_config_error {
             let state = if self.state.is_finished() {
                 TaskState::Running
             } else {
@@ -192,10 +195,21 @@ impl Control {
             }
         }
         let source = if resumed { "resume" } else { "startup" };
-        let inv = self
+        let mut inv = self
             .invocation(HookEvent::SessionStart)
             .subject(source)
             .field("source", source);
+        if let Some(dir) = self.session_env_dir() {
+            if self.hooks.any(&inv) {
+                match std::fs::create_dir_all(&dir) {
+                    Ok(()) => inv = inv.env_dir(dir),
+                    Err(e) => self.output(
+                        OutputKind::Error,
+                        format!("cannot make {} for CLAUDE_ENV_FILE: {e}", dir.display()),
+                    ),
+                }
+            }
+        }
         context.extend(self.fire(inv).await.context);
         if resumed {
             return Ok(context);
@@ -217,6 +231,36 @@ impl Control {
         self.fire(self.invocation(HookEvent::PostExecutionStart))
             .await;
         Ok(context)
+    }
+
+    /// Where SessionStart hooks write their `CLAUDE_ENV_FILE`s: the task's directory (none for a
+    /// task that is not stored).
+    fn session_env_dir(&self) -> Option<std::path::PathBuf> {
+        self.files.as_ref().map(|f| f.dir().join("session-env"))
+    }
+
+    /// The environment SessionStart hooks wrote to their `CLAUDE_ENV_FILE`s, for the task's Bash
+    /// commands. The files are read, never run (see crate::hooks::envfile); what could not be read
+    /// is shown, and so are the names set.
+    pub(super) fn session_env(&mut self) -> crate::tools::BashEnv {
+        let Some(dir) = self.session_env_dir() else {
+            return Default::default();
+        };
+        let parsed = crate::hooks::envfile::read_dir(&dir, &|name| std::env::var(name).ok());
+        for problem in &parsed.problems {
+            self.output(OutputKind::Error, format!("CLAUDE_ENV_FILE: {problem}"));
+        }
+        let names = parsed.names();
+        if !names.is_empty() {
+            self.output(
+                OutputKind::HookOutput,
+                format!(
+                    "CLAUDE_ENV_FILE: the task's Bash commands get {}",
+                    names.join(", ")
+                ),
+            );
+        }
+        crate::tools::BashEnv(parsed.changes)
     }
 
     /// PhaseEnter or PhaseExit for the current phase; the phase name is what matchers see.

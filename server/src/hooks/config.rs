@@ -87,6 +87,15 @@ impl Hook {
         }
     }
 
+    /// What the hook does, whatever event it is configured for: its command, or its built-in
+    /// type. A configuration error is about this, so it is told once per task.
+    pub fn identity(&self) -> String {
+        match &self.action {
+            HookAction::Command(c) => c.clone(),
+            _ => self.label(),
+        }
+    }
+
     /// One line for listings: `PreToolUse [Bash|Write]: ./check.sh`.
     pub fn describe(&self) -> String {
         let matcher = match &self.matcher {

@@ -9,6 +9,7 @@
 //! tool's format. See docs/hooks.md.
 
 pub mod config;
+pub mod envfile;
 pub mod git;
 pub mod process;
 pub mod session;
@@ -130,6 +131,9 @@ pub struct Invocation {
     pub vars: Vars,
     /// Only hooks written in this format run (the two meanings of `Stop`).
     pub only: Option<Dialect>,
+    /// Claude Code's `CLAUDE_ENV_FILE` (SessionStart): each command hook gets a file of its own
+    /// in this directory, `sessionstart-hook-<n>.sh`, to write `export NAME=value` lines to.
+    pub env_dir: Option<PathBuf>,
 }
 
 impl Invocation {
@@ -140,6 +144,7 @@ impl Invocation {
             fields: Map::new(),
             vars: Vars::new(),
             only: None,
+            env_dir: None,
         }
     }
 
@@ -162,6 +167,11 @@ impl Invocation {
         self.only = Some(dialect);
         self
     }
+
+    pub fn env_dir(mut self, dir: PathBuf) -> Self {
+        self.env_dir = Some(dir);
+        self
+    }
 }
 
 /// What the user should see from a hook.
@@ -172,8 +182,18 @@ pub enum Note {
     /// A hook failed without blocking: a non-zero exit, a crash, a timeout.
     Error(String),
     /// A hook could not run at all (exit 126/127, a command that cannot start): a configuration
-    /// error, so a typo never switches a guard off unnoticed.
-    ConfigError(String),
+    /// error, so a typo never switches a guard off unnoticed. `hook` tells which hook it is
+    /// (its command), so a face can say it once however often the hook fires.
+    ConfigError { hook: String, text: String },
+}
+
+impl Note {
+    /// The note's text.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Output(t) | Self::Error(t) | Self::ConfigError { text: t, .. } => t,
+        }
+    }
 }
 
 /// What the hooks of one event decided, together.
@@ -202,7 +222,7 @@ impl Dispatch {
         self.notes
             .iter()
             .filter_map(|n| match n {
-                Note::ConfigError(t) => Some(t.as_str()),
+                Note::ConfigError { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect()
@@ -237,8 +257,9 @@ impl Hooks {
         &self.hooks
     }
 
-    fn selected<'a>(&'a self, inv: &'a Invocation) -> impl Iterator<Item = &'a Hook> + 'a {
-        self.hooks.iter().filter(move |h| {
+    /// The hooks that run for `inv`, with their place among all hooks.
+    fn selected<'a>(&'a self, inv: &'a Invocation) -> impl Iterator<Item = (usize, &'a Hook)> + 'a {
+        self.hooks.iter().enumerate().filter(move |(_, h)| {
             h.event == inv.event
                 && inv.only.is_none_or(|d| d == h.dialect)
                 && h.matcher.matches(inv.subject.as_deref())
@@ -255,20 +276,27 @@ impl Hooks {
     /// next hook sees.
     pub async fn dispatch(&self, inv: Invocation) -> Dispatch {
         let mut out = Dispatch::default();
-        let hooks: Vec<&Hook> = self.selected(&inv).collect();
+        let hooks: Vec<(usize, &Hook)> = self.selected(&inv).collect();
         if hooks.is_empty() {
             return out;
         }
         let mut fields = inv.fields.clone();
-        for hook in hooks {
+        for (index, hook) in hooks {
             out.ran += 1;
             let label = format!("{} hook {}", inv.event.name(), hook.label());
             match &hook.action {
                 HookAction::Command(command) => {
                     let input = self.input(&inv, &fields);
-                    let command = template::render(command, &inv.vars, true);
+                    let mut command = template::render_command(command, &inv.vars);
+                    if let Some(dir) = &inv.env_dir {
+                        let file = dir.join(format!("sessionstart-hook-{index}.sh"));
+                        command
+                            .env
+                            .push(("CLAUDE_ENV_FILE".to_owned(), file.display().to_string()));
+                    }
                     let result = process::run(
-                        &command,
+                        &command.text,
+                        &command.env,
                         &input,
                         &self.workspace,
                         hook.timeout,
@@ -291,7 +319,7 @@ impl Hooks {
                     let template = message
                         .clone()
                         .unwrap_or_else(|| "rawko: {{taskDescription}}".to_owned());
-                    let message = template::render(&template, &inv.vars, false);
+                    let message = template::render_text(&template, &inv.vars);
                     let o = git::commit(&self.workspace, &message, *no_verify, hook.timeout).await;
                     out.notes.push(if o.ok {
                         Note::Output(o.message)
@@ -342,6 +370,18 @@ impl Hooks {
     }
 }
 
+/// The fields of a JSON answer that rawko reads (AutoAgent's and Claude Code's).
+const ANSWER_FIELDS: [&str; 8] = [
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "feedback",
+    "hookSpecificOutput",
+];
+
 /// Reads one command hook's result into the dispatch.
 fn interpret(
     inv: &Invocation,
@@ -362,9 +402,33 @@ fn interpret(
     let fail_closed = |out: &mut Dispatch, why: String| {
         out.blocked = Some(format!("{why}; the hook is failClosed, so this blocks"));
     };
-    // stdout is always shown.
     let stdout = r.stdout.trim_end();
-    if !stdout.trim().is_empty() {
+    // JSON on stdout is read where the exit status lets it decide (0 and the ordinary errors).
+    // An answer that looks like JSON but cannot be read (past the bound, or broken) is a hook
+    // failure: it blocks under failClosed and is never taken as a silent allow.
+    let looks_like_json = stdout.trim_start().starts_with('{');
+    let parsed: Result<Option<Value>, String> = match &r.exit {
+        Exit::Code(code) if *code != 2 && !matches!(code, 126 | 127 | 129..=192) => {
+            if looks_like_json && r.stdout_cut > 0 {
+                Err(format!(
+                    "its answer is longer than {} MiB",
+                    process::ANSWER_CAP / (1024 * 1024)
+                ))
+            } else if looks_like_json {
+                serde_json::from_str::<Value>(stdout.trim())
+                    .map(Some)
+                    .map_err(|e| e.to_string())
+            } else {
+                Ok(None)
+            }
+        }
+        _ => Ok(None),
+    };
+    // stdout is shown, except an answer in JSON that says nothing but what rawko acts on (`{}`,
+    // `{"continue": true}`, a decision): what it does is shown where it happens. One with a field
+    // rawko does not read is shown, so a misspelt field does not pass unnoticed.
+    let answer_only = matches!(&parsed, Ok(Some(Value::Object(o))) if o.keys().all(|k| ANSWER_FIELDS.contains(&k.as_str())));
+    if !stdout.trim().is_empty() && !answer_only {
         let shown = cut(stdout, 8000);
         let mut text = format!("{label}: {shown}");
         let kept = if shown.len() == stdout.len() {
@@ -381,7 +445,10 @@ fn interpret(
     match &r.exit {
         Exit::SpawnFailed(why) => {
             let why = format!("{label} could not run: {why}");
-            out.notes.push(Note::ConfigError(why.clone()));
+            out.notes.push(Note::ConfigError {
+                hook: hook.identity(),
+                text: why.clone(),
+            });
             if hook.fail_closed {
                 fail_closed(out, why);
             }
@@ -397,7 +464,10 @@ fn interpret(
                 "{label} could not run ({what}, exit {code}): {}; check the hooks in your config",
                 stderr_line(what)
             );
-            out.notes.push(Note::ConfigError(why.clone()));
+            out.notes.push(Note::ConfigError {
+                hook: hook.identity(),
+                text: why.clone(),
+            });
             if hook.fail_closed {
                 fail_closed(out, why);
             }
@@ -455,22 +525,9 @@ fn interpret(
             )));
         }
     }
-    // JSON on stdout decides; plain text is context for the events that take it. An answer that
-    // looks like JSON but cannot be read (cut at the bound, or broken) is a hook failure: it
-    // blocks under failClosed and is never taken as a silent allow.
-    let looks_like_json = stdout.trim_start().starts_with('{');
-    let parsed = if looks_like_json && r.stdout_cut > 0 {
-        Err(format!(
-            "its answer is longer than {} MiB",
-            process::ANSWER_CAP / (1024 * 1024)
-        ))
-    } else if looks_like_json {
-        serde_json::from_str::<Value>(stdout.trim()).map_err(|e| e.to_string())
-    } else {
-        Ok(Value::Null)
-    };
+    // JSON on stdout decides; plain text is context for the events that take it.
     let parsed = match parsed {
-        Ok(v) => Some(v),
+        Ok(v) => v,
         Err(e) => {
             let why = format!("{label} answered JSON that rawko cannot read ({e})");
             out.notes.push(Note::Error(why.clone()));
@@ -611,4 +668,65 @@ pub fn workspace_hook_lines(all: &[Hook]) -> Vec<String> {
         .filter(|h| h.source == HookSource::Workspace)
         .map(Hook::describe)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hooks(commands: &[&str]) -> Hooks {
+        let section = json!({"PreToolUse": commands
+            .iter()
+            .map(|c| json!({"type": "command", "command": c}))
+            .collect::<Vec<_>>()});
+        let (hooks, problems) = config::parse(&section, HookSource::User);
+        assert!(problems.is_empty(), "{problems:?}");
+        Hooks::new(hooks, "s", std::env::temp_dir())
+    }
+
+    /// An answer in JSON that only says what rawko acts on is not echoed; plain text, and JSON
+    /// with a field rawko does not read, are.
+    #[tokio::test]
+    async fn quiet_answers_are_not_echoed() {
+        let d = hooks(&[
+            "echo '{}'",
+            "echo '{\"continue\": true}'",
+            "echo '{\"decision\": \"approve\", \"suppressOutput\": true}'",
+            "echo '{\"hookSpecificOutput\": {\"permissionDecision\": \"allow\"}}'",
+            "echo plain words",
+            "echo '{\"decison\": \"block\"}'",
+            "echo '{\"systemMessage\": \"careful\"}'",
+            "echo '{}'; exit 2",
+        ])
+        .dispatch(Invocation::new(HookEvent::PreToolUse).subject("Bash"))
+        .await;
+        let texts: Vec<&str> = d.notes.iter().map(Note::text).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "PreToolUse hook `echo plain words`: plain words",
+                "PreToolUse hook `echo '{\"decison\": \"block\"}'`: {\"decison\": \"block\"}",
+                "PreToolUse hook `echo '{\"systemMessage\": \"careful\"}'`: ⚠ careful",
+                // Exit 2: stdout is not an answer, so it is shown.
+                "PreToolUse hook `echo '{}'; exit 2`: {}",
+            ]
+        );
+        assert!(d.allowed);
+        assert_eq!(d.blocked.as_deref(), Some("Blocked by hook"));
+    }
+
+    /// A configuration error names its hook, whatever the event, so it can be told once.
+    #[tokio::test]
+    async fn a_configuration_error_names_its_hook() {
+        let d = hooks(&["./no-such-guard.sh"])
+            .dispatch(Invocation::new(HookEvent::PreToolUse).subject("Bash"))
+            .await;
+        match d.notes.as_slice() {
+            [Note::ConfigError { hook, text }] => {
+                assert_eq!(hook, "./no-such-guard.sh");
+                assert!(text.contains("command not found, exit 127"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

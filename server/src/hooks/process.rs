@@ -74,9 +74,11 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut 
     }
 }
 
-/// Runs `command` with `input` on stdin. Never fails: every way it can go wrong is an [`Exit`].
+/// Runs `command` with `input` on stdin and `env` added to rawko's environment. Never fails:
+/// every way it can go wrong is an [`Exit`].
 pub async fn run(
     command: &str,
+    env: &[(String, String)],
     input: &[u8],
     cwd: &Path,
     timeout: Duration,
@@ -89,6 +91,7 @@ pub async fn run(
         .current_dir(cwd)
         // Claude Code's hooks find the project here.
         .env("CLAUDE_PROJECT_DIR", cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -205,6 +208,7 @@ mod tests {
         let dir = std::env::temp_dir();
         run(
             cmd,
+            &[],
             b"{\"x\":1}",
             &dir,
             Duration::from_millis(timeout_ms),
@@ -258,6 +262,7 @@ mod tests {
         let big = vec![b'x'; 4 * 1024 * 1024];
         let r = run(
             "echo done",
+            &[],
             &big,
             &std::env::temp_dir(),
             Duration::from_secs(5),

@@ -1,6 +1,7 @@
-//! Workspace trust. Hooks from a workspace's `.rawko/config.json` run arbitrary commands, so they
-//! run only after the user trusted that workspace (`rawko trust`, or the editor's prompt). Trust is
-//! recorded with a hash of the hooks section; a changed section asks again.
+//! Workspace trust. Hooks from a workspace's `.rawko/config.json` (and AutoAgent's
+//! `.autoagent/config.json`) run arbitrary commands, so they run only after the user trusted that
+//! workspace (`rawko trust`, or the editor's prompt). Trust is recorded with a hash of the hooks
+//! sections; a changed section asks again.
 //!
 //! The record is `$XDG_CONFIG_HOME/rawko/trusted-workspaces.json` (`~/.config/rawko/…`):
 //! `{"v": 1, "workspaces": {"/abs/path": {"hooksHash": "sha256:…", "trustedAt": ms}}}`.
@@ -32,14 +33,31 @@ pub fn hooks_hash(section: &Value) -> String {
     format!("sha256:{hex}")
 }
 
-/// The `hooks` section of a workspace's `.rawko/config.json`, if it has one.
+/// What trust covers, from the `hooks` sections (non-empty ones only) of a workspace's
+/// `.rawko/config.json` and `.autoagent/config.json`: the first alone when the second has none,
+/// so a trust recorded before rawko read AutoAgent's file still holds; else both, keyed by file.
+pub fn combine(rawko: Option<&Value>, autoagent: Option<&Value>) -> Option<Value> {
+    match autoagent {
+        None => rawko.cloned(),
+        Some(a) => Some(json!({
+            ".autoagent/config.json": a,
+            ".rawko/config.json": rawko.cloned().unwrap_or(Value::Null),
+        })),
+    }
+}
+
+/// The hooks of a workspace that trust covers (see [`combine`]), if it has any.
 pub fn workspace_section(workspace: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(workspace.join(".rawko").join("config.json")).ok()?;
-    let value: Value = serde_json::from_str(&text).ok()?;
-    value
-        .get("hooks")
-        .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))
-        .cloned()
+    let section = |file: PathBuf| -> Option<Value> {
+        let text = std::fs::read_to_string(file).ok()?;
+        let value: Value = serde_json::from_str(&text).ok()?;
+        value
+            .get("hooks")
+            .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))
+            .cloned()
+    };
+    let [autoagent, rawko] = crate::config::workspace_files(workspace);
+    combine(section(rawko).as_ref(), section(autoagent).as_ref())
 }
 
 /// The file trust is recorded in.

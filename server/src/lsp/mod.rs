@@ -119,6 +119,9 @@ impl Shared {
         let files = config::config_files(&workspace, |k| std::env::var_os(k));
         let (settings, problems) = config::load(&files, options);
         crate::provider::failover::set_default_cooldown(settings.rate_limit_cooldown);
+        for note in &settings.notes {
+            tracing::info!("{note}");
+        }
         let trust = crate::hooks::trust::check(
             crate::hooks::trust::store_path(|k| std::env::var_os(k)).as_deref(),
             &workspace,
@@ -1016,8 +1019,8 @@ async fn ask_trust(
             .show_message(
                 MessageType::WARNING,
                 format!(
-                    "rawko: the hooks in {}/.rawko/config.json do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
-                    workspace.display()
+                    "rawko: the hooks in {} do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
+                    settings.workspace_hook_files_text(&workspace)
                 ),
             )
             .await;
@@ -1048,8 +1051,8 @@ async fn end_session(shared: &Shared, interrupted: bool) {
     for note in &stop.notes {
         match note {
             crate::hooks::Note::Output(t) => tracing::info!("{t}"),
-            crate::hooks::Note::Error(t) | crate::hooks::Note::ConfigError(t) => {
-                tracing::warn!("{t}")
+            note @ (crate::hooks::Note::Error(_) | crate::hooks::Note::ConfigError { .. }) => {
+                tracing::warn!("{}", note.text())
             }
         }
     }

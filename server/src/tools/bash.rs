@@ -1,4 +1,6 @@
-//! Bash: runs `sh -c COMMAND` in the workspace, in a process group of its own.
+//! Bash: runs `sh -c COMMAND` in the workspace, in a process group of its own, with rawko's
+//! environment and the changes SessionStart hooks asked for (`CLAUDE_ENV_FILE`, read by
+//! crate::hooks::envfile).
 //!
 //! The whole group is ended when the command is done, one way or another: on timeout (SIGTERM, then
 //! SIGKILL after a short grace), when the shell exits and leaves processes behind, and when the
@@ -23,6 +25,7 @@ use tokio::process::Child;
 use tokio::time::{sleep_until, Instant};
 
 use super::{Args, ToolContext, ToolOutput, MAX_BASH_TIMEOUT_MS};
+use crate::hooks::envfile::EnvChange;
 
 /// How long the group gets between SIGTERM and SIGKILL, and to close its output after SIGKILL.
 const GRACE: Duration = Duration::from_secs(1);
@@ -132,6 +135,12 @@ enum Ending {
 
 async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
     let mut shell = tokio::process::Command::new("sh");
+    for change in &ctx.bash_env.0 {
+        match change {
+            EnvChange::Set(name, value) => shell.env(name, value),
+            EnvChange::Unset(name) => shell.env_remove(name),
+        };
+    }
     // The keys rawko holds are not the agent's: `env` in a Bash call must not show them.
     for name in &ctx.env_remove {
         shell.env_remove(name);
@@ -347,6 +356,29 @@ mod tests {
         assert_eq!(
             out,
             ToolOutput::ok("out\nmore\n--- stderr ---\nerr\nexit code 0")
+        );
+    }
+
+    /// The changes a SessionStart hook asked for apply: set and unset, in order.
+    #[tokio::test]
+    async fn bash_gets_the_tasks_environment_changes() {
+        use crate::hooks::envfile::EnvChange;
+        let (_dir, mut ctx) = workspace();
+        ctx.bash_env = super::super::BashEnv(vec![
+            EnvChange::Set("RAWKO_TEST_FOO".into(), "it's $(not run)".into()),
+            EnvChange::Set("HOME".into(), "/nowhere".into()),
+            EnvChange::Unset("HOME".into()),
+        ]);
+        let out = run(
+            "Bash",
+            &json!({"command": "echo \"$RAWKO_TEST_FOO|${HOME-unset}\""}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out, ToolOutput::ok("it's $(not run)|unset\nexit code 0"));
+        assert_eq!(
+            format!("{:?}", ctx.bash_env),
+            "BashEnv([\"RAWKO_TEST_FOO\", \"HOME\", \"-HOME\"], values redacted)"
         );
     }
 

@@ -44,6 +44,29 @@ pub struct ToolContext {
     pub output_cap: usize,
     /// Environment variables a Bash call does not inherit (the provider keys, `secrets.env`).
     pub env_remove: Vec<String>,
+    /// Changes to rawko's environment for Bash commands (what SessionStart hooks wrote to
+    /// `CLAUDE_ENV_FILE`), in order.
+    pub bash_env: BashEnv,
+}
+
+/// Changes to the environment of Bash commands. Its `Debug` shows the names only: values may be
+/// secrets.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct BashEnv(pub Vec<crate::hooks::envfile::EnvChange>);
+
+impl std::fmt::Debug for BashEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::hooks::envfile::EnvChange;
+        let names: Vec<String> = self
+            .0
+            .iter()
+            .map(|c| match c {
+                EnvChange::Set(n, _) => n.clone(),
+                EnvChange::Unset(n) => format!("-{n}"),
+            })
+            .collect();
+        write!(f, "BashEnv({names:?}, values redacted)")
+    }
 }
 
 impl ToolContext {
@@ -64,6 +87,7 @@ impl ToolContext {
                 .iter()
                 .map(|n| (*n).to_owned())
                 .collect(),
+            bash_env: BashEnv::default(),
         })
     }
 }
