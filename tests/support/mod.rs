@@ -416,6 +416,8 @@ impl Editor {
 
     /// The last messages received and the tail of stderr, for a failure message.
     fn report(&mut self) -> String {
+        // What arrived but no wait took yet belongs in the report too.
+        self.drain();
         let status = match self.closed {
             Some(_) => match self.exit_status(Duration::from_secs(1)) {
                 Some(s) => format!("rawko exited: {s}\n"),
