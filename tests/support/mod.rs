@@ -10,6 +10,9 @@
 
 #![allow(dead_code)]
 
+pub mod claude_code;
+pub mod fake_anthropic;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
