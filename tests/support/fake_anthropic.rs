@@ -134,7 +134,7 @@ impl Request {
     /// The text of the last message (its text blocks and tool results, joined).
     pub fn last_text(&self) -> String {
         let mut out = String::new();
-        visit_strings(&self.last_message()["content"], &mut |s| {
+        visit_text(&self.last_message()["content"], &mut |s| {
             out.push_str(s);
             out.push('\n');
         });
@@ -150,7 +150,7 @@ impl Request {
                     continue;
                 }
                 let mut text = String::new();
-                visit_strings(&block["content"], &mut |s| text.push_str(s));
+                visit_text(&block["content"], &mut |s| text.push_str(s));
                 out.push(ToolResult {
                     tool_use_id: block["tool_use_id"].as_str().unwrap_or_default().to_owned(),
                     text,
@@ -205,6 +205,19 @@ impl Request {
                 String::new()
             }
         )
+    }
+}
+
+/// The text of message content: a string, or the `text` (and nested `content`) of its blocks.
+fn visit_text(v: &Value, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| visit_text(x, f)),
+        Value::Object(o) => ["text", "content"]
+            .iter()
+            .filter_map(|k| o.get(*k))
+            .for_each(|x| visit_text(x, f)),
+        _ => {}
     }
 }
 
