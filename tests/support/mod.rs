@@ -10,6 +10,9 @@
 
 #![allow(dead_code)]
 
+pub mod claude_code;
+pub mod fake_anthropic;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -425,6 +428,8 @@ impl Editor {
 
     /// The last messages received and the tail of stderr, for a failure message.
     fn report(&mut self) -> String {
+        // What arrived but no wait took yet belongs in the report too.
+        self.drain();
         let status = match self.closed {
             Some(_) => match self.exit_status(Duration::from_secs(1)) {
                 Some(s) => format!("rawko exited: {s}\n"),
