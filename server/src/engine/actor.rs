@@ -849,6 +849,20 @@ impl Control {
                         None => return Err(Stop::Cancel),
                         Some(TaskCommand::Cancel) => return Err(Stop::Cancel),
                         Some(TaskCommand::Interrupt) => return Err(Stop::Interrupt),
+                        Some(TaskCommand::SendMessage(text)) if self.external.is_some() => {
+                            // An external agent's prompt (UserPromptSubmit): its model has it
+                            // already. It is recorded, the reminders count afresh, and a task
+                            // waiting on the user goes on; it is not handed back to the agent.
+                            self.record("message", None, None, Some(text.clone()));
+                            self.log(LogEvent::UserMessage {
+                                text,
+                                source: "user".to_owned(),
+                            });
+                            self.reminders_in_row = 0;
+                            if stop_for_user {
+                                return Err(Stop::Message);
+                            }
+                        }
                         Some(TaskCommand::SendMessage(text)) => {
                             self.record("message", None, None, Some(text.clone()));
                             self.pending_messages.push_back(text);

@@ -15,7 +15,6 @@ use serde_json::Value;
 use super::definition::{ToolPolicy, ToolRule, WorkflowSet, SHELL_TOOL};
 use super::shell::{self, SimpleCommand};
 use super::state::WorkflowState;
-use super::step::TOOL_NAME as WORKFLOW_STEP;
 use super::texts::{resolve_template, DEFAULT_BLOCK_REASON};
 
 /// The gate's answer for one tool call.
@@ -44,7 +43,7 @@ pub fn check(
     tool: &str,
     input: &Value,
 ) -> GateDecision {
-    if tool.eq_ignore_ascii_case(WORKFLOW_STEP) {
+    if super::tools::class_of(tool) == super::tools::ToolClass::Workflow {
         return GateDecision::Allow;
     }
     let Some((root, phase)) = state.and_then(|s| s.current_phase(set)) else {

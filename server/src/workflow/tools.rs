@@ -132,8 +132,20 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
     tool("find", "Glob", None, ToolClass::Search),
 ];
 
-/// The catalogue entry for `name` (case-insensitive).
+/// The workflow tools rawko's MCP server (`rawko mcp`) offers an external agent.
+const MCP_WORKFLOW_TOOLS: &[&str] = &["workflow_step", "workflow_status", "workflow_start"];
+
+/// The catalogue entry for `name` (case-insensitive). rawko's own MCP tools, as an external agent
+/// names them (`mcp__rawko__workflow_step`), are `workflow_step`: the way on is never gated.
 pub fn known(name: &str) -> Option<&'static KnownTool> {
+    if let Some(tool) = name.strip_prefix("mcp__rawko__") {
+        // Only the server `rawko hook install` names `rawko`: another server's tool of the same
+        // name is not let through.
+        return MCP_WORKFLOW_TOOLS
+            .contains(&tool)
+            .then(|| known("workflow_step"))
+            .flatten();
+    }
     KNOWN_TOOLS
         .iter()
         .find(|t| t.name.eq_ignore_ascii_case(name))
@@ -233,6 +245,10 @@ mod tests {
         assert_eq!(class_of("Frobnicate"), ToolClass::Other);
         assert!(!is_known("Frobnicate"));
         assert!(is_known("mcp__rawko__workflow_step"));
+        assert_eq!(class_of("mcp__rawko__workflow_step"), ToolClass::Workflow);
+        assert_eq!(class_of("mcp__rawko__workflow_status"), ToolClass::Workflow);
+        assert_eq!(class_of("mcp__github__create_pr"), ToolClass::Other);
+        assert_eq!(class_of("mcp__evil__workflow_step"), ToolClass::Other);
     }
 
     #[test]
