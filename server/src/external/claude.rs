@@ -16,6 +16,13 @@ pub const EVENTS: [&str; 6] = [
     "SessionEnd",
 ];
 
+/// rawko's MCP tools as Claude Code names them; `install` allows them in the permissions.
+pub const MCP_TOOLS: [&str; 3] = [
+    "mcp__rawko__workflow_step",
+    "mcp__rawko__workflow_status",
+    "mcp__rawko__workflow_start",
+];
+
 /// rawko's answer to one hook event.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HookAnswer {
@@ -177,6 +184,34 @@ pub fn install(workspace: &Path, exe: &str, workflow: Option<&str>) -> Result<Ve
             settings_path.display()
         ));
     }
+    // rawko's workflow tools need no permission prompt: they only move the workflow, and the
+    // not-done reminder tells the agent to call them.
+    let permissions = settings
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(allow) = permissions
+        .as_object_mut()
+        .map(|p| p.entry("allow").or_insert_with(|| Value::Array(Vec::new())))
+        .and_then(Value::as_array_mut)
+    else {
+        return Err(format!(
+            "\"permissions.allow\" in {} is not a list; nothing was changed",
+            settings_path.display()
+        ));
+    };
+    let missing: Vec<&str> = MCP_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| !allow.iter().any(|a| a == t))
+        .collect();
+    if !missing.is_empty() {
+        allow.extend(missing.iter().map(|t| json!(t)));
+        changes.push(format!(
+            "allowed rawko's workflow tools ({}) in {}",
+            missing.join(", "),
+            settings_path.display()
+        ));
+    }
     let servers = mcp
         .entry("mcpServers")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -241,6 +276,24 @@ pub fn uninstall(workspace: &Path, exe: &str) -> Result<Vec<String>, String> {
         {
             settings.remove("hooks");
         }
+        if let Some(permissions) = settings.get_mut("permissions").and_then(Value::as_object_mut) {
+            if let Some(allow) = permissions.get_mut("allow").and_then(Value::as_array_mut) {
+                let before = allow.len();
+                allow.retain(|a| !MCP_TOOLS.iter().any(|t| a == t));
+                if allow.len() < before {
+                    changes.push(format!(
+                        "removed the permission of rawko's workflow tools from {}",
+                        settings_path.display()
+                    ));
+                }
+                if allow.is_empty() {
+                    permissions.remove("allow");
+                }
+            }
+            if permissions.is_empty() {
+                settings.remove("permissions");
+            }
+        }
         write_json(&settings_path, settings)?;
     }
     if mcp_path.exists() {
@@ -289,14 +342,23 @@ mod tests {
         )
         .unwrap();
         let changes = install(ws, "/opt/rawko bin/rawko", Some("feature")).unwrap();
-        assert_eq!(changes.len(), 7, "{changes:#?}");
+        // Six hooks, the permission of the workflow tools, the MCP server.
+        assert_eq!(changes.len(), 8, "{changes:#?}");
         let again = install(ws, "/opt/rawko bin/rawko", Some("feature")).unwrap();
         assert_eq!(again.len(), 1, "idempotent: {again:#?}");
         let s: Value = serde_json::from_str(
             &std::fs::read_to_string(ws.join(".claude/settings.local.json")).unwrap(),
         )
         .unwrap();
-        assert_eq!(s["permissions"]["allow"][0], "Bash(ls)");
+        assert_eq!(
+            s["permissions"]["allow"],
+            json!([
+                "Bash(ls)",
+                "mcp__rawko__workflow_step",
+                "mcp__rawko__workflow_status",
+                "mcp__rawko__workflow_start"
+            ])
+        );
         assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(
             s["hooks"]["Stop"][0]["hooks"][0]["command"],
