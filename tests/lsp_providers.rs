@@ -220,3 +220,100 @@ fn an_api_key_from_the_config_is_never_shown_or_written() {
     }
     assert!(!ed.stderr().contains(KEY), "the key was logged");
 }
+
+/// A loopback OpenAI-compatible server that leaves its first request unanswered (so the task can
+/// be killed mid-turn), then answers only requests that carry `Bearer key`.
+fn server_that_wants(key: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let auths = Arc::new(Mutex::new(Vec::new()));
+    let seen = auths.clone();
+    thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let (mut length, mut auth) = (0usize, String::new());
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let t = line.trim_end();
+                if t.is_empty() {
+                    break;
+                }
+                let lower = t.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if lower.starts_with("authorization:") {
+                    auth = t["authorization:".len()..].trim().to_owned();
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.lock().expect("lock").push(auth.clone());
+            if n == 0 {
+                // Hold the first request open: the test kills the server meanwhile.
+                thread::spawn(move || {
+                    thread::sleep(Duration::from_secs(30));
+                    drop(stream);
+                });
+                continue;
+            }
+            let response = if auth == format!("Bearer {key}") {
+                let chunk = json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+                    "choices": [{"index": 0, "delta": {"content": "hello"}, "finish_reason": null}]});
+                let last = json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+                format!("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: {chunk}\n\ndata: {last}\n\ndata: [DONE]\n\n")
+            } else {
+                let body = r#"{"error": {"message": "no key", "type": "invalid_request_error"}}"#;
+                format!("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+            };
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (url, auths)
+}
+
+#[test]
+fn a_task_resumed_from_the_editor_uses_the_key_from_config_json() {
+    const KEY: &str = "sk-only-in-config-json-77";
+    let (url, auths) = server_that_wants(KEY);
+    let project = Project::empty();
+    let home = tempfile::tempdir().expect("home");
+    let config = home.path().join(".config/rawko/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"providers": [{"name": "openai", "model": "m", "baseUrl": url}], "apiKeys": {"openai": KEY}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut ed = serve(&project, home.path(), json!({}));
+    let task = start(&mut ed);
+    // Killed while the model's first answer is on its way.
+    for _ in 0..500 {
+        if !auths.lock().expect("lock").is_empty() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    ed.kill9();
+    drop(ed);
+    let mut ed = serve(&project, home.path(), json!({}));
+    assert_eq!(
+        ed.request("rawko/resumeTask", json!({"taskId": task})),
+        Ok(json!({}))
+    );
+    let done = finished(&mut ed, &task);
+    assert_eq!(done["outcome"], "complete", "{done}");
+    let auths = auths.lock().expect("lock").clone();
+    assert!(auths.len() >= 2, "{auths:?}");
+    assert!(
+        auths.iter().all(|a| a == &format!("Bearer {KEY}")),
+        "every request carries the key from config.json: {auths:?}"
+    );
+}

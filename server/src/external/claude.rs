@@ -276,7 +276,10 @@ pub fn uninstall(workspace: &Path, exe: &str) -> Result<Vec<String>, String> {
         {
             settings.remove("hooks");
         }
-        if let Some(permissions) = settings.get_mut("permissions").and_then(Value::as_object_mut) {
+        if let Some(permissions) = settings
+            .get_mut("permissions")
+            .and_then(Value::as_object_mut)
+        {
             if let Some(allow) = permissions.get_mut("allow").and_then(Value::as_array_mut) {
                 let before = allow.len();
                 allow.retain(|a| !MCP_TOOLS.iter().any(|t| a == t));

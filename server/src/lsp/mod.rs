@@ -512,7 +512,8 @@ impl Backend {
                 format!("task \"{id}\" is an external agent's session; it goes on by itself with the agent's next hook event"),
             ));
         }
-        let provider = replay.provider.build().map_err(|e| {
+        let keys = |name: &str| settings.api_keys.get(name);
+        let provider = replay.provider.build_with(&keys).map_err(|e| {
             error(
                 error_codes::INTERNAL_ERROR,
                 format!("cannot resume task \"{id}\": {e}"),
@@ -521,7 +522,7 @@ impl Backend {
         let arbiter = match &replay.arbiter {
             None => engine::ArbiterSetup::Deterministic,
             Some(spec) => engine::ArbiterSetup::Model {
-                provider: spec.build().map_err(|e| {
+                provider: spec.build_with(&keys).map_err(|e| {
                     error(
                         error_codes::INTERNAL_ERROR,
                         format!("cannot resume the arbiter: {e}"),
@@ -844,7 +845,7 @@ fn make_arbiter(settings: &Settings, workspace: &Path) -> Result<engine::Arbiter
         spec.script = Some(workspace.join(script));
     }
     let provider = spec
-        .build()
+        .build_with(&|name| settings.api_keys.get(name))
         .map_err(|e| invalid_params(format!("the model arbiter cannot start: {e}")))?;
     Ok(engine::ArbiterSetup::Model { provider, spec })
 }
