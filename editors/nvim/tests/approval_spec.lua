@@ -46,7 +46,8 @@ t.test('a blocked Write shows the tool, input, phase and reason, and asks', func
   t.has(lines[2], 'Phase   Plan', 'the phase')
   t.has(text, 'Task    Add a --shout flag to greet.sh', 'the task')
   t.has(text, 'Reason  [workflow] The tool "Write" is blocked during the Plan phase.', 'the reason')
-  t.has(text, '"path": "PLAN.md"', 'the input')
+  -- Claude Code's field names, whatever the model wrote (the script says `path`).
+  t.has(text, '"file_path": "PLAN.md"', 'the input')
   t.has(text, '"content": "1. shout\\n"', 'the input')
   local win = require('rawko.prompt').active().win
   t.has(vim.api.nvim_win_get_config(win).title[1][1], 'rawko: allow Write?', 'the title')
