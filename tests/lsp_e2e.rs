@@ -1297,6 +1297,36 @@ fn a_request_before_initialize_is_refused_as_not_initialized() {
 }
 
 #[test]
+fn an_unknown_method_before_initialize_is_not_initialized() {
+    // docs/protocol.md: any request before `initialize` is answered -32002, known or not.
+    let project = Project::with_starter();
+    let mut ed = Editor::spawn(&project.ws);
+    assert_error(ed.request("rawko/explode", json!({})), -32002);
+    assert_error(ed.request("textDocument/hover", json!({})), -32002);
+    ed.initialize(fast());
+    assert_error(ed.request("rawko/explode", json!({})), -32601);
+    assert_still_serving(&mut ed);
+}
+
+#[test]
+fn a_rejected_shutdown_changes_nothing() {
+    let project = Project::with_starter();
+    let script = project.script("slow", SLOW_TURN);
+    let mut ed = serve(&project, fast());
+    // `shutdown` takes no params: refused, and the server goes on as if it had not come.
+    assert_error(ed.request("shutdown", json!({})), -32602);
+    assert_error(ed.request("shutdown", json!({"now": true})), -32602);
+    assert_still_serving(&mut ed);
+    let task = start(&mut ed, &script);
+    wait_output(&mut ed, &task, "context_injected", |_| true);
+    assert_error(ed.request("rawko/explode", json!({})), -32601);
+    // A proper shutdown is accepted; only after it are requests refused.
+    assert_eq!(ed.request("shutdown", Value::Null), Ok(Value::Null));
+    assert_error(ed.request("rawko/listTasks", json!({})), -32600);
+    assert_error(ed.request("rawko/explode", json!({})), -32600);
+}
+
+#[test]
 fn an_unknown_task_id_is_unknown_task() {
     let project = Project::with_starter();
     let mut ed = serve(&project, fast());
