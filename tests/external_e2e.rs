@@ -752,3 +752,135 @@ fn a_server_without_an_editor_gates_hooks_and_lets_claude_code_ask_its_user() {
         assert!(why.contains(tool) && why.contains("Plan"), "{why}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The endpoint under abuse (issue 14): every attack stays a test, bounded in count and time,
+// on loopback only. `stress_*` (ignored by default) runs the full-size attack by hand.
+// ---------------------------------------------------------------------------------------------
+
+/// The endpoint file's `{url, token}` once the server has written it.
+fn endpoint_info(home: &Path) -> Value {
+    wait_endpoint(home);
+    let file = std::fs::read_dir(home.join("run/rawko"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+fn endpoint_addr(info: &Value) -> std::net::SocketAddr {
+    info["url"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap()
+}
+
+/// Sends `request` (raw HTTP) on a new connection and reads the answer until the server closes
+/// or `limit` passes; `Err` when nothing came in time.
+fn exchange(info: &Value, request: &[u8], limit: Duration) -> Result<String, String> {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect_timeout(&endpoint_addr(info), limit)
+        .map_err(|e| format!("connect: {e}"))?;
+    s.set_read_timeout(Some(limit)).unwrap();
+    s.write_all(request).map_err(|e| format!("write: {e}"))?;
+    let mut out = Vec::new();
+    match s.read_to_end(&mut out) {
+        Ok(_) => Ok(String::from_utf8_lossy(&out).into_owned()),
+        Err(_) if !out.is_empty() => Ok(String::from_utf8_lossy(&out).into_owned()),
+        Err(e) => Err(format!("no answer within {limit:?}: {e}")),
+    }
+}
+
+/// A JSON-RPC call to the endpoint's root with the token; the raw HTTP answer.
+fn rpc(info: &Value, method: &str, params: &Value, limit: Duration) -> Result<String, String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        info["token"].as_str().unwrap(),
+        body.len()
+    );
+    exchange(info, request.as_bytes(), limit)
+}
+
+/// The body of a raw HTTP answer.
+fn http_body(answer: &str) -> &str {
+    answer.split_once("\r\n\r\n").map_or("", |(_, b)| b)
+}
+
+#[test]
+fn endpoint_answers_quote_only_a_short_prefix_of_huge_input() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(json!({}));
+    let info = endpoint_info(home.path());
+    let limit = Duration::from_secs(20);
+    let huge = "x".repeat(1 << 20);
+    let session = |id: &str| json!({"session_id": id, "cwd": project.ws.display().to_string(), "source": "startup"});
+    // A session to act on.
+    let r = rpc(
+        &info,
+        "rawko.hook",
+        &json!({"event": "SessionStart", "input": session("s1")}),
+        limit,
+    )
+    .unwrap();
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    for (method, params) in [
+        ("rawko.hook", json!({"event": huge, "input": session("s1")})),
+        (
+            "rawko.hook",
+            json!({"event": "SessionStart", "input": session("s2"), "workflow": huge}),
+        ),
+        (
+            "rawko.workflowStep",
+            json!({"action": "next", "sessionId": huge}),
+        ),
+        (
+            "rawko.workflowStep",
+            json!({"action": huge, "sessionId": "s1"}),
+        ),
+        ("rawko.workflowStatus", json!({"sessionId": huge})),
+        (
+            "rawko.workflowStart",
+            json!({"workflow": huge, "sessionId": "s1"}),
+        ),
+        (
+            "rawko.workflowStart",
+            json!({"workflow": "feature", "sessionId": huge}),
+        ),
+    ] {
+        let answer = rpc(&info, method, &params, limit).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "{method}: {}",
+            support::shorten(&answer, 300)
+        );
+        let body = http_body(&answer);
+        assert!(
+            body.len() < 1024,
+            "{method}: {} bytes: {}",
+            body.len(),
+            support::shorten(body, 300)
+        );
+    }
+    // The http hook path with a long event name.
+    let long = "E".repeat(32 * 1024);
+    let answer = post(
+        &info,
+        &format!("/hooks/{long}"),
+        &session("s1").to_string(),
+        true,
+    );
+    assert!(answer.len() < 2048, "{}", support::shorten(&answer, 300));
+    // The log quotes no more than the answers do.
+    assert!(
+        ed.stderr_bytes() < 64 * 1024,
+        "{}",
+        support::shorten(&ed.stderr(), 2000)
+    );
+}

@@ -13,6 +13,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+/// How much of the server's stderr is kept for failure reports.
+const STDERR_KEPT: usize = 8 * 1024 * 1024;
 
 /// How long a request waits for its response, and the usual wait for a notification.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -117,6 +121,8 @@ pub struct Editor {
     /// Why the server's stdout ended, once it did.
     closed: Option<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// How many bytes the server wrote to stderr in all.
+    stderr_bytes: Arc<AtomicU64>,
     policy: Arc<Mutex<ApprovalPolicy>>,
     approvals: Arc<Mutex<Vec<Value>>>,
     next_id: i64,
@@ -162,13 +168,24 @@ impl Editor {
         let mut child_stderr = child.stderr.take().expect("stderr");
 
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr_bytes = Arc::new(AtomicU64::new(0));
         let sink = stderr.clone();
+        let count = stderr_bytes.clone();
         thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match child_stderr.read(&mut buf) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => lock(&sink).extend_from_slice(&buf[..n]),
+                    Ok(n) => {
+                        count.fetch_add(n as u64, Ordering::Relaxed);
+                        let mut kept = lock(&sink);
+                        kept.extend_from_slice(&buf[..n]);
+                        // A flood of log is counted, not kept: only its last part stays.
+                        if kept.len() > STDERR_KEPT {
+                            let excess = kept.len() - STDERR_KEPT / 2;
+                            kept.drain(..excess);
+                        }
+                    }
                 }
             }
         });
@@ -191,6 +208,7 @@ impl Editor {
             consumed: Vec::new(),
             closed: None,
             stderr,
+            stderr_bytes,
             policy,
             approvals,
             next_id: 1,
@@ -365,6 +383,12 @@ impl Editor {
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&lock(&self.stderr)).into_owned()
+    }
+
+    /// How many bytes the server has written to stderr so far (more than [`Editor::stderr`]
+    /// keeps when it floods).
+    pub fn stderr_bytes(&self) -> u64 {
+        self.stderr_bytes.load(Ordering::Relaxed)
     }
 
     /// The server's exit status, once it has exited (waits up to `timeout` for it).

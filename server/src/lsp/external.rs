@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{transport, write_events, Shared};
+use crate::clip::clip;
 use crate::engine::{self, TaskCommand, TaskEvent, TaskSpec};
 use crate::external::claude::HookAnswer;
 use crate::external::endpoint::{BoxFuture, Host};
@@ -57,15 +58,17 @@ impl ExternalHost {
         let key = workflow.or_else(|| settings.default_workflow.clone());
         let workflow = match key {
             None => None,
-            Some(k) => {
-                match set.find(&k) {
-                    Some(def) if def.show == Show::User => Some(def.key.clone()),
-                    _ => {
-                        tracing::warn!("external session {session_id}: no workflow \"{k}\"; it starts without one");
-                        None
-                    }
+            Some(k) => match set.find(&k) {
+                Some(def) if def.show == Show::User => Some(def.key.clone()),
+                _ => {
+                    tracing::warn!(
+                        "external session {}: no workflow \"{}\"; it starts without one",
+                        clip(session_id),
+                        clip(&k)
+                    );
+                    None
                 }
-            }
+            },
         };
         let short: String = session_id.chars().take(8).collect();
         let description = match prompt.map(str::trim).filter(|p| !p.is_empty()) {
@@ -201,7 +204,7 @@ impl ExternalHost {
                 .external
                 .get(s)
                 .map(|e| e.task_id.clone())
-                .ok_or_else(|| format!("no rawko task for session {s}"));
+                .ok_or_else(|| format!("no rawko task for session {}", clip(s)));
         }
         let mut best: Option<(i64, String)> = None;
         for e in self.shared.external.iter() {
@@ -273,7 +276,7 @@ impl ExternalHost {
                     // Fail closed: a call rawko could not decide on in time does not run.
                     return HookAnswer::block(format!(
                         "rawko did not decide about this {} call within {} s, so it is refused; try again",
-                        input["tool_name"].as_str().unwrap_or("tool"),
+                        clip(input["tool_name"].as_str().unwrap_or("tool")),
                         wait.as_secs()
                     ));
                 };
@@ -354,7 +357,10 @@ impl ExternalHost {
                 HookAnswer::pass()
             }
             other => HookAnswer {
-                note: Some(format!("rawko: the {other} event is not used; ignored")),
+                note: Some(format!(
+                    "rawko: the {} event is not used; ignored",
+                    clip(other)
+                )),
                 ..HookAnswer::default()
             },
         }

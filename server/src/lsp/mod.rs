@@ -32,6 +32,7 @@ use tower_lsp_server::lsp_types::{
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, UriExt};
 
+use crate::clip::clip;
 use crate::config::{self, ConfigProblem, Settings};
 use crate::engine::{self, TaskCommand, TaskEvent, TaskHandle, TaskSpec, TaskState};
 use crate::hooks::session::{SessionRecorder, SessionStatus};
@@ -275,7 +276,12 @@ impl Backend {
             .tasks
             .get(id.as_str())
             .map(|h| h.clone())
-            .ok_or_else(|| error(error_codes::UNKNOWN_TASK, format!("unknown task \"{id}\"")))
+            .ok_or_else(|| {
+                error(
+                    error_codes::UNKNOWN_TASK,
+                    format!("unknown task \"{}\"", clip(id.as_str())),
+                )
+            })
     }
 
     /// Sends a command to a task that is still running.
@@ -285,13 +291,17 @@ impl Backend {
         if state.is_finished() {
             return Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" has already ended ({})", state.as_str()),
+                format!(
+                    "task \"{}\" has already ended ({})",
+                    clip(id.as_str()),
+                    state.as_str()
+                ),
             ));
         }
         handle.send(command).map_err(|_| {
             error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" has already ended"),
+                format!("task \"{}\" has already ended", clip(id.as_str())),
             )
         })
     }
@@ -358,12 +368,16 @@ impl Backend {
                         .collect();
                     let broken = outcome.skipped.iter().any(|s| s.key == key);
                     let message = if broken {
-                        format!("workflow \"{key}\" has errors; run `rawko workflows validate`")
+                        format!(
+                            "workflow \"{}\" has errors; run `rawko workflows validate`",
+                            clip(key)
+                        )
                     } else if known.is_empty() {
-                        format!("unknown workflow \"{key}\"; no workflows are defined (`rawko init` writes a starter)")
+                        format!("unknown workflow \"{}\"; no workflows are defined (`rawko init` writes a starter)", clip(key))
                     } else {
                         format!(
-                            "unknown workflow \"{key}\"; available: {}",
+                            "unknown workflow \"{}\"; available: {}",
+                            clip(key),
                             known.join(", ")
                         )
                     };
@@ -372,7 +386,7 @@ impl Backend {
                 if def.show == Show::Workflows {
                     return Err(error(
                         error_codes::WORKFLOW_NOT_FOUND,
-                        format!("workflow \"{key}\" is a subworkflow that can only run as part of another workflow"),
+                        format!("workflow \"{}\" is a subworkflow that can only run as part of another workflow", clip(key)),
                     ));
                 }
                 Some(def.key.clone())
@@ -385,7 +399,8 @@ impl Backend {
                 let mut names: Vec<&str> = agents.names().collect();
                 names.push(engine::arbiter::DEFAULT_AGENT);
                 return Err(invalid_params(format!(
-                    "unknown agent \"{agent}\"; the agents are {}",
+                    "unknown agent \"{}\"; the agents are {}",
+                    clip(agent),
                     names.join(", ")
                 )));
             }
@@ -466,7 +481,7 @@ impl Backend {
         if !dir.join("events.jsonl").is_file() {
             return Err(error(
                 error_codes::UNKNOWN_TASK,
-                format!("unknown task \"{id}\""),
+                format!("unknown task \"{}\"", clip(id.as_str())),
             ));
         }
         let settings = self.settings();
@@ -482,14 +497,15 @@ impl Backend {
                 .map_err(|e| {
                     error(
                         error_codes::INTERNAL_ERROR,
-                        format!("cannot resume task \"{id}\": {e}"),
+                        format!("cannot resume task \"{}\": {e}", clip(id.as_str())),
                     )
                 })?;
         if replay.finished.is_some() && then.is_none() {
             return Err(error(
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
-                    "task \"{id}\" has finished; use rawko/retry or rawko/reset to run it again"
+                    "task \"{}\" has finished; use rawko/retry or rawko/reset to run it again",
+                    clip(id.as_str())
                 ),
             ));
         }
@@ -499,20 +515,23 @@ impl Backend {
             if set.get(key).is_none() {
                 return Err(error(
                     error_codes::WORKFLOW_NOT_FOUND,
-                    format!("task \"{id}\" ran workflow \"{key}\", which no longer loads"),
+                    format!(
+                        "task \"{}\" ran workflow \"{key}\", which no longer loads",
+                        clip(id.as_str())
+                    ),
                 ));
             }
         }
         if replay.provider.name == "external" {
             return Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" is an external agent's session; it goes on by itself with the agent's next hook event"),
+                format!("task \"{}\" is an external agent's session; it goes on by itself with the agent's next hook event", clip(id.as_str())),
             ));
         }
         let provider = replay.provider.build().map_err(|e| {
             error(
                 error_codes::INTERNAL_ERROR,
-                format!("cannot resume task \"{id}\": {e}"),
+                format!("cannot resume task \"{}\": {e}", clip(id.as_str())),
             )
         })?;
         let arbiter = match &replay.arbiter {
@@ -574,7 +593,10 @@ impl Backend {
                 if !applies.is_empty() && !applies.contains(&machine_state.as_str()) {
                     return Err(error(
                         error_codes::TASK_STATE_CONFLICT,
-                        format!("task \"{id}\" is {machine_state}; {name} does not apply there"),
+                        format!(
+                            "task \"{}\" is {machine_state}; {name} does not apply there",
+                            clip(id.as_str())
+                        ),
                     ));
                 }
                 if handle.send(TaskCommand::Override(event.clone())).is_ok() {
@@ -586,14 +608,18 @@ impl Backend {
         match (&event, stored_state) {
             (_, None) => Err(error(
                 error_codes::UNKNOWN_TASK,
-                format!("unknown task \"{id}\""),
+                format!("unknown task \"{}\"", clip(id.as_str())),
             )),
             (crate::machine::Event::Retry, Some(TaskState::Failed | TaskState::Interrupted))
             | (crate::machine::Event::Reset, Some(_))
             | (_, Some(TaskState::Interrupted)) => self.resume_from_store(id, Some(event)).await,
             (_, Some(state)) => Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" is {}; {name} does not apply", state.as_str()),
+                format!(
+                    "task \"{}\" is {}; {name} does not apply",
+                    clip(id.as_str()),
+                    state.as_str()
+                ),
             )),
         }
     }
@@ -615,7 +641,7 @@ impl Backend {
             names.push(engine::arbiter::DEFAULT_AGENT);
             return Err(invalid_params(format!(
                 "unknown agent \"{}\"; the agents are {}",
-                params.agent,
+                clip(&params.agent),
                 names.join(", ")
             )));
         }
@@ -669,7 +695,7 @@ impl Backend {
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
                     "task \"{}\" ended before it could take the step",
-                    params.task_id
+                    clip(params.task_id.as_str())
                 ),
             )),
             Err(_) => Err(error(
@@ -685,7 +711,7 @@ impl Backend {
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
                     "task \"{}\" is already interrupted and waits for a message",
-                    params.task_id
+                    clip(params.task_id.as_str())
                 ),
             ));
         }
@@ -752,7 +778,7 @@ impl Backend {
             }),
             None => Err(error(
                 error_codes::UNKNOWN_TASK,
-                format!("unknown task \"{}\"", params.task_id),
+                format!("unknown task \"{}\"", clip(params.task_id.as_str())),
             )),
         }
     }
@@ -763,7 +789,7 @@ impl Backend {
         let Some(def) = outcome.workflows.find(key).filter(|d| d.show == Show::User) else {
             return Err(error(
                 error_codes::WORKFLOW_NOT_FOUND,
-                format!("unknown workflow \"{key}\""),
+                format!("unknown workflow \"{}\"", clip(key)),
             ));
         };
         let (reply, answer) = oneshot::channel();
@@ -779,7 +805,7 @@ impl Backend {
             Ok(Err(why)) => Err(error(error_codes::TASK_STATE_CONFLICT, why)),
             Err(_) => Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{}\" has ended", params.task_id),
+                format!("task \"{}\" has ended", clip(params.task_id.as_str())),
             )),
         }
     }
@@ -796,7 +822,7 @@ impl Backend {
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
                     "task \"{}\" is {}, not interrupted",
-                    params.task_id,
+                    clip(params.task_id.as_str()),
                     state.as_str()
                 ),
             ));
@@ -1219,7 +1245,8 @@ impl LanguageServer for Backend {
             other => Err(error(
                 error_codes::METHOD_NOT_FOUND,
                 format!(
-                    "unknown command \"{other}\"; the commands are {}",
+                    "unknown command \"{}\"; the commands are {}",
+                    clip(other),
                     rawko_protocol::commands::ALL
                         .iter()
                         .map(|(c, _)| *c)
