@@ -812,6 +812,86 @@ fn http_body(answer: &str) -> &str {
 }
 
 #[test]
+fn concurrent_first_events_of_a_session_start_one_task() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(json!({}));
+    let info = endpoint_info(home.path());
+    const SESSIONS: usize = 50;
+    const EVENTS: [&str; 8] = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+    ];
+    let body = |session: usize, event: &str| {
+        json!({
+            "session_id": format!("session-{session}"),
+            "cwd": project.ws.display().to_string(),
+            "hook_event_name": event,
+            "prompt": "tidy up",
+            "tool_name": "Read",
+            "tool_input": {"file_path": "README.md"},
+            "tool_use_id": format!("toolu-{session}"),
+            "tool_response": {"content": "# greet"},
+        })
+        .to_string()
+    };
+    // Every session's first events arrive together, all sessions at once.
+    let go = std::sync::Arc::new(std::sync::Barrier::new(SESSIONS * EVENTS.len()));
+    let calls: Vec<_> = (0..SESSIONS)
+        .flat_map(|s| EVENTS.iter().map(move |e| (s, *e)))
+        .map(|(s, e)| {
+            let (info, body, go) = (info.clone(), body(s, e), go.clone());
+            std::thread::spawn(move || {
+                go.wait();
+                post(&info, &format!("/hooks/{e}"), &body, true)
+            })
+        })
+        .collect();
+    for call in calls {
+        let answer = call.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let external = |ed: &mut Editor| -> Vec<Value> {
+        let list = ed.request("rawko/listTasks", json!({})).unwrap();
+        list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["taskId"].as_str().is_some_and(|t| t.starts_with("ext-")))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(external(&mut ed).len(), SESSIONS, "one task per session");
+    // Each session's task is the one its events reach: ending the sessions ends every task.
+    for s in 0..SESSIONS {
+        let answer = post(&info, "/hooks/SessionEnd", &body(s, "SessionEnd"), true);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let tasks = external(&mut ed);
+        let open: Vec<&Value> = tasks.iter().filter(|t| t["state"] != "cancelled").collect();
+        if open.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} tasks not ended by their session's end: {:?}",
+            open.len(),
+            open.iter().map(|t| &t["state"]).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn endpoint_answers_quote_only_a_short_prefix_of_huge_input() {
     let home = TempDir::new().unwrap();
     let project = Project::with_starter();

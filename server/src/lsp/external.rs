@@ -17,6 +17,13 @@ use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
 use crate::provider::{ProviderSpec, ToolCall};
 use crate::workflow::{default_roots, load, Show};
 
+/// The longest session id rawko takes (Claude Code's are UUIDs).
+const MAX_SESSION_ID_BYTES: usize = 256;
+
+/// An external session's entry: empty until its task has started. The first hook events of a
+/// session often come at once; they all wait on this one cell, so one of them starts the task.
+pub(super) type SessionCell = Arc<tokio::sync::OnceCell<Session>>;
+
 /// An external session and the task that stands for it.
 pub(super) struct Session {
     pub task_id: String,
@@ -35,16 +42,44 @@ impl ExternalHost {
         self.shared.workspace()
     }
 
-    /// The task of `session_id`, started now if it has none.
+    /// The task of `session_id`, started now if it has none. However many events of a new
+    /// session come at once, one task is started and all of them get it.
     async fn session(
         &self,
         session_id: &str,
         workflow: Option<String>,
         prompt: Option<&str>,
     ) -> Result<(String, Arc<Bridge>), String> {
-        if let Some(s) = self.shared.external.get(session_id) {
+        let cell: SessionCell = self
+            .shared
+            .external
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone();
+        if let Some(s) = cell.get() {
             return Ok((s.task_id.clone(), s.bridge.clone()));
         }
+        // The start runs in a task of its own: a caller that goes away meanwhile (its client hung
+        // up) cannot leave a task that no session points to, and the others still get it.
+        let me = self.clone();
+        let id = session_id.to_owned();
+        let prompt = prompt.map(str::to_owned);
+        tokio::spawn(async move {
+            cell.get_or_try_init(|| me.start_session(&id, workflow, prompt.as_deref()))
+                .await
+                .map(|s| (s.task_id.clone(), s.bridge.clone()))
+        })
+        .await
+        .map_err(|e| format!("the session's task could not start: {e}"))?
+    }
+
+    /// Starts the task of a session rawko has no task for (or resumes its stored one).
+    async fn start_session(
+        &self,
+        session_id: &str,
+        workflow: Option<String>,
+        prompt: Option<&str>,
+    ) -> Result<Session, String> {
         let workspace = self.workspace();
         let mut settings = self.shared.settings();
         // An external session runs as long as the agent does.
@@ -62,8 +97,7 @@ impl ExternalHost {
                 Some(def) if def.show == Show::User => Some(def.key.clone()),
                 _ => {
                     tracing::warn!(
-                        "external session {}: no workflow \"{}\"; it starts without one",
-                        clip(session_id),
+                        "external session {session_id}: no workflow \"{}\"; it starts without one",
                         clip(&k)
                     );
                     None
@@ -128,14 +162,6 @@ impl ExternalHost {
             id.clone(),
             merge(events, extra),
         ));
-        self.shared.external.insert(
-            session_id.to_owned(),
-            Session {
-                task_id: id.clone(),
-                bridge: bridge.clone(),
-                created: engine::now_millis(),
-            },
-        );
         // Wait (briefly) until the task has announced itself, so its context is ready.
         for _ in 0..200 {
             if self
@@ -148,7 +174,11 @@ impl ExternalHost {
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
-        Ok((id, bridge))
+        Ok(Session {
+            task_id: id,
+            bridge,
+            created: engine::now_millis(),
+        })
     }
 
     /// The stored, unfinished task of an external session, rebuilt from its log.
@@ -203,11 +233,12 @@ impl ExternalHost {
                 .shared
                 .external
                 .get(s)
-                .map(|e| e.task_id.clone())
+                .and_then(|e| e.get().map(|e| e.task_id.clone()))
                 .ok_or_else(|| format!("no rawko task for session {}", clip(s)));
         }
         let mut best: Option<(i64, String)> = None;
         for e in self.shared.external.iter() {
+            let Some(e) = e.get() else { continue };
             if self.finished(&e.task_id) {
                 continue;
             }
@@ -227,6 +258,15 @@ impl ExternalHost {
                 ..HookAnswer::default()
             };
         };
+        if session_id.len() > MAX_SESSION_ID_BYTES {
+            return HookAnswer {
+                note: Some(format!(
+                    "rawko: the session_id \"{}\" is longer than {MAX_SESSION_ID_BYTES} bytes; ignored",
+                    clip(session_id)
+                )),
+                ..HookAnswer::default()
+            };
+        }
         let prompt = input["prompt"].as_str();
         let (task_id, bridge) = match self
             .session(

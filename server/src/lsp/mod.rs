@@ -78,7 +78,7 @@ struct Shared {
     /// Whether the workspace's hooks may run: `None` while the user is being asked.
     trust: tokio::sync::watch::Sender<Option<bool>>,
     /// External agents' sessions (Claude Code through its hooks), by their session id.
-    external: DashMap<String, external::Session>,
+    external: DashMap<String, external::SessionCell>,
     /// The local endpoint external agents reach; dropped (stopped, its file removed) at the end.
     endpoint: Mutex<Option<crate::external::endpoint::Endpoint>>,
 }
