@@ -811,6 +811,200 @@ fn http_body(answer: &str) -> &str {
     answer.split_once("\r\n\r\n").map_or("", |(_, b)| b)
 }
 
+/// A field of the server's `/proc/<pid>/status`, in KiB.
+fn proc_status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim_start_matches(':').split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// How many files (sockets included) the server holds open.
+fn open_files(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+/// Whether the server has closed `stream` (end of stream or a reset), waiting at most `limit`.
+fn closed_by_server(stream: &mut std::net::TcpStream, limit: Duration) -> bool {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(limit.max(Duration::from_millis(1))))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+/// How long an idle connection may stay open (docs/external-agents.md), and some slack.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[test]
+fn idle_connections_neither_starve_the_endpoint_nor_flood_the_log() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let script = project.script(
+        "slow",
+        "turns:\n  - text: \"Thinking.\"\n    delay_ms: 60000\n",
+    );
+    // A small limit of open files, well under the number of idle connections below.
+    let mut ed = Editor::spawn_limited(&project.ws, home.path(), 256);
+    ed.initialize(json!({}));
+    let info = endpoint_info(home.path());
+    // 600 connections that never send a byte: no token is needed to open one.
+    let mut idle: Vec<std::net::TcpStream> = (0..600)
+        .map(|_| std::net::TcpStream::connect(endpoint_addr(&info)).unwrap())
+        .collect();
+    let opened = std::time::Instant::now();
+    // A proper request is answered promptly, again and again, while they are open. The first
+    // waits while the server works through the connections queued before it (at most its cap per
+    // 100 ms); the next ones find it free.
+    for n in 0..5 {
+        let started = std::time::Instant::now();
+        let answer = rpc(&info, "rawko.ping", &json!({}), Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("ping {n} under 600 idle connections: {e}"));
+        assert!(answer.contains("\"ok\":true"), "{answer}");
+        let limit = Duration::from_secs(if n == 0 { 5 } else { 1 });
+        assert!(
+            started.elapsed() < limit,
+            "ping {n} took {:?}",
+            started.elapsed()
+        );
+    }
+    // The server can still open files: a task starts, a hook is answered.
+    let started = ed.request(
+        "rawko/startTask",
+        json!({"description": "x", "provider": "scripted", "script": script}),
+    );
+    assert!(
+        started.is_ok(),
+        "startTask under idle connections: {started:?}"
+    );
+    let r = rawko_hook_within(
+        home.path(),
+        &["SessionStart", "--workflow", "feature"],
+        input(&project.ws, "SessionStart", json!({"source": "startup"})),
+        Duration::from_secs(10),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("additionalContext"), "{}", r.stdout);
+    // The server holds no more than its cap, far fewer than were opened.
+    let held = open_files(ed.pid());
+    assert!(held < 200, "the server holds {held} files");
+    // Every idle connection is closed by the server once the idle timeout has passed.
+    let deadline = opened + IDLE_TIMEOUT + Duration::from_secs(5);
+    for (i, stream) in idle.iter_mut().enumerate() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        assert!(
+            closed_by_server(stream, left),
+            "idle connection {i} still open {:?} after it was opened",
+            opened.elapsed()
+        );
+    }
+    // And all of it wrote next to nothing to the log.
+    let log = ed.stderr_bytes();
+    assert!(
+        log < 64 * 1024,
+        "{log} bytes of log: {}",
+        support::shorten(&ed.stderr(), 2000)
+    );
+}
+
+#[test]
+fn a_hook_body_over_one_mib_is_refused_without_being_kept() {
+    use std::io::Read;
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ed = Editor::spawn_in(&project.ws, home.path());
+    let info = endpoint_info(home.path());
+    let token = info["token"].as_str().unwrap().to_owned();
+    // A hook body of 2 MiB with its length said up front: 413, naming the limit.
+    let body = input(
+        &project.ws,
+        "PreToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": "big.txt", "content": "x".repeat(2 << 20)}}),
+    );
+    let request = format!(
+        "POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = exchange(&info, request.as_bytes(), Duration::from_secs(10)).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "{}",
+        support::shorten(&answer, 300)
+    );
+    assert!(http_body(&answer).contains("1 MiB"), "{answer}");
+    // 64 MiB in chunks, with no length up front: refused once 1 MiB is in, and never held.
+    let before = proc_status_kib(ed.pid(), "VmHWM");
+    let mut s = std::net::TcpStream::connect(endpoint_addr(&info)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap();
+    let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "x".repeat(64 * 1024));
+    for _ in 0..1024 {
+        if s.write_all(chunk.as_bytes()).is_err() {
+            break; // the server has answered and closed
+        }
+    }
+    let _ = s.write_all(b"0\r\n\r\n");
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "{}",
+        support::shorten(&answer, 300)
+    );
+    let grown = proc_status_kib(ed.pid(), "VmHWM").saturating_sub(before);
+    assert!(
+        grown < 16 * 1024,
+        "the server's peak memory grew by {grown} KiB"
+    );
+    // A hook of a normal size is still answered.
+    let small = input(&project.ws, "SessionStart", json!({"source": "startup"}));
+    assert!(post(&info, "/hooks/SessionStart", &small, true).starts_with("HTTP/1.1 200"));
+}
+
+#[test]
+fn the_token_in_the_query_is_accepted_on_hook_urls_only() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let _ed = Editor::spawn_in(&project.ws, home.path());
+    let info = endpoint_info(home.path());
+    let token = info["token"].as_str().unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "rawko.ping"}).to_string();
+    let request = |path: &str, body: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let limit = Duration::from_secs(10);
+    let root = exchange(
+        &info,
+        request(&format!("/?token={token}"), &ping).as_bytes(),
+        limit,
+    )
+    .unwrap();
+    assert!(root.starts_with("HTTP/1.1 401"), "{root}");
+    let hook = input(&project.ws, "SessionStart", json!({"source": "startup"}));
+    let answer = exchange(
+        &info,
+        request(&format!("/hooks/SessionStart?token={token}"), &hook).as_bytes(),
+        limit,
+    )
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
 #[test]
 fn concurrent_first_events_of_a_session_start_one_task() {
     let home = TempDir::new().unwrap();

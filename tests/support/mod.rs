@@ -145,8 +145,32 @@ impl Editor {
     /// Like [`Editor::spawn`], with HOME and the XDG directories under `home`, which the caller
     /// keeps: a second server started on the same `home` sees the first one's stored tasks.
     pub fn spawn_in(workspace: &Path, home: &Path) -> Self {
+        Self::spawn_with(workspace, home, None)
+    }
+
+    /// Like [`Editor::spawn_in`], with the server's limit of open files (`ulimit -n`) lowered to
+    /// `open_files`, as on a machine with a small limit.
+    pub fn spawn_limited(workspace: &Path, home: &Path, open_files: u32) -> Self {
+        Self::spawn_with(workspace, home, Some(open_files))
+    }
+
+    fn spawn_with(workspace: &Path, home: &Path, open_files: Option<u32>) -> Self {
         let h = home;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
+        // RAWKO_TEST_BIN runs another build (an older one, to measure what a change did).
+        let rawko = std::env::var("RAWKO_TEST_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_rawko").to_owned());
+        let mut command = match open_files {
+            None => Command::new(&rawko),
+            Some(n) => {
+                // The shell lowers the limit and becomes rawko (same process id).
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(&rawko);
+                c
+            }
+        };
+        let mut child = command
             .arg("serve")
             .arg("--workspace")
             .arg(workspace)
