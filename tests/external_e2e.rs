@@ -1158,3 +1158,144 @@ fn endpoint_answers_quote_only_a_short_prefix_of_huge_input() {
         support::shorten(&ed.stderr(), 2000)
     );
 }
+
+/// The CPU time the server has used so far (user + system), from `/proc/<pid>/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+    // After the command: state is field 3, utime 14 and stime 15 (1-based, in clock ticks).
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|i| fields.get(*i).and_then(|v| v.parse::<u64>().ok()))
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The full-size attack of issue 14, by hand, printing its figures:
+///
+/// ```sh
+/// cargo test -p rawko --test external_e2e -- --ignored --nocapture stress_
+/// RAWKO_TEST_BIN=path/to/older/rawko cargo test … (to measure another build)
+/// ```
+///
+/// RAWKO_STRESS_CONNECTIONS (3000), RAWKO_STRESS_OPEN_FILES (the server's `ulimit -n`, 1024),
+/// RAWKO_STRESS_SECONDS (10) and RAWKO_STRESS_BODY_MIB (200) set its size.
+#[test]
+#[ignore = "a stress test to run by hand; it prints figures rather than asserting them"]
+#[allow(clippy::print_stderr)]
+fn stress_idle_connections_and_a_huge_hook_body() {
+    use std::io::Read;
+    use std::time::Instant;
+    let connections = env_number("RAWKO_STRESS_CONNECTIONS", 3000);
+    let open_file_limit = env_number("RAWKO_STRESS_OPEN_FILES", 1024);
+    let seconds = env_number("RAWKO_STRESS_SECONDS", 10);
+    let body_mib = env_number("RAWKO_STRESS_BODY_MIB", 200);
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let script = project.script(
+        "slow",
+        "turns:\n  - text: \"Thinking.\"\n    delay_ms: 60000\n",
+    );
+    let mut ed = Editor::spawn_limited(
+        &project.ws,
+        home.path(),
+        u32::try_from(open_file_limit).unwrap(),
+    );
+    ed.initialize(json!({}));
+    let info = endpoint_info(home.path());
+    let pid = ed.pid();
+    let log_before = ed.stderr_bytes();
+    let cpu_before = cpu_time(pid);
+    let started = Instant::now();
+    let mut idle = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        match std::net::TcpStream::connect_timeout(&endpoint_addr(&info), Duration::from_secs(2)) {
+            Ok(s) => idle.push(s),
+            Err(e) => {
+                eprintln!("stress: connection {} failed: {e}", idle.len());
+                break;
+            }
+        }
+    }
+    eprintln!(
+        "stress: {} idle connections opened in {:?}",
+        idle.len(),
+        started.elapsed()
+    );
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    let mut most_files = 0;
+    while started.elapsed() < Duration::from_secs(seconds as u64) {
+        let t = Instant::now();
+        match rpc(&info, "rawko.ping", &json!({}), Duration::from_secs(10)) {
+            Ok(a) if a.contains("\"ok\":true") => latencies.push(t.elapsed()),
+            _ => failures += 1,
+        }
+        most_files = most_files.max(open_files(pid));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let task = ed.request_within(
+        "rawko/startTask",
+        json!({"description": "x", "provider": "scripted", "script": script}),
+        Duration::from_secs(20),
+    );
+    let cpu = cpu_time(pid).saturating_sub(cpu_before);
+    let log = ed.stderr_bytes() - log_before;
+    let elapsed = started.elapsed();
+    latencies.sort();
+    eprintln!(
+        "stress: over {elapsed:?}: {} pings answered, {failures} not; latency min {:?}, median {:?}, max {:?}",
+        latencies.len(),
+        latencies.first(),
+        latencies.get(latencies.len() / 2),
+        latencies.last()
+    );
+    eprintln!("stress: the server held at most {most_files} open files (limit {open_file_limit}); it used {cpu:?} of CPU; it wrote {log} bytes of log");
+    eprintln!(
+        "stress: startTask under the attack: {}",
+        match &task {
+            Ok(r) => format!("ok {r}"),
+            Err(e) => format!("error {e}"),
+        }
+    );
+    drop(idle);
+
+    // A huge hook body, its length said up front.
+    let rss_before = proc_status_kib(pid, "VmRSS");
+    let hwm_before = proc_status_kib(pid, "VmHWM");
+    let t = Instant::now();
+    let mut s = std::net::TcpStream::connect(endpoint_addr(&info)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let token = info["token"].as_str().unwrap();
+    let size = body_mib << 20;
+    write!(s, "POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {size}\r\n\r\n").unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    let mut sent = 0;
+    for _ in 0..body_mib {
+        if s.write_all(&chunk).is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    eprintln!(
+        "stress: a {body_mib} MiB hook body ({sent} MiB sent) in {:?}: {:?}; RSS {} → {} MiB, peak {} → {} MiB",
+        t.elapsed(),
+        answer.lines().next().unwrap_or("(no answer)"),
+        rss_before / 1024,
+        proc_status_kib(pid, "VmRSS") / 1024,
+        hwm_before / 1024,
+        proc_status_kib(pid, "VmHWM") / 1024,
+    );
+}
