@@ -1297,6 +1297,155 @@ fn a_request_before_initialize_is_refused_as_not_initialized() {
 }
 
 #[test]
+fn an_unknown_method_before_initialize_is_not_initialized() {
+    // docs/protocol.md: any request before `initialize` is answered -32002, known or not.
+    let project = Project::with_starter();
+    let mut ed = Editor::spawn(&project.ws);
+    assert_error(ed.request("rawko/explode", json!({})), -32002);
+    assert_error(ed.request("textDocument/hover", json!({})), -32002);
+    ed.initialize(fast());
+    assert_error(ed.request("rawko/explode", json!({})), -32601);
+    assert_still_serving(&mut ed);
+}
+
+#[test]
+fn a_rejected_shutdown_changes_nothing() {
+    let project = Project::with_starter();
+    let script = project.script("slow", SLOW_TURN);
+    let mut ed = serve(&project, fast());
+    // `shutdown` takes no params: refused, and the server goes on as if it had not come.
+    assert_error(ed.request("shutdown", json!({})), -32602);
+    assert_error(ed.request("shutdown", json!({"now": true})), -32602);
+    assert_still_serving(&mut ed);
+    let task = start(&mut ed, &script);
+    wait_output(&mut ed, &task, "context_injected", |_| true);
+    assert_error(ed.request("rawko/explode", json!({})), -32601);
+    // A proper shutdown is accepted; only after it are requests refused.
+    assert_eq!(ed.request("shutdown", Value::Null), Ok(Value::Null));
+    assert_error(ed.request("rawko/listTasks", json!({})), -32600);
+    assert_error(ed.request("rawko/explode", json!({})), -32600);
+}
+
+/// The most an error may take, whatever the size of the input it refuses: a short prefix of the
+/// input is quoted, never the whole of it.
+const SHORT_ERROR_BYTES: usize = 400;
+
+#[track_caller]
+fn assert_short(error: &Value, what: &str) {
+    let whole = error.to_string();
+    assert!(
+        whole.len() <= SHORT_ERROR_BYTES,
+        "{what}: the error quotes too much ({} bytes): {}",
+        whole.len(),
+        support::shorten(&whole, 300)
+    );
+}
+
+#[test]
+fn error_messages_quote_only_a_short_prefix_of_huge_input() {
+    let project = Project::with_starter();
+    let script = project.script("slow", SLOW_TURN);
+    let mut ed = serve(&project, fast());
+    let task = start(&mut ed, &script);
+    let long = Duration::from_secs(60);
+    let huge = "x".repeat(1 << 20);
+    let check = |ed: &mut Editor, method: &str, params: Value, code: i64| {
+        let e = assert_error(ed.request_within(method, params, long), code);
+        assert_short(&e, method);
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.contains("xxxx") || message.contains("xxxx…"),
+            "{method}: a cut quote ends with an ellipsis: {message}"
+        );
+    };
+    // A huge task id, to every method that takes one.
+    for method in [
+        "rawko/getTask",
+        "rawko/cancelTask",
+        "rawko/interrupt",
+        "rawko/resumeTask",
+        "rawko/skipStep",
+        "rawko/retry",
+        "rawko/reset",
+    ] {
+        check(&mut ed, method, json!({"taskId": huge}), -32001);
+    }
+    check(
+        &mut ed,
+        "rawko/step",
+        json!({"taskId": huge, "action": "status"}),
+        -32001,
+    );
+    check(
+        &mut ed,
+        "rawko/sendMessage",
+        json!({"taskId": huge, "text": "hi"}),
+        -32001,
+    );
+    check(
+        &mut ed,
+        "rawko/setWorkflow",
+        json!({"taskId": huge, "workflow": "feature"}),
+        -32001,
+    );
+    check(
+        &mut ed,
+        "rawko/forceAgent",
+        json!({"taskId": huge, "agent": "default"}),
+        -32001,
+    );
+    // Huge names of other things.
+    let mut params = start_params(&script);
+    params["workflow"] = json!(huge);
+    check(&mut ed, "rawko/startTask", params, -32004);
+    let mut params = start_params(&script);
+    params["agent"] = json!(huge);
+    check(&mut ed, "rawko/startTask", params, -32602);
+    let mut params = start_params(&script);
+    params["provider"] = json!(huge);
+    check(&mut ed, "rawko/startTask", params, -32602);
+    let mut params = start_params(&script);
+    params["script"] = json!(huge);
+    check(&mut ed, "rawko/startTask", params, -32602);
+    check(
+        &mut ed,
+        "rawko/setWorkflow",
+        json!({"taskId": task, "workflow": huge}),
+        -32004,
+    );
+    check(
+        &mut ed,
+        "rawko/forceAgent",
+        json!({"taskId": task, "agent": huge}),
+        -32602,
+    );
+    check(
+        &mut ed,
+        "rawko/step",
+        json!({"taskId": task, "action": huge}),
+        -32602,
+    );
+    check(
+        &mut ed,
+        "workspace/executeCommand",
+        json!({"command": huge, "arguments": []}),
+        -32601,
+    );
+    check(
+        &mut ed,
+        "workspace/executeCommand",
+        json!({"command": "rawko.step", "arguments": [{"taskId": task, "action": huge}]}),
+        -32602,
+    );
+    check(&mut ed, &huge, json!({}), -32601);
+    check(&mut ed, "shutdown", json!({"why": huge}), -32602);
+    // The attack's size: a 16 MiB task id.
+    let bigger = "x".repeat(16 << 20);
+    check(&mut ed, "rawko/getTask", json!({"taskId": bigger}), -32001);
+    assert_still_serving(&mut ed);
+}
+
+#[test]
 fn an_unknown_task_id_is_unknown_task() {
     let project = Project::with_starter();
     let mut ed = serve(&project, fast());

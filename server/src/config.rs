@@ -298,9 +298,14 @@ fn apply(
     let mut bad = |key: &str, want: &str, got: &Value| {
         problems.push(ConfigProblem {
             source: source.to_owned(),
-            message: format!("{key} must be {want}, found {got}; the default is used"),
+            message: format!(
+                "{key} must be {want}, found {}; the default is used",
+                crate::clip::clip(&got.to_string())
+            ),
         });
     };
+    // Every duration in seconds: more than 0 (fractions are fine) and at most a day.
+    const SECONDS: &str = "a number of seconds above 0 and at most 86400 (a day)";
     let seconds = |v: &Value| {
         v.as_f64()
             .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
@@ -308,7 +313,7 @@ fn apply(
     if let Some(v) = map.get("approvalTimeoutSeconds") {
         match seconds(v) {
             Some(s) => settings.approval_timeout = Duration::from_secs_f64(s),
-            None => bad("approvalTimeoutSeconds", "a number of seconds above 0", v),
+            None => bad("approvalTimeoutSeconds", SECONDS, v),
         }
     }
     if let Some(v) = map.get("maxReminders") {
@@ -421,13 +426,13 @@ fn apply(
     if let Some(v) = map.get("rateLimitCooldownSeconds") {
         match seconds(v) {
             Some(s) => settings.rate_limit_cooldown = Duration::from_secs_f64(s),
-            None => bad("rateLimitCooldownSeconds", "a number of seconds above 0", v),
+            None => bad("rateLimitCooldownSeconds", SECONDS, v),
         }
     }
     if let Some(v) = map.get("bashTimeoutSeconds") {
         match seconds(v) {
             Some(s) => settings.bash_timeout = Duration::from_secs_f64(s),
-            None => bad("bashTimeoutSeconds", "a number of seconds above 0", v),
+            None => bad("bashTimeoutSeconds", SECONDS, v),
         }
     }
     if let Some(v) = map.get("secrets") {
@@ -490,6 +495,30 @@ mod tests {
                 .starts_with("approvalTimeoutSeconds must be"),
             "{}",
             problems[0]
+        );
+    }
+
+    #[test]
+    fn a_duration_out_of_range_names_the_range_it_must_be_in() {
+        for value in [json!(0), json!(-1), json!(86_401), json!(1e9)] {
+            let (s, problems) = load(&[], Some(&json!({"approvalTimeoutSeconds": value})));
+            assert_eq!(s.approval_timeout, Duration::from_secs(120));
+            let message = &problems[0].message;
+            assert!(
+                message.contains("above 0") && message.contains("at most 86400"),
+                "{value}: {message}"
+            );
+        }
+        let (s, problems) = load(&[], Some(&json!({"approvalTimeoutSeconds": 86_400})));
+        assert_eq!(s.approval_timeout, Duration::from_secs(86_400));
+        assert!(problems.is_empty());
+        // A huge value is quoted by a short prefix only.
+        let huge = "x".repeat(1 << 20);
+        let (_, problems) = load(&[], Some(&json!({"approvalTimeoutSeconds": huge})));
+        assert!(
+            problems[0].message.len() < 300,
+            "{}",
+            problems[0].message.len()
         );
     }
 

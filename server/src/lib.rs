@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod cli;
+pub mod clip;
 pub mod config;
 pub mod engine;
 pub mod external;

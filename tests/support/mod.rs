@@ -16,6 +16,7 @@ pub mod fake_anthropic;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -23,6 +24,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+/// How much of the server's stderr is kept for failure reports.
+const STDERR_KEPT: usize = 8 * 1024 * 1024;
 
 /// How long a request waits for its response, and the usual wait for a notification.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -120,6 +124,8 @@ pub struct Editor {
     /// Why the server's stdout ended, once it did.
     closed: Option<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// How many bytes the server wrote to stderr in all.
+    stderr_bytes: Arc<AtomicU64>,
     policy: Arc<Mutex<ApprovalPolicy>>,
     approvals: Arc<Mutex<Vec<Value>>>,
     next_id: i64,
@@ -142,13 +148,41 @@ impl Editor {
     /// Like [`Editor::spawn`], with HOME and the XDG directories under `home`, which the caller
     /// keeps: a second server started on the same `home` sees the first one's stored tasks.
     pub fn spawn_in(workspace: &Path, home: &Path) -> Self {
-        Self::spawn_with_env(workspace, home, &[])
+        Self::spawn_with(workspace, home, None, &[])
     }
 
     /// Like [`Editor::spawn_in`], with more environment variables for the server.
     pub fn spawn_with_env(workspace: &Path, home: &Path, env: &[(&str, &str)]) -> Self {
+        Self::spawn_with(workspace, home, None, env)
+    }
+
+    /// Like [`Editor::spawn_in`], with the server's limit of open files (`ulimit -n`) lowered to
+    /// `open_files`, as on a machine with a small limit.
+    pub fn spawn_limited(workspace: &Path, home: &Path, open_files: u32) -> Self {
+        Self::spawn_with(workspace, home, Some(open_files), &[])
+    }
+
+    fn spawn_with(
+        workspace: &Path,
+        home: &Path,
+        open_files: Option<u32>,
+        env: &[(&str, &str)],
+    ) -> Self {
         let h = home;
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rawko"));
+        // RAWKO_TEST_BIN runs another build (an older one, to measure what a change did).
+        let rawko = std::env::var("RAWKO_TEST_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_rawko").to_owned());
+        let mut command = match open_files {
+            None => Command::new(&rawko),
+            Some(n) => {
+                // The shell lowers the limit and becomes rawko (same process id).
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(&rawko);
+                c
+            }
+        };
         for (k, v) in env {
             command.env(k, v);
         }
@@ -174,13 +208,24 @@ impl Editor {
         let mut child_stderr = child.stderr.take().expect("stderr");
 
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr_bytes = Arc::new(AtomicU64::new(0));
         let sink = stderr.clone();
+        let count = stderr_bytes.clone();
         thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match child_stderr.read(&mut buf) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => lock(&sink).extend_from_slice(&buf[..n]),
+                    Ok(n) => {
+                        count.fetch_add(n as u64, Ordering::Relaxed);
+                        let mut kept = lock(&sink);
+                        kept.extend_from_slice(&buf[..n]);
+                        // A flood of log is counted, not kept: only its last part stays.
+                        if kept.len() > STDERR_KEPT {
+                            let excess = kept.len() - STDERR_KEPT / 2;
+                            kept.drain(..excess);
+                        }
+                    }
                 }
             }
         });
@@ -203,6 +248,7 @@ impl Editor {
             consumed: Vec::new(),
             closed: None,
             stderr,
+            stderr_bytes,
             policy,
             approvals,
             next_id: 1,
@@ -377,6 +423,12 @@ impl Editor {
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&lock(&self.stderr)).into_owned()
+    }
+
+    /// How many bytes the server has written to stderr so far (more than [`Editor::stderr`]
+    /// keeps when it floods).
+    pub fn stderr_bytes(&self) -> u64 {
+        self.stderr_bytes.load(Ordering::Relaxed)
     }
 
     /// The server's exit status, once it has exited (waits up to `timeout` for it).

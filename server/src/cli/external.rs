@@ -254,7 +254,8 @@ impl rmcp::ServerHandler for McpServer {
                 None => Err("workflow_start needs \"workflow\"".to_owned()),
             },
             other => Err(format!(
-                "unknown tool {other}; the tools are workflow_step, workflow_status, workflow_start"
+                "unknown tool \"{}\"; the tools are workflow_step, workflow_status, workflow_start",
+                crate::clip::clip(other)
             )),
         };
         Ok(match answer {

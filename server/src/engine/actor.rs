@@ -1774,7 +1774,7 @@ impl Control {
             return Ok((
                 format!(
                     "unknown tool \"{}\"; the tools are {}, {}",
-                    call.name,
+                    crate::clip::clip(&call.name),
                     known.join(", "),
                     step::TOOL_NAME
                 ),

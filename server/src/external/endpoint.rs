@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::claude::HookAnswer;
+pub use super::connections::IDLE_TIMEOUT;
+use super::connections::{accept_loop, max_connections, Handler, ACCEPT_BACKLOG};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -166,7 +168,9 @@ fn json_response(body: &Value) -> HttpResponse {
         .expect("a valid response")
 }
 
-fn token_of<B>(req: &hyper::Request<B>) -> Option<String> {
+/// The token a request carries: `Authorization: Bearer …`, or, on the hook URLs only (Claude
+/// Code's `http` hooks cannot always set a header), `?token=…`.
+fn token_of<B>(req: &hyper::Request<B>, query_allowed: bool) -> Option<String> {
     if let Some(v) = req
         .headers()
         .get("authorization")
@@ -176,10 +180,21 @@ fn token_of<B>(req: &hyper::Request<B>) -> Option<String> {
             return Some(t.trim().to_owned());
         }
     }
-    req.uri().query().and_then(|q| {
-        q.split('&')
-            .find_map(|kv| kv.strip_prefix("token=").map(str::to_owned))
-    })
+    if !query_allowed {
+        return None;
+    }
+    query_param(req, "token")
+}
+
+/// Compares without an early exit, so the time taken says nothing about the token.
+fn same_token(given: Option<&str>, expected: &str) -> bool {
+    let Some(given) = given else { return false };
+    given.len() == expected.len()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 fn query_param<B>(req: &hyper::Request<B>, key: &str) -> Option<String> {
@@ -189,6 +204,19 @@ fn query_param<B>(req: &hyper::Request<B>, key: &str) -> Option<String> {
     })
 }
 
+/// The largest hook input `POST /hooks/<Event>` takes; a larger one is answered 413.
+pub const MAX_HOOK_BODY: usize = 1024 * 1024;
+
+/// The largest JSON-RPC request body (jsonrpsee's own default, made explicit).
+pub const MAX_RPC_BODY: usize = 10 * 1024 * 1024;
+
+/// How long a request's body may take to arrive.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How much of a body over the limit is read and thrown away before the 413 is sent (so the
+/// client, still sending, sees the answer rather than a reset); past this the connection closes.
+const DISCARD_LIMIT: usize = 64 * 1024 * 1024;
+
 /// Starts the endpoint for `workspace` and writes its file (0600, in a 0700 directory).
 pub async fn start(
     host: Arc<dyn Host>,
@@ -196,7 +224,12 @@ pub async fn start(
     runtime_dir: &Path,
 ) -> std::io::Result<Endpoint> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    // A longer queue of connections waiting to be accepted than tokio's 128: while the endpoint
+    // is at its cap on connections they wait there, and a burst (a few hundred hook calls at
+    // once) does not overflow it into resets.
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let listener = socket.listen(ACCEPT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let token = random_token();
     let file = endpoint_file(runtime_dir, workspace);
@@ -222,17 +255,31 @@ pub async fn start(
     std::fs::rename(&tmp, &file)?;
 
     let (stop_handle, server_handle) = jsonrpsee::server::stop_channel();
-    let builder = Server::builder().to_service_builder();
-    let module = methods(host.clone());
-    let expected = Arc::new(token.clone());
-    tokio::spawn(accept_loop(
-        listener,
+    let cap = max_connections();
+    let config = jsonrpsee::server::ServerConfig::builder()
+        .http_only()
+        .max_request_body_size(u32::try_from(MAX_RPC_BODY).unwrap_or(u32::MAX))
+        .max_connections(u32::try_from(cap).unwrap_or(u32::MAX))
+        .build();
+    let builder = Server::builder().set_config(config).to_service_builder();
+    let methods: jsonrpsee::server::Methods = methods(host.clone()).into();
+    let serving = Arc::new(Serving {
         builder,
-        module,
-        stop_handle,
-        expected,
+        methods,
+        stop: stop_handle.clone(),
+        token: token.clone(),
         host,
-    ));
+    });
+    let handler: Handler = Arc::new(move |req| {
+        let serving = serving.clone();
+        Box::pin(async move {
+            serving.handle(req).await.unwrap_or_else(|e| {
+                tracing::warn!("endpoint: {e}");
+                text_response(500, "rawko: internal error\n")
+            })
+        })
+    });
+    tokio::spawn(accept_loop(listener, handler, stop_handle, cap));
     Ok(Endpoint {
         url,
         token,
@@ -241,77 +288,130 @@ pub async fn start(
     })
 }
 
-async fn accept_loop(
-    listener: tokio::net::TcpListener,
+/// What every connection's requests are served with.
+struct Serving {
     builder: jsonrpsee::server::TowerServiceBuilder<
         tower::layer::util::Identity,
         tower::layer::util::Identity,
     >,
-    module: RpcModule<()>,
+    methods: jsonrpsee::server::Methods,
     stop: StopHandle,
-    token: Arc<String>,
+    token: String,
     host: Arc<dyn Host>,
-) {
-    let methods: jsonrpsee::server::Methods = module.into();
-    loop {
-        let sock = tokio::select! {
-            res = listener.accept() => match res {
-                Ok((sock, _)) => sock,
-                Err(e) => {
-                    tracing::warn!("endpoint: cannot accept a connection: {e}");
-                    continue;
-                }
-            },
-            () = stop.clone().shutdown() => break,
+}
+
+impl Serving {
+    async fn handle(
+        &self,
+        req: hyper::Request<hyper::body::Incoming>,
+    ) -> Result<HttpResponse, BoxError> {
+        let hook = req.uri().path().strip_prefix("/hooks/").map(str::to_owned);
+        if !same_token(token_of(&req, hook.is_some()).as_deref(), &self.token) {
+            return Ok(text_response(
+                401,
+                "rawko: missing or wrong token (it is in the endpoint file under $XDG_RUNTIME_DIR/rawko/)\n",
+            ));
+        }
+        let Some(event) = hook else {
+            let (parts, body) = req.into_parts();
+            let body = match read_body(body, &parts.headers, MAX_RPC_BODY, "request").await {
+                Ok(body) => body,
+                Err(answer) => return Ok(answer),
+            };
+            let req = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
+            use tower::Service;
+            let mut rpc = self
+                .builder
+                .clone()
+                .build(self.methods.clone(), self.stop.clone());
+            return rpc.call(req).await;
         };
-        let _ = sock.set_nodelay(true);
-        let builder = builder.clone();
-        let methods = methods.clone();
-        let stop2 = stop.clone();
-        let token = token.clone();
-        let host = host.clone();
-        let svc = tower::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-            let mut rpc = builder.clone().build(methods.clone(), stop2.clone());
-            let token = token.clone();
-            let host = host.clone();
-            async move {
-                if token_of(&req).as_deref() != Some(token.as_str()) {
-                    return Ok::<HttpResponse, BoxError>(text_response(
-                        401,
-                        "rawko: missing or wrong token (it is in the endpoint file under $XDG_RUNTIME_DIR/rawko/)\n",
-                    ));
-                }
-                let path = req.uri().path().to_owned();
-                if let Some(event) = path.strip_prefix("/hooks/") {
-                    let event = event.to_owned();
-                    let workflow = query_param(&req, "workflow");
-                    let body = match req.into_body().collect().await {
-                        Ok(b) => b.to_bytes(),
-                        Err(e) => {
-                            return Ok(text_response(400, &format!("cannot read the body: {e}\n")))
-                        }
-                    };
-                    let input: Value = match serde_json::from_slice(&body) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            return Ok(text_response(
-                                400,
-                                &format!("the hook input is not JSON: {e}\n"),
-                            ))
-                        }
-                    };
-                    let answer = host.hook(event.clone(), input, workflow).await;
-                    return Ok(json_response(&answer.to_http(&event)));
-                }
-                use tower::Service;
-                rpc.call(req).await
+        let workflow = query_param(&req, "workflow");
+        let (parts, body) = req.into_parts();
+        let body = match read_body(body, &parts.headers, MAX_HOOK_BODY, "hook input").await {
+            Ok(body) => body,
+            Err(answer) => return Ok(answer),
+        };
+        let input: Value = match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                return Ok(text_response(
+                    400,
+                    &format!("rawko: the hook input is not JSON: {e}\n"),
+                ))
             }
-        });
-        tokio::spawn(jsonrpsee::server::serve_with_graceful_shutdown(
-            sock,
-            svc,
-            stop.clone().shutdown(),
-        ));
+        };
+        let answer = self.host.hook(event.clone(), input, workflow).await;
+        Ok(json_response(&answer.to_http(&event)))
+    }
+}
+
+/// A request's body, at most `limit` bytes, within [`BODY_TIMEOUT`]; else the answer to send.
+/// A body over the limit is never held: what comes past it is read and dropped (up to
+/// [`DISCARD_LIMIT`]) so that the client sees the 413.
+async fn read_body(
+    mut body: hyper::body::Incoming,
+    headers: &hyper::HeaderMap,
+    limit: usize,
+    what: &str,
+) -> Result<hyper::body::Bytes, HttpResponse> {
+    let too_large = || {
+        text_response(
+            413,
+            &format!(
+                "rawko: the {what} is larger than {} ({limit} bytes); refused\n",
+                human_size(limit)
+            ),
+        )
+    };
+    let declared = headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    if declared.is_some_and(|n| n > DISCARD_LIMIT) {
+        return Err(too_large());
+    }
+    let read = async {
+        let mut kept: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0).min(limit));
+        let mut seen = 0usize;
+        while let Some(frame) = body.frame().await {
+            let frame = frame
+                .map_err(|e| text_response(400, &format!("rawko: cannot read the body: {e}\n")))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            seen = seen.saturating_add(data.len());
+            if seen > limit {
+                kept = Vec::new();
+                if seen > DISCARD_LIMIT {
+                    break;
+                }
+            } else {
+                kept.extend_from_slice(&data);
+            }
+        }
+        if seen > limit {
+            return Err(too_large());
+        }
+        Ok(hyper::body::Bytes::from(kept))
+    };
+    match tokio::time::timeout(BODY_TIMEOUT, read).await {
+        Ok(result) => result,
+        Err(_) => Err(text_response(
+            408,
+            &format!(
+                "rawko: the body did not arrive within {} s\n",
+                BODY_TIMEOUT.as_secs()
+            ),
+        )),
+    }
+}
+
+fn human_size(bytes: usize) -> String {
+    if bytes % (1024 * 1024) == 0 {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -438,4 +538,29 @@ fn dechunk(body: &str) -> String {
         rest = after[n..].strip_prefix("\r\n").unwrap_or(&after[n..]);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_read_from_the_query_only_where_allowed() {
+        let req = hyper::Request::builder()
+            .uri("/hooks/Stop?workflow=x&token=abc")
+            .body(())
+            .unwrap();
+        assert_eq!(token_of(&req, true).as_deref(), Some("abc"));
+        assert_eq!(token_of(&req, false), None);
+        let req = hyper::Request::builder()
+            .uri("/?token=abc")
+            .header("authorization", "Bearer def")
+            .body(())
+            .unwrap();
+        assert_eq!(token_of(&req, false).as_deref(), Some("def"));
+        assert!(same_token(Some("def"), "def"));
+        assert!(!same_token(Some("de"), "def"));
+        assert!(!same_token(Some("deg"), "def"));
+        assert!(!same_token(None, "def"));
+    }
 }

@@ -7,6 +7,7 @@
 //! whether they may run ([`Bridge::decide`]).
 
 pub mod claude;
+mod connections;
 pub mod endpoint;
 
 use std::collections::HashMap;

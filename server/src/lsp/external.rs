@@ -9,12 +9,20 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{transport, write_events, Shared};
+use crate::clip::clip;
 use crate::engine::{self, TaskCommand, TaskEvent, TaskSpec};
 use crate::external::claude::HookAnswer;
 use crate::external::endpoint::{BoxFuture, Host};
 use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
 use crate::provider::{ProviderSpec, ToolCall};
 use crate::workflow::{default_roots, load, Show};
+
+/// The longest session id rawko takes (Claude Code's are UUIDs).
+const MAX_SESSION_ID_BYTES: usize = 256;
+
+/// An external session's entry: empty until its task has started. The first hook events of a
+/// session often come at once; they all wait on this one cell, so one of them starts the task.
+pub(super) type SessionCell = Arc<tokio::sync::OnceCell<Session>>;
 
 /// An external session and the task that stands for it.
 pub(super) struct Session {
@@ -34,16 +42,44 @@ impl ExternalHost {
         self.shared.workspace()
     }
 
-    /// The task of `session_id`, started now if it has none.
+    /// The task of `session_id`, started now if it has none. However many events of a new
+    /// session come at once, one task is started and all of them get it.
     async fn session(
         &self,
         session_id: &str,
         workflow: Option<String>,
         prompt: Option<&str>,
     ) -> Result<(String, Arc<Bridge>), String> {
-        if let Some(s) = self.shared.external.get(session_id) {
+        let cell: SessionCell = self
+            .shared
+            .external
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone();
+        if let Some(s) = cell.get() {
             return Ok((s.task_id.clone(), s.bridge.clone()));
         }
+        // The start runs in a task of its own: a caller that goes away meanwhile (its client hung
+        // up) cannot leave a task that no session points to, and the others still get it.
+        let me = self.clone();
+        let id = session_id.to_owned();
+        let prompt = prompt.map(str::to_owned);
+        tokio::spawn(async move {
+            cell.get_or_try_init(|| me.start_session(&id, workflow, prompt.as_deref()))
+                .await
+                .map(|s| (s.task_id.clone(), s.bridge.clone()))
+        })
+        .await
+        .map_err(|e| format!("the session's task could not start: {e}"))?
+    }
+
+    /// Starts the task of a session rawko has no task for (or resumes its stored one).
+    async fn start_session(
+        &self,
+        session_id: &str,
+        workflow: Option<String>,
+        prompt: Option<&str>,
+    ) -> Result<Session, String> {
         let workspace = self.workspace();
         let mut settings = self.shared.settings();
         // An external session runs as long as the agent does.
@@ -57,15 +93,16 @@ impl ExternalHost {
         let key = workflow.or_else(|| settings.default_workflow.clone());
         let workflow = match key {
             None => None,
-            Some(k) => {
-                match set.find(&k) {
-                    Some(def) if def.show == Show::User => Some(def.key.clone()),
-                    _ => {
-                        tracing::warn!("external session {session_id}: no workflow \"{k}\"; it starts without one");
-                        None
-                    }
+            Some(k) => match set.find(&k) {
+                Some(def) if def.show == Show::User => Some(def.key.clone()),
+                _ => {
+                    tracing::warn!(
+                        "external session {session_id}: no workflow \"{}\"; it starts without one",
+                        clip(&k)
+                    );
+                    None
                 }
-            }
+            },
         };
         let short: String = session_id.chars().take(8).collect();
         let description = match prompt.map(str::trim).filter(|p| !p.is_empty()) {
@@ -129,14 +166,6 @@ impl ExternalHost {
                 crate::secrets::Secrets::new(&self.shared.settings(), |k| std::env::var(k).ok()),
             ),
         ));
-        self.shared.external.insert(
-            session_id.to_owned(),
-            Session {
-                task_id: id.clone(),
-                bridge: bridge.clone(),
-                created: engine::now_millis(),
-            },
-        );
         // Wait (briefly) until the task has announced itself, so its context is ready.
         for _ in 0..200 {
             if self
@@ -149,7 +178,11 @@ impl ExternalHost {
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
-        Ok((id, bridge))
+        Ok(Session {
+            task_id: id,
+            bridge,
+            created: engine::now_millis(),
+        })
     }
 
     /// The stored, unfinished task of an external session, rebuilt from its log.
@@ -204,11 +237,12 @@ impl ExternalHost {
                 .shared
                 .external
                 .get(s)
-                .map(|e| e.task_id.clone())
-                .ok_or_else(|| format!("no rawko task for session {s}"));
+                .and_then(|e| e.get().map(|e| e.task_id.clone()))
+                .ok_or_else(|| format!("no rawko task for session {}", clip(s)));
         }
         let mut best: Option<(i64, String)> = None;
         for e in self.shared.external.iter() {
+            let Some(e) = e.get() else { continue };
             if self.finished(&e.task_id) {
                 continue;
             }
@@ -228,6 +262,15 @@ impl ExternalHost {
                 ..HookAnswer::default()
             };
         };
+        if session_id.len() > MAX_SESSION_ID_BYTES {
+            return HookAnswer {
+                note: Some(format!(
+                    "rawko: the session_id \"{}\" is longer than {MAX_SESSION_ID_BYTES} bytes; ignored",
+                    clip(session_id)
+                )),
+                ..HookAnswer::default()
+            };
+        }
         let prompt = input["prompt"].as_str();
         let (task_id, bridge) = match self
             .session(
@@ -277,7 +320,7 @@ impl ExternalHost {
                     // Fail closed: a call rawko could not decide on in time does not run.
                     return HookAnswer::block(format!(
                         "rawko did not decide about this {} call within {} s, so it is refused; try again",
-                        input["tool_name"].as_str().unwrap_or("tool"),
+                        clip(input["tool_name"].as_str().unwrap_or("tool")),
                         wait.as_secs()
                     ));
                 };
@@ -358,7 +401,10 @@ impl ExternalHost {
                 HookAnswer::pass()
             }
             other => HookAnswer {
-                note: Some(format!("rawko: the {other} event is not used; ignored")),
+                note: Some(format!(
+                    "rawko: the {} event is not used; ignored",
+                    clip(other)
+                )),
                 ..HookAnswer::default()
             },
         }

@@ -32,6 +32,7 @@ use tower_lsp_server::lsp_types::{
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, UriExt};
 
+use crate::clip::clip;
 use crate::config::{self, ConfigProblem, Settings};
 use crate::engine::{self, TaskCommand, TaskEvent, TaskHandle, TaskSpec, TaskState};
 use crate::hooks::session::{SessionRecorder, SessionStatus};
@@ -77,7 +78,7 @@ struct Shared {
     /// Whether the workspace's hooks may run: `None` while the user is being asked.
     trust: tokio::sync::watch::Sender<Option<bool>>,
     /// External agents' sessions (Claude Code through its hooks), by their session id.
-    external: DashMap<String, external::Session>,
+    external: DashMap<String, external::SessionCell>,
     /// The local endpoint external agents reach; dropped (stopped, its file removed) at the end.
     endpoint: Mutex<Option<crate::external::endpoint::Endpoint>>,
 }
@@ -278,7 +279,12 @@ impl Backend {
             .tasks
             .get(id.as_str())
             .map(|h| h.clone())
-            .ok_or_else(|| error(error_codes::UNKNOWN_TASK, format!("unknown task \"{id}\"")))
+            .ok_or_else(|| {
+                error(
+                    error_codes::UNKNOWN_TASK,
+                    format!("unknown task \"{}\"", clip(id.as_str())),
+                )
+            })
     }
 
     /// Sends a command to a task that is still running.
@@ -288,13 +294,17 @@ impl Backend {
         if state.is_finished() {
             return Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" has already ended ({})", state.as_str()),
+                format!(
+                    "task \"{}\" has already ended ({})",
+                    clip(id.as_str()),
+                    state.as_str()
+                ),
             ));
         }
         handle.send(command).map_err(|_| {
             error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" has already ended"),
+                format!("task \"{}\" has already ended", clip(id.as_str())),
             )
         })
     }
@@ -361,12 +371,16 @@ impl Backend {
                         .collect();
                     let broken = outcome.skipped.iter().any(|s| s.key == key);
                     let message = if broken {
-                        format!("workflow \"{key}\" has errors; run `rawko workflows validate`")
+                        format!(
+                            "workflow \"{}\" has errors; run `rawko workflows validate`",
+                            clip(key)
+                        )
                     } else if known.is_empty() {
-                        format!("unknown workflow \"{key}\"; no workflows are defined (`rawko init` writes a starter)")
+                        format!("unknown workflow \"{}\"; no workflows are defined (`rawko init` writes a starter)", clip(key))
                     } else {
                         format!(
-                            "unknown workflow \"{key}\"; available: {}",
+                            "unknown workflow \"{}\"; available: {}",
+                            clip(key),
                             known.join(", ")
                         )
                     };
@@ -375,7 +389,7 @@ impl Backend {
                 if def.show == Show::Workflows {
                     return Err(error(
                         error_codes::WORKFLOW_NOT_FOUND,
-                        format!("workflow \"{key}\" is a subworkflow that can only run as part of another workflow"),
+                        format!("workflow \"{}\" is a subworkflow that can only run as part of another workflow", clip(key)),
                     ));
                 }
                 Some(def.key.clone())
@@ -388,7 +402,8 @@ impl Backend {
                 let mut names: Vec<&str> = agents.names().collect();
                 names.push(engine::arbiter::DEFAULT_AGENT);
                 return Err(invalid_params(format!(
-                    "unknown agent \"{agent}\"; the agents are {}",
+                    "unknown agent \"{}\"; the agents are {}",
+                    clip(agent),
                     names.join(", ")
                 )));
             }
@@ -469,7 +484,7 @@ impl Backend {
         if !dir.join("events.jsonl").is_file() {
             return Err(error(
                 error_codes::UNKNOWN_TASK,
-                format!("unknown task \"{id}\""),
+                format!("unknown task \"{}\"", clip(id.as_str())),
             ));
         }
         let settings = self.settings();
@@ -485,14 +500,15 @@ impl Backend {
                 .map_err(|e| {
                     error(
                         error_codes::INTERNAL_ERROR,
-                        format!("cannot resume task \"{id}\": {e}"),
+                        format!("cannot resume task \"{}\": {e}", clip(id.as_str())),
                     )
                 })?;
         if replay.finished.is_some() && then.is_none() {
             return Err(error(
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
-                    "task \"{id}\" has finished; use rawko/retry or rawko/reset to run it again"
+                    "task \"{}\" has finished; use rawko/retry or rawko/reset to run it again",
+                    clip(id.as_str())
                 ),
             ));
         }
@@ -502,21 +518,24 @@ impl Backend {
             if set.get(key).is_none() {
                 return Err(error(
                     error_codes::WORKFLOW_NOT_FOUND,
-                    format!("task \"{id}\" ran workflow \"{key}\", which no longer loads"),
+                    format!(
+                        "task \"{}\" ran workflow \"{key}\", which no longer loads",
+                        clip(id.as_str())
+                    ),
                 ));
             }
         }
         if replay.provider.name == "external" {
             return Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" is an external agent's session; it goes on by itself with the agent's next hook event"),
+                format!("task \"{}\" is an external agent's session; it goes on by itself with the agent's next hook event", clip(id.as_str())),
             ));
         }
         let keys = |name: &str| settings.api_keys.get(name);
         let provider = replay.provider.build_with(&keys).map_err(|e| {
             error(
                 error_codes::INTERNAL_ERROR,
-                format!("cannot resume task \"{id}\": {e}"),
+                format!("cannot resume task \"{}\": {e}", clip(id.as_str())),
             )
         })?;
         let arbiter = match &replay.arbiter {
@@ -578,7 +597,10 @@ impl Backend {
                 if !applies.is_empty() && !applies.contains(&machine_state.as_str()) {
                     return Err(error(
                         error_codes::TASK_STATE_CONFLICT,
-                        format!("task \"{id}\" is {machine_state}; {name} does not apply there"),
+                        format!(
+                            "task \"{}\" is {machine_state}; {name} does not apply there",
+                            clip(id.as_str())
+                        ),
                     ));
                 }
                 if handle.send(TaskCommand::Override(event.clone())).is_ok() {
@@ -590,14 +612,18 @@ impl Backend {
         match (&event, stored_state) {
             (_, None) => Err(error(
                 error_codes::UNKNOWN_TASK,
-                format!("unknown task \"{id}\""),
+                format!("unknown task \"{}\"", clip(id.as_str())),
             )),
             (crate::machine::Event::Retry, Some(TaskState::Failed | TaskState::Interrupted))
             | (crate::machine::Event::Reset, Some(_))
             | (_, Some(TaskState::Interrupted)) => self.resume_from_store(id, Some(event)).await,
             (_, Some(state)) => Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{id}\" is {}; {name} does not apply", state.as_str()),
+                format!(
+                    "task \"{}\" is {}; {name} does not apply",
+                    clip(id.as_str()),
+                    state.as_str()
+                ),
             )),
         }
     }
@@ -619,7 +645,7 @@ impl Backend {
             names.push(engine::arbiter::DEFAULT_AGENT);
             return Err(invalid_params(format!(
                 "unknown agent \"{}\"; the agents are {}",
-                params.agent,
+                clip(&params.agent),
                 names.join(", ")
             )));
         }
@@ -673,7 +699,7 @@ impl Backend {
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
                     "task \"{}\" ended before it could take the step",
-                    params.task_id
+                    clip(params.task_id.as_str())
                 ),
             )),
             Err(_) => Err(error(
@@ -689,7 +715,7 @@ impl Backend {
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
                     "task \"{}\" is already interrupted and waits for a message",
-                    params.task_id
+                    clip(params.task_id.as_str())
                 ),
             ));
         }
@@ -756,7 +782,7 @@ impl Backend {
             }),
             None => Err(error(
                 error_codes::UNKNOWN_TASK,
-                format!("unknown task \"{}\"", params.task_id),
+                format!("unknown task \"{}\"", clip(params.task_id.as_str())),
             )),
         }
     }
@@ -767,7 +793,7 @@ impl Backend {
         let Some(def) = outcome.workflows.find(key).filter(|d| d.show == Show::User) else {
             return Err(error(
                 error_codes::WORKFLOW_NOT_FOUND,
-                format!("unknown workflow \"{key}\""),
+                format!("unknown workflow \"{}\"", clip(key)),
             ));
         };
         let (reply, answer) = oneshot::channel();
@@ -783,7 +809,7 @@ impl Backend {
             Ok(Err(why)) => Err(error(error_codes::TASK_STATE_CONFLICT, why)),
             Err(_) => Err(error(
                 error_codes::TASK_STATE_CONFLICT,
-                format!("task \"{}\" has ended", params.task_id),
+                format!("task \"{}\" has ended", clip(params.task_id.as_str())),
             )),
         }
     }
@@ -800,7 +826,7 @@ impl Backend {
                 error_codes::TASK_STATE_CONFLICT,
                 format!(
                     "task \"{}\" is {}, not interrupted",
-                    params.task_id,
+                    clip(params.task_id.as_str()),
                     state.as_str()
                 ),
             ));
@@ -1223,7 +1249,8 @@ impl LanguageServer for Backend {
             other => Err(error(
                 error_codes::METHOD_NOT_FOUND,
                 format!(
-                    "unknown command \"{other}\"; the commands are {}",
+                    "unknown command \"{}\"; the commands are {}",
+                    clip(other),
                     rawko_protocol::commands::ALL
                         .iter()
                         .map(|(c, _)| *c)

@@ -126,11 +126,16 @@ impl Outgoing {
             Some((_, tx)) => {
                 let _ = tx.send(answer);
             }
-            None => tracing::debug!("an answer to request {id}, which nobody waits for any more"),
+            None => tracing::debug!(
+                "an answer to request {}, which nobody waits for any more",
+                crate::clip::clip(id)
+            ),
         }
     }
 
+    /// Answers with an error; the message is clipped (see [`crate::clip::clip_message`]).
     fn error(&self, id: Value, code: i64, message: &str) {
+        let message = crate::clip::clip_message(message);
         self.send(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
         );
@@ -222,16 +227,19 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             let mut length: Option<Result<usize, String>> = None;
             for line in header.split("\r\n") {
                 let Some((name, value)) = line.split_once(':') else {
-                    length = Some(Err(format!("invalid header line \"{line}\"")));
+                    length = Some(Err(format!(
+                        "invalid header line \"{}\"",
+                        crate::clip::clip(line)
+                    )));
                     break;
                 };
                 if name.trim().eq_ignore_ascii_case("content-length") {
-                    length = Some(
-                        value
-                            .trim()
-                            .parse::<usize>()
-                            .map_err(|_| format!("invalid Content-Length \"{}\"", value.trim())),
-                    );
+                    length = Some(value.trim().parse::<usize>().map_err(|_| {
+                        format!(
+                            "invalid Content-Length \"{}\"",
+                            crate::clip::clip(value.trim())
+                        )
+                    }));
                 }
             }
             let length = match length {
@@ -295,6 +303,7 @@ pub async fn serve<S, I, O>(
     };
 
     let mut reader = FrameReader::new(input);
+    let mut lifecycle = Lifecycle::Uninitialized;
     loop {
         let frame = match reader.next().await {
             Ok(Some(frame)) => frame,
@@ -321,7 +330,7 @@ pub async fn serve<S, I, O>(
             .ok()
             .filter(|r| !r.method().is_empty())
         {
-            if !dispatch(&mut service, request, &outgoing).await {
+            if !dispatch(&mut service, request, &outgoing, &mut lifecycle).await {
                 break;
             }
             continue;
@@ -369,7 +378,10 @@ pub async fn serve<S, I, O>(
                             tracing::warn!("a response nobody waits for");
                         }
                     }
-                    Err(e) => tracing::warn!("an unreadable response from the client: {e}"),
+                    Err(e) => tracing::warn!(
+                        "an unreadable response from the client: {}",
+                        crate::clip::clip_message(&e.to_string())
+                    ),
                 }
             } else {
                 outgoing.error(
@@ -396,13 +408,95 @@ pub async fn serve<S, I, O>(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
 }
 
+/// Where the LSP lifecycle stands. tower-lsp-server keeps its own state for the methods it
+/// routes; the transport follows the answers to `initialize` and `shutdown` to answer the
+/// requests it does not hand on in the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    Uninitialized,
+    Initialized,
+    ShutDown,
+}
+
+/// Whether rawko serves `method` (a request or a notification the client sends).
+fn serves(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize"
+            | "initialized"
+            | "shutdown"
+            | "exit"
+            | "workspace/executeCommand"
+            | "$/cancelRequest"
+    ) || rawko_protocol::ALL_METHODS
+        .iter()
+        .any(|m| m.direction == rawko_protocol::Direction::ClientToServer && m.method == method)
+}
+
+/// The error rawko answers itself, before the service sees the request, or `None` to hand it on.
+///
+/// tower-lsp-server answers a method it does not know with -32601 in every state (and echoes the
+/// name whole in `data`), and it marks the server shut down *before* it checks `shutdown`'s
+/// params, so a `shutdown` it then refuses would still end the session.
+fn refusal(request: &Request, lifecycle: Lifecycle) -> Option<(i64, String)> {
+    let method = request.method();
+    request.id()?;
+    if !serves(method) {
+        return Some(match lifecycle {
+            Lifecycle::Uninitialized => (
+                error_codes::SERVER_NOT_INITIALIZED,
+                "server not initialized: send initialize first".to_owned(),
+            ),
+            Lifecycle::Initialized => (
+                error_codes::METHOD_NOT_FOUND,
+                format!("unknown method \"{}\"", crate::clip::clip(method)),
+            ),
+            Lifecycle::ShutDown => (
+                error_codes::INVALID_REQUEST,
+                "the server is shutting down; only exit is accepted".to_owned(),
+            ),
+        });
+    }
+    let params_given = request.params().is_some_and(|p| !p.is_null());
+    if method == "shutdown" && lifecycle == Lifecycle::Initialized && params_given {
+        return Some((
+            error_codes::INVALID_PARAMS,
+            "shutdown takes no params (leave params out, or send null)".to_owned(),
+        ));
+    }
+    None
+}
+
+/// An error response with its message clipped and its `data` left out: messages from
+/// tower-lsp-server and serde quote the input whole (an unknown variant, unexpected params).
+fn clipped(response: Response) -> Response {
+    if !response.is_error() {
+        return response;
+    }
+    let (id, body) = response.into_parts();
+    let body = body.map_err(|mut error| {
+        if let std::borrow::Cow::Owned(m) = crate::clip::clip_message(&error.message) {
+            error.message = m.into();
+        }
+        error.data = None;
+        error
+    });
+    Response::from_parts(id, body)
+}
+
 /// Hands a request to the service and sends its response. Returns `false` when the server should
 /// stop reading (after `exit`, or when the service has exited).
 async fn dispatch<S: LanguageServer>(
     service: &mut LspService<S>,
     request: Request,
     outgoing: &Arc<Outgoing>,
+    lifecycle: &mut Lifecycle,
 ) -> bool {
+    if let Some((code, message)) = refusal(&request, *lifecycle) {
+        let id = request.id().map_or(Value::Null, |id| json!(id));
+        outgoing.error(id, code, &message);
+        return true;
+    }
     if futures::future::poll_fn(|cx| service.poll_ready(cx))
         .await
         .is_err()
@@ -414,20 +508,32 @@ async fn dispatch<S: LanguageServer>(
     let respond = {
         let outgoing = outgoing.clone();
         async move {
-            if let Ok(Some(response)) = call.await {
-                match serde_json::to_vec(&response) {
-                    Ok(body) => {
-                        let _ = outgoing.frames.send(frame(&body));
-                    }
-                    Err(e) => tracing::error!("cannot serialise a response: {e}"),
+            let Ok(Some(response)) = call.await else {
+                return false;
+            };
+            let ok = response.is_ok();
+            match serde_json::to_vec(&clipped(response)) {
+                Ok(body) => {
+                    let _ = outgoing.frames.send(frame(&body));
                 }
+                Err(e) => tracing::error!("cannot serialise a response: {e}"),
             }
+            ok
         }
     };
     match method.as_str() {
-        // The lifecycle is ordered: nothing else runs until initialize has answered, and exit
-        // ends the loop.
-        "initialize" => respond.await,
+        // The lifecycle is ordered: nothing else runs until initialize (or shutdown) has
+        // answered, and exit ends the loop.
+        "initialize" => {
+            if respond.await && *lifecycle == Lifecycle::Uninitialized {
+                *lifecycle = Lifecycle::Initialized;
+            }
+        }
+        "shutdown" => {
+            if respond.await && *lifecycle == Lifecycle::Initialized {
+                *lifecycle = Lifecycle::ShutDown;
+            }
+        }
         "exit" => {
             respond.await;
             return false;

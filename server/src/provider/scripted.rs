@@ -68,7 +68,11 @@ fn empty_object() -> Value {
 
 /// A script that could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("script {}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error(
+    "script {}{}: {message}",
+    crate::clip::clip_path(path),
+    line.map(|l| format!(":{l}")).unwrap_or_default()
+)]
 pub struct ScriptError {
     pub path: PathBuf,
     pub line: Option<usize>,

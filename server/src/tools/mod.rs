@@ -276,7 +276,8 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
         "grep" => search::grep(input, ctx).await,
         "bash" => bash::bash(input, ctx).await,
         _ => ToolOutput::error(format!(
-            "unknown tool \"{name}\"; the built-in tools are {}",
+            "unknown tool \"{}\"; the built-in tools are {}",
+            crate::clip::clip(name),
             TOOL_NAMES.join(", ")
         )),
     }

@@ -9,6 +9,7 @@
 //! of its whitelist names that command.
 
 use std::borrow::Cow;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -16,6 +17,7 @@ use super::definition::{ToolPolicy, ToolRule, WorkflowSet, SHELL_TOOL};
 use super::shell::{self, SimpleCommand};
 use super::state::WorkflowState;
 use super::texts::{resolve_template, DEFAULT_BLOCK_REASON};
+use crate::clip::{clip, clip_path};
 
 /// The gate's answer for one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,10 +64,11 @@ pub fn check(
     let template = root.block_reason_template.as_deref();
     let reason = match denial {
         Denial::Tool => {
+            let tool = clip(tool);
             let vars = [
                 ("workflowName", root.name.as_str()),
                 ("phaseName", &phase.name),
-                ("toolName", tool),
+                ("toolName", &tool),
                 ("allowedTools", &allowed),
             ];
             resolve_template(template.unwrap_or(DEFAULT_BLOCK_REASON), &vars)
@@ -76,10 +79,11 @@ pub fn check(
         } => match template {
             None => format!("[workflow] {sentence}"),
             Some(template) => {
+                let tool = clip(&tool_name);
                 let vars = [
                     ("workflowName", root.name.as_str()),
                     ("phaseName", &phase.name),
-                    ("toolName", tool_name.as_ref()),
+                    ("toolName", &tool),
                     ("allowedTools", &allowed),
                 ];
                 format!("{}\n{sentence}", resolve_template(template, &vars))
@@ -159,11 +163,13 @@ fn decide<'a>(
             match place(input) {
                 Placed::Relative(path) if own.iter().any(|r| r.matches_path(&path)) => None,
                 Placed::Missing => why(format!(
-                    "{tool} without a path is blocked during the {phase} phase, which allows {tool} only as {list}."
+                    "{tool} without a path is blocked during the {phase} phase, which allows {tool} only as {list}.",
+                    tool = clip(tool)
                 )),
                 Placed::Relative(_) | Placed::Elsewhere(_) => why(format!(
                     "{tool} of \"{}\" is blocked during the {phase} phase, which allows {tool} only as {list}.",
-                    path_of(input).unwrap_or_default()
+                    clip_path(Path::new(path_of(input).unwrap_or_default())),
+                    tool = clip(tool)
                 )),
             }
         }
@@ -206,7 +212,8 @@ fn decide<'a>(
             }?;
             why(format!(
                 "{tool} of \"{}\" matches {hit}, which the {phase} phase blocks.",
-                path_of(input).unwrap_or_default()
+                clip_path(Path::new(path_of(input).unwrap_or_default())),
+                tool = clip(tool)
             ))
         }
     }

@@ -50,9 +50,12 @@ pub struct WorkflowState {
 pub enum NavError {
     #[error("no active workflow")]
     NotActive,
-    #[error("unknown workflow \"{0}\"")]
+    #[error("unknown workflow \"{}\"", crate::clip::clip(.0))]
     UnknownWorkflow(String),
-    #[error("workflow \"{0}\" is a subworkflow that can only run as part of another workflow")]
+    #[error(
+        "workflow \"{}\" is a subworkflow that can only run as part of another workflow",
+        crate::clip::clip(.0)
+    )]
     SubworkflowOnly(String),
     #[error("the workflow state no longer matches the loaded definitions (workflow \"{0}\" changed or is missing)")]
     Stale(String),

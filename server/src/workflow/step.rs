@@ -103,10 +103,14 @@ pub fn parse_input(input: &Value) -> Result<StepAction, String> {
     let action = input.get("action").ok_or_else(|| {
         "workflow_step needs an \"action\": one of next, status, cancel, loop".to_owned()
     })?;
-    let action = action
-        .as_str()
-        .ok_or_else(|| format!("workflow_step's \"action\" must be a string, got {action}"))?;
-    StepAction::parse(action).ok_or_else(|| format!("Unknown action: {action}"))
+    let action = action.as_str().ok_or_else(|| {
+        format!(
+            "workflow_step's \"action\" must be a string, got {}",
+            crate::clip::clip_message(&action.to_string())
+        )
+    })?;
+    StepAction::parse(action)
+        .ok_or_else(|| format!("Unknown action: {}", crate::clip::clip(action)))
 }
 
 /// Runs one `workflow_step` call against the task's state.
