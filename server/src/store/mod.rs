@@ -71,6 +71,16 @@ pub struct TaskFiles {
     durable: bool,
 }
 
+/// Task ids rawko makes are `task-…` and `ext-…`: letters, digits, `-`, `_` and `.`.
+fn is_plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 200
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
 /// What reading a log found.
 #[derive(Debug, Default)]
 pub struct LogContents {
@@ -81,8 +91,16 @@ pub struct LogContents {
 
 impl TaskFiles {
     /// The directory of task `id` under `state_dir`.
+    ///
+    /// An id that is not a plain name (`../x`, `a/b`, empty, hidden, or long) names no directory
+    /// that exists, so a task id from a client can never reach outside the store.
     pub fn dir_of(state_dir: &Path, id: &str) -> PathBuf {
-        state_dir.join("tasks").join(id)
+        let tasks = state_dir.join("tasks");
+        if is_plain_id(id) {
+            tasks.join(id)
+        } else {
+            tasks.join(".not-a-task-id")
+        }
     }
 
     /// Creates a new task's directory and empty log.
@@ -361,5 +379,21 @@ mod tests {
         assert_eq!(state_dir(env), Some(PathBuf::from("/s/rawko")));
         let env = |k: &str| (k == "HOME").then(|| OsString::from("/h"));
         assert_eq!(state_dir(env), Some(PathBuf::from("/h/.local/state/rawko")));
+    }
+
+    #[test]
+    fn a_task_id_never_leads_out_of_the_store() {
+        let state = Path::new("/state");
+        assert_eq!(
+            TaskFiles::dir_of(state, "task-1795-1"),
+            Path::new("/state/tasks/task-1795-1")
+        );
+        for bad in ["../../etc", "a/b", "", ".", "..", ".hidden", "x\0y", &"a".repeat(201)] {
+            assert_eq!(
+                TaskFiles::dir_of(state, bad),
+                Path::new("/state/tasks/.not-a-task-id"),
+                "{bad:?}"
+            );
+        }
     }
 }
