@@ -1299,3 +1299,34 @@ fn stress_idle_connections_and_a_huge_hook_body() {
         proc_status_kib(pid, "VmHWM") / 1024,
     );
 }
+
+#[test]
+fn a_session_whose_workflow_does_not_exist_is_told_so_once() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({}));
+    wait_endpoint(home.path());
+    let h = home.path();
+    let r = rawko_hook(
+        h,
+        &["SessionStart", "--workflow", "nope"],
+        &input(&ws, "SessionStart", json!({"source": "startup"})),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let message = out["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no workflow \"nope\"") && message.contains("available: feature"),
+        "{out}"
+    );
+    // Told once: the next answer is plain.
+    let r = rawko_hook(
+        h,
+        &["UserPromptSubmit", "--workflow", "nope"],
+        &input(&ws, "UserPromptSubmit", json!({"prompt": "hi"})),
+    );
+    assert!(!r.stdout.contains("systemMessage"), "{}", r.stdout);
+}

@@ -29,6 +29,9 @@ pub(super) struct Session {
     pub task_id: String,
     pub bridge: Arc<Bridge>,
     pub created: i64,
+    /// Something the user must hear once, with the session's first answer (a workflow that does
+    /// not exist, so the session runs ungated).
+    pub notice: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Clone)]
@@ -91,6 +94,7 @@ impl ExternalHost {
         .await
         .unwrap_or_default();
         let key = workflow.or_else(|| settings.default_workflow.clone());
+        let mut notice = None;
         let workflow = match key {
             None => None,
             Some(k) => match set.find(&k) {
@@ -100,6 +104,20 @@ impl ExternalHost {
                         "external session {session_id}: no workflow \"{}\"; it starts without one",
                         clip(&k)
                     );
+                    let known: Vec<&str> = set
+                        .iter()
+                        .filter(|d| d.show == Show::User)
+                        .map(|d| d.key.as_str())
+                        .collect();
+                    notice = Some(format!(
+                        "rawko: there is no workflow \"{}\" ({}), so this session is not gated by a workflow; pick one in the editor, or fix the --workflow of the rawko hooks in .claude/settings.local.json",
+                        clip(&k),
+                        if known.is_empty() {
+                            "no workflows are defined; `rawko init` writes a starter".to_owned()
+                        } else {
+                            format!("available: {}", known.join(", "))
+                        }
+                    ));
                     None
                 }
             },
@@ -182,6 +200,7 @@ impl ExternalHost {
             task_id: id,
             bridge,
             created: engine::now_millis(),
+            notice: std::sync::Mutex::new(notice),
         })
     }
 
@@ -291,7 +310,35 @@ impl ExternalHost {
         if self.finished(&task_id) {
             return HookAnswer::pass();
         }
-        match event.as_str() {
+        let notice = self.shared.external.get(session_id).and_then(|cell| {
+            cell.get()
+                .and_then(|s| s.notice.lock().ok().and_then(|mut n| n.take()))
+        });
+        let mut answer = self.answer(&event, &input, &task_id, &bridge, prompt).await;
+        if let Some(notice) = notice {
+            // Claude Code shows a `systemMessage` to its user; stderr is the fallback.
+            match &mut answer.json {
+                Some(Value::Object(o)) => {
+                    o.insert("systemMessage".to_owned(), json!(notice));
+                }
+                _ if answer.block.is_none() => answer.json = Some(json!({"systemMessage": notice})),
+                _ => answer.note = Some(notice),
+            }
+        }
+        answer
+    }
+
+    /// What rawko answers to one hook event of a session whose task runs.
+    async fn answer(
+        &self,
+        event: &str,
+        input: &Value,
+        task_id: &str,
+        bridge: &Arc<Bridge>,
+        prompt: Option<&str>,
+    ) -> HookAnswer {
+        let task_id = task_id.to_owned();
+        match event {
             "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
             "UserPromptSubmit" => {
                 if let (Some(p), Some(h)) = (prompt, self.shared.tasks.get(&task_id)) {

@@ -388,7 +388,16 @@ mod tests {
             TaskFiles::dir_of(state, "task-1795-1"),
             Path::new("/state/tasks/task-1795-1")
         );
-        for bad in ["../../etc", "a/b", "", ".", "..", ".hidden", "x\0y", &"a".repeat(201)] {
+        for bad in [
+            "../../etc",
+            "a/b",
+            "",
+            ".",
+            "..",
+            ".hidden",
+            "x\0y",
+            &"a".repeat(201),
+        ] {
             assert_eq!(
                 TaskFiles::dir_of(state, bad),
                 Path::new("/state/tasks/.not-a-task-id"),
