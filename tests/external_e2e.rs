@@ -479,6 +479,8 @@ fn a_session_without_a_workflow_waits_until_the_editor_picks_one() {
                 .is_some_and(|t| t.starts_with("ext-"))
     });
     let task = status["params"]["taskId"].as_str().unwrap().to_owned();
+    // The status says so in a field, so the editor can offer a workflow without guessing.
+    assert!(status["params"].get("workflow").is_none(), "{status}");
     // Any tool is fine and the agent may stop: nothing gates it yet.
     let r = rawko_hook(
         h,
@@ -509,6 +511,19 @@ fn a_session_without_a_workflow_waits_until_the_editor_picks_one() {
         )
         .unwrap();
     assert_eq!(ok["text"], "Started the Feature workflow.");
+    let status = ed.wait_for("the status naming the workflow", TIMEOUT, |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"] == json!(task)
+            && m["params"]["workflow"] == "feature"
+    });
+    assert_eq!(status["params"]["workflowName"], "Feature", "{status}");
+    let detail = ed
+        .request("rawko/getTask", json!({"taskId": task}))
+        .unwrap();
+    assert_eq!(
+        detail["task"]["workflow"], "feature",
+        "getTask names it too"
+    );
     let again = ed.request(
         "rawko/setWorkflow",
         json!({"taskId": task, "workflow": "feature"}),

@@ -259,6 +259,61 @@ fn a_feature_task_shows_each_phase_in_the_status_bar_in_order() {
 }
 
 #[test]
+fn every_status_names_the_workflow_and_where_the_task_is_without_its_state() {
+    let (_project, _ed, _task, notes) = run_feature_task();
+    let statuses = notes_of(&notes, "rawko/status", None);
+    for status in &statuses {
+        assert_eq!(status["workflow"], "feature", "{status}");
+        assert_eq!(status["workflowName"], "Feature", "{status}");
+        let place = status["breadcrumbText"].as_str().unwrap_or_default();
+        let line = text(status);
+        if status["state"] == "running" {
+            assert_eq!(
+                line, place,
+                "a running task's line is where it is: {status}"
+            );
+        } else {
+            assert!(
+                line.starts_with(&format!("{place} — ")),
+                "the line adds the state to where the task is: {status}"
+            );
+        }
+    }
+    assert!(statuses.iter().any(|s| s["breadcrumbText"]
+        == "Feature > Review [4/4] > 👀 Peer Review [2/2]"
+        && s["breadcrumb"].as_array().map(Vec::len) == Some(2)));
+    let last = statuses.last().expect("statuses");
+    assert_eq!(last["state"], "complete", "{last}");
+    assert_eq!(
+        last["breadcrumbText"], "Feature",
+        "the finished workflow: {last}"
+    );
+}
+
+#[test]
+fn a_task_without_a_workflow_has_no_workflow_in_its_status() {
+    let project = Project::with_starter();
+    let script = project.script("plain", "turns:\n  - text: \"Nothing to do.\"\n");
+    let mut ed = serve(&project, fast());
+    let result = ed
+        .request(
+            "rawko/startTask",
+            json!({"description": DESCRIPTION, "provider": "scripted", "script": script}),
+        )
+        .expect("startTask");
+    let task = task_id(&result);
+    wait_finished(&mut ed, &task);
+    let statuses = notes_of(&ed.notifications(&task), "rawko/status", None);
+    assert!(!statuses.is_empty());
+    for status in &statuses {
+        assert!(status.get("workflow").is_none(), "{status}");
+        assert!(status.get("workflowName").is_none(), "{status}");
+        assert_eq!(status["breadcrumb"], json!([]), "{status}");
+        assert_eq!(status["breadcrumbText"], DESCRIPTION, "{status}");
+    }
+}
+
+#[test]
 fn a_task_numbers_its_notifications_from_one_without_gaps() {
     let (_project, _ed, _task, notes) = run_feature_task();
     let seqs: Vec<u64> = notes.iter().map(|m| seq(&m["params"])).collect();
@@ -387,10 +442,27 @@ fn write_in_plan(outcome: &'static str) -> (Project, Editor, String, Value, Valu
     (project, ed, task, approval, call, result)
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 #[test]
 fn a_blocked_write_asks_the_editor_with_tool_input_phase_reason_and_options() {
+    let before = now_ms();
     let (_project, _ed, task, approval, call, _) = write_in_plan("reject_once");
+    let after = now_ms();
     let p = &approval["params"];
+    assert_eq!(p["summary"], "Write PLAN.md (9 bytes)", "{p}");
+    // The default approval timeout, and the deadline it sets.
+    assert_eq!(p["timeoutSeconds"], 120, "{p}");
+    let expires = p["expiresAt"].as_u64().unwrap_or_default();
+    assert!(
+        (before + 120_000..=after + 120_000).contains(&expires),
+        "expiresAt {expires} is 120 s after the request ({before}..{after})"
+    );
     assert_eq!(p["taskId"], json!(task));
     assert_eq!(p["toolCallId"], call["toolCallId"], "{p}\n{call}");
     assert_eq!(p["tool"], "Write");
@@ -498,7 +570,14 @@ turns:
     );
     // The editor never answers.
     let task = start(&mut ed, &script);
-    wait_approval(&mut ed, &task);
+    let approval = wait_approval(&mut ed, &task);
+    // A timeout configured only on the server still reaches the client, rounded up to 1 s.
+    assert_eq!(approval["params"]["timeoutSeconds"], 1, "{approval}");
+    let expires = approval["params"]["expiresAt"].as_u64().unwrap_or_default();
+    assert!(
+        expires <= now_ms() + 300,
+        "expiresAt {expires} is 0.3 s after the request"
+    );
     let status = wait_note(&mut ed, &task, "rawko/status", "a reason", |p| {
         p["state"] == "running" && p.get("reason").is_some()
     });
@@ -578,11 +657,28 @@ fn the_countdown_ticks_three_two_one_then_the_reminder_follows() {
     let mut ed = serve(&project, fast());
     let task = start(&mut ed, &script);
     wait_output(&mut ed, &task, "reminder", |_| true);
-    let seconds: Vec<Value> = notes_of(&ed.notifications(&task), "rawko/countdown", None)
-        .iter()
-        .map(|t| t["secondsLeft"].clone())
-        .collect();
+    let ticks = notes_of(&ed.notifications(&task), "rawko/countdown", None);
+    let seconds: Vec<Value> = ticks.iter().map(|t| t["secondsLeft"].clone()).collect();
     assert_eq!(seconds, [json!(3), json!(2), json!(1)]);
+    let labels: Vec<&str> = ticks
+        .iter()
+        .map(|t| t["label"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "⏳ Auto-continuing in 3s",
+            "⏳ Auto-continuing in 2s",
+            "⏳ Auto-continuing in 1s"
+        ]
+    );
+    for tick in &ticks {
+        let label = tick["label"].as_str().unwrap_or_default();
+        assert!(
+            text(tick).starts_with(label),
+            "the text has the label: {tick}"
+        );
+    }
 }
 
 #[test]

@@ -90,6 +90,13 @@ pub struct ApproveToolCallParams {
     pub reason: String,
     /// The choices to offer, in order.
     pub options: Vec<ApprovalOption>,
+    /// The call in one line, ready to show, e.g. `Write notes.md (12 bytes)`.
+    pub summary: String,
+    /// When the request counts as `reject_once` if it has no answer: milliseconds since the Unix
+    /// epoch.
+    pub expires_at: u64,
+    /// The approval timeout: how many seconds the request waits in all (rounded up).
+    pub timeout_seconds: u64,
 }
 
 /// The result of `rawko/approveToolCall`.
@@ -155,6 +162,17 @@ pub struct StatusParams {
     pub breadcrumb: Vec<BreadcrumbItem>,
     /// The status line to show, e.g. `Feature > 🧪 Test [3/4]`.
     pub text: String,
+    /// The key of the workflow the task runs; absent when it runs none (e.g. an external agent's
+    /// session that began without one).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub workflow: Option<String>,
+    /// The display name of that workflow, e.g. `Feature`; absent when the task runs none.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub workflow_name: Option<String>,
+    /// Where the task is, without its state: the breadcrumb as one line (`Feature > 🧪 Test
+    /// [3/4]`), the workflow's name once the workflow finished, or the task's description when it
+    /// runs no workflow. `text` is this line with the state added.
+    pub breadcrumb_text: String,
     /// Why the state changed, when that is worth telling (e.g. an approval timed out).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
@@ -177,10 +195,13 @@ pub struct CountdownParams {
     pub task_id: TaskId,
     /// The notification's place among the task's notifications, from 1.
     pub seq: u64,
-    /// Whole seconds until the reminder is sent; 0 on the last tick.
+    /// Whole seconds until the reminder is sent; 1 on the last tick.
     pub seconds_left: u32,
-    /// The text to show, e.g. `⏳ Auto-continuing in 3s`.
+    /// The text to show, e.g. `⏳ Auto-continuing in 3s — interrupt to stop`.
     pub text: String,
+    /// The countdown alone, without the hint, for a client that says its own way to stop it:
+    /// e.g. `⏳ Auto-continuing in 3s`.
+    pub label: String,
 }
 
 /// Something for the task's output panel: the agent's text, tool calls and results, injected

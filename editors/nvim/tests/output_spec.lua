@@ -15,12 +15,16 @@ local function out(seq, kind, text, extra)
   handlers().output(nil, params, ctx)
 end
 
-local function status(seq, text, state)
-  handlers().status(
-    nil,
-    { taskId = 'task-o', seq = seq, state = state or 'running', breadcrumb = {}, text = text },
-    ctx
-  )
+--- A status as rawko sends it: `where` (the breadcrumb text) is `text` without the state.
+local function status(seq, text, state, where)
+  handlers().status(nil, {
+    taskId = 'task-o',
+    seq = seq,
+    state = state or 'running',
+    breadcrumb = {},
+    text = text,
+    breadcrumbText = where or text,
+  }, ctx)
 end
 
 local function body()
@@ -133,9 +137,14 @@ t.test('the statusline is empty without tasks, and redraws fire User RawkoStatus
   t.eq(
     t.statuslines,
     { 'Feature > 📋 Plan [1/4]', 'Feature > 📋 Plan [1/4] ⏳ Auto-continuing in 3s' },
-    'without breadcrumb items, the countdown follows the text'
+    'the countdown follows where the task is'
   )
-  status(3, 'Feature > 📋 Plan [1/4] — auto-continuing', 'countdown')
+  status(
+    3,
+    'Feature > 📋 Plan [1/4] — auto-continuing',
+    'countdown',
+    'Feature > 📋 Plan [1/4]'
+  )
   handlers().countdown(
     nil,
     { taskId = 'task-o', seq = 4, secondsLeft = 2, text = '⏳ Auto-continuing in 2s' },
@@ -143,8 +152,8 @@ t.test('the statusline is empty without tasks, and redraws fire User RawkoStatus
   )
   t.eq(
     t.statuslines[#t.statuslines],
-    'Feature > 📋 Plan [1/4] — auto-continuing ⏳ Auto-continuing in 2s',
-    'the tick'
+    'Feature > 📋 Plan [1/4] ⏳ Auto-continuing in 2s',
+    "the tick, after where the task is (not after rawko's status line)"
   )
   handlers().task_finished(
     nil,

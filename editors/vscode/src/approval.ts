@@ -1,15 +1,16 @@
 /**
  * Inline approval of blocked tool calls (`rawko/approveToolCall`). Each request is shown as a quick
- * pick that stays open when the focus moves away: its title names the tool, a summary of its
- * input and the phase that blocked it; the reason is the placeholder; the items are the options
- * the server offers (Allow once / Always allow / Deny / Always deny) and, for Write and Edit, a
- * diff preview. A quick pick — unlike a notification — can be closed by the extension, so when
+ * pick that stays open when the focus moves away: its title is rawko's summary of the call, the
+ * phase that blocked it and the time left until rawko's deadline (`expiresAt`); the reason is the
+ * placeholder; the items are the options the server offers (Allow once / Always allow / Deny /
+ * Always deny) and, for Write and Edit, a diff preview. A quick pick — unlike a notification — can be closed by the extension, so when
  * rawko withdraws the request (`$/cancelRequest`: the approval timed out or the task ended) the
  * prompt goes away. Requests from several tasks wait in line; hiding the prompt (Escape, or
  * another quick pick taking its place) answers nothing: the status bar offers it again.
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
+import { proposeChange } from './preview';
 import type { ApprovalOutcome, ApproveToolCallParams, ApproveToolCallResult } from './protocol';
 import type { Vs } from './vs';
 
@@ -20,8 +21,6 @@ export interface CancellationTokenLike {
 }
 
 export interface ApprovalOptions {
-  /** The approval timeout the server was given, if the extension knows it. */
-  timeoutSeconds(): number | undefined;
   /** Opens a diff of what a Write or Edit would change. */
   openDiff(params: ApproveToolCallParams): Promise<void>;
   /** Called when the server withdrew a request before the user answered. */
@@ -39,7 +38,6 @@ interface ApprovalItem extends vscode.QuickPickItem {
 
 interface Pending {
   params: ApproveToolCallParams;
-  receivedAt: number;
   resolve(result: ApproveToolCallResult): void;
   cancelSubscription: { dispose(): void };
 }
@@ -54,54 +52,6 @@ const OPTION_LABELS: Record<string, [string, (tool: string) => string]> = {
 /** The tools whose input can be shown as a diff of the file they change. */
 export function hasDiffPreview(tool: string): boolean {
   return tool === 'Write' || tool === 'Edit';
-}
-
-function field(input: unknown, ...names: string[]): string | undefined {
-  if (typeof input !== 'object' || input === null) {
-    return undefined;
-  }
-  const record = input as Record<string, unknown>;
-  for (const name of names) {
-    const value = record[name];
-    if (typeof value === 'string') {
-      return value;
-    }
-  }
-  return undefined;
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** A short summary of a tool call's input, e.g. `notes.md (3 lines)` or `git status`. */
-export function summarizeInput(tool: string, input: unknown): string {
-  const path = field(input, 'path', 'file_path');
-  switch (tool) {
-    case 'Write': {
-      const content = field(input, 'content') ?? '';
-      const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
-      return `${path ?? '?'} (${lines} line${lines === 1 ? '' : 's'})`;
-    }
-    case 'Edit':
-      return path ?? '?';
-    case 'Bash':
-      return oneLine(field(input, 'command') ?? '', 80);
-    default: {
-      const named = path ?? field(input, 'pattern', 'url', 'query', 'command');
-      if (named !== undefined) {
-        return oneLine(named, 80);
-      }
-      let json: string;
-      try {
-        json = JSON.stringify(input) ?? '';
-      } catch {
-        json = String(input);
-      }
-      return oneLine(json, 80);
-    }
-  }
 }
 
 /** `1:05`: minutes and seconds left. */
@@ -131,7 +81,6 @@ export class Approvals {
     return new Promise<ApproveToolCallResult>((resolve) => {
       const entry: Pending = {
         params,
-        receivedAt: this.clock.now(),
         resolve,
         cancelSubscription: { dispose: () => undefined },
       };
@@ -275,16 +224,12 @@ export class Approvals {
       }
     });
 
-    const timeout = this.options.timeoutSeconds();
-    if (timeout !== undefined) {
-      this.ticker = this.clock.setInterval(() => {
-        const left = this.updateTitle(entry);
-        if (left !== undefined && left <= 0) {
-          this.ticker?.cancel();
-          this.ticker = undefined;
-        }
-      }, 1000);
-    }
+    this.ticker = this.clock.setInterval(() => {
+      if (this.updateTitle(entry) <= 0) {
+        this.ticker?.cancel();
+        this.ticker = undefined;
+      }
+    }, 1000);
     picker.show();
   }
 
@@ -300,23 +245,19 @@ export class Approvals {
       items.push({ label: '', kind: this.vs.QuickPickItemKind.Separator });
       items.push({
         label: '$(diff) Open diff preview',
-        description: field(params.input, 'path', 'file_path') ?? '',
+        description: proposeChange(params.tool, params.input, undefined)?.path ?? '',
         diff: true,
       });
     }
     return items;
   }
 
-  /** Sets the picker's title; returns the milliseconds left, when the timeout is known. */
-  private updateTitle(entry: Pending): number | undefined {
+  /** Sets the picker's title; returns the milliseconds left until rawko's deadline. */
+  private updateTitle(entry: Pending): number {
     const { params } = entry;
-    let title = `rawko: ${params.tool} ${summarizeInput(params.tool, params.input)} — blocked in phase ${params.phase}`;
-    const timeout = this.options.timeoutSeconds();
-    let left: number | undefined;
-    if (timeout !== undefined) {
-      left = entry.receivedAt + timeout * 1000 - this.clock.now();
-      title += left > 0 ? ` (denied in ${formatLeft(left)})` : ' (timing out)';
-    }
+    const left = params.expiresAt - this.clock.now();
+    let title = `rawko: ${params.summary} — blocked in phase ${params.phase}`;
+    title += left > 0 ? ` (denied in ${formatLeft(left)})` : ' (timing out)';
     const waiting = this.pending.length - 1;
     if (waiting > 0) {
       title += ` [+${waiting} waiting]`;

@@ -7,7 +7,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
-  CancellationToken,
   CloseAction,
   ErrorAction,
   LanguageClient,
@@ -19,16 +18,7 @@ import {
 import type { Approvals } from './approval';
 import type { Rpc } from './commands';
 import * as config from './config';
-import {
-  Method,
-  type ApproveToolCallParams,
-  type CountdownParams,
-  type OutputParams,
-  type StatusParams,
-  type TaskFinishedParams,
-  type TaskNotification,
-  type TrustWorkspaceParams,
-} from './protocol';
+import { Notifications, ServerRequests, type TaskNotification } from './protocol';
 import { CrashPolicy, resolveServerCommand } from './server';
 import type { ServerState } from './status';
 import { askTrust } from './trust';
@@ -69,7 +59,7 @@ export class RawkoClient {
     if (!client || client.state !== State.Running) {
       return undefined;
     }
-    return { request: <R>(method: string, params: object) => client.sendRequest<R>(method, params) };
+    return { request: (type, params) => client.sendRequest(type, params) };
   }
 
   showLog(): void {
@@ -131,20 +121,12 @@ export class RawkoClient {
     const client = new LanguageClient('rawko', 'rawko', serverOptions, clientOptions);
     this.client = client;
 
-    client.onRequest(Method.approveToolCall, (params: ApproveToolCallParams, token: CancellationToken) => this.approvals.ask(params, token));
-    client.onRequest(Method.trustWorkspace, (params: TrustWorkspaceParams) => askTrust(vscode, params));
-    client.onNotification(Method.status, (params: StatusParams) =>
-      this.events.notification({ method: Method.status, params }),
-    );
-    client.onNotification(Method.countdown, (params: CountdownParams) =>
-      this.events.notification({ method: Method.countdown, params }),
-    );
-    client.onNotification(Method.output, (params: OutputParams) =>
-      this.events.notification({ method: Method.output, params }),
-    );
-    client.onNotification(Method.taskFinished, (params: TaskFinishedParams) =>
-      this.events.notification({ method: Method.taskFinished, params }),
-    );
+    client.onRequest(ServerRequests.approveToolCall, (params, token) => this.approvals.ask(params, token));
+    client.onRequest(ServerRequests.trustWorkspace, (params) => askTrust(vscode, params));
+    client.onNotification(Notifications.status, (params) => this.events.notification({ kind: 'status', params }));
+    client.onNotification(Notifications.countdown, (params) => this.events.notification({ kind: 'countdown', params }));
+    client.onNotification(Notifications.output, (params) => this.events.notification({ kind: 'output', params }));
+    client.onNotification(Notifications.taskFinished, (params) => this.events.notification({ kind: 'taskFinished', params }));
     client.onDidChangeState((change) => {
       if (this.client !== client) {
         return;

@@ -6,11 +6,12 @@
  * so instead of failing.
  */
 import type * as vscode from 'vscode';
+import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { Approvals } from './approval';
 import {
   ErrorCode,
   isFinished,
-  Method,
+  Requests,
   type StartTaskParams,
   type StatusParams,
   type StepAction,
@@ -21,8 +22,9 @@ import { stateIcon } from './status';
 import type { TaskStore } from './tasks';
 import type { Vs } from './vs';
 
+/** Sends a request of the typed mirror (`Requests` in protocol.ts). */
 export interface Rpc {
-  request<R>(method: string, params: object): Promise<R>;
+  request<P, R>(type: RequestType<P, R, void>, params: RequestParam<P>): Promise<R>;
 }
 
 export interface StartSettings {
@@ -56,18 +58,17 @@ interface ActionItem extends vscode.QuickPickItem {
 /** What a command looks at to decide whether a task is one it applies to. */
 export interface TaskFacts {
   state: string;
+  /** The key of the workflow the task runs; absent when it runs none. */
   workflow?: string;
-  /** The status line (the breadcrumb as text); empty while the task runs no workflow. */
-  text: string;
 }
 
 /** The id of the command that starts a workflow in a task that runs none yet. */
 export const PICK_WORKFLOW_COMMAND = 'rawko.pickWorkflow';
 const PICK_WORKFLOW_BUTTON = 'Pick Workflow';
 
-/** A task Rawko: Pick Workflow applies to: running, with no workflow (an empty breadcrumb). */
+/** A task Rawko: Pick Workflow applies to: running, with no workflow. */
 export function runsNoWorkflow(task: TaskFacts): boolean {
-  return task.state === 'running' && task.text.trim() === '';
+  return task.state === 'running' && !task.workflow;
 }
 
 /** The error's message as rawko wrote it (one short line), and its code when it has one. */
@@ -143,7 +144,7 @@ export class Commands {
       params.script = settings.script;
     }
     try {
-      const { taskId } = await rpc.request<{ taskId: string }>(Method.startTask, params);
+      const { taskId } = await rpc.request(Requests.startTask, params);
       this.store.started(taskId, params.description, pick.key);
       this.host.showOutput(true);
       return taskId;
@@ -163,7 +164,7 @@ export class Commands {
       if (pick?.key === undefined) {
         return;
       }
-      const { text } = await rpc.request<{ text: string }>(Method.setWorkflow, { taskId: id, workflow: pick.key });
+      const { text } = await rpc.request(Requests.setWorkflow, { taskId: id, workflow: pick.key });
       this.host.note(id, text);
       void this.vs.window.showInformationMessage(`rawko: ${text}`);
     });
@@ -175,8 +176,7 @@ export class Commands {
    */
   async statusArrived(params: StatusParams): Promise<void> {
     const id = params.taskId;
-    const empty = (!Array.isArray(params.breadcrumb) || params.breadcrumb.length === 0) && (params.text ?? '').trim() === '';
-    if (!id.startsWith('ext-') || params.state !== 'running' || !empty || this.noticed.has(id)) {
+    if (!id.startsWith('ext-') || !runsNoWorkflow(params) || this.noticed.has(id)) {
       return;
     }
     this.noticed.add(id);
@@ -191,7 +191,7 @@ export class Commands {
 
   async cancel(taskId?: string): Promise<void> {
     await this.onTask('cancel', taskId, (t) => !isFinished(t.state), async (rpc, id) => {
-      await rpc.request(Method.cancelTask, { taskId: id });
+      await rpc.request(Requests.cancelTask, { taskId: id });
       this.host.note(id, 'cancelled by you');
     });
   }
@@ -199,7 +199,7 @@ export class Commands {
   async step(action: StepAction, taskId?: string): Promise<void> {
     const verb = action === 'next' ? 'move to the next phase' : action === 'loop' ? 'loop' : 'describe';
     await this.onTask(verb, taskId, (t) => !isFinished(t.state), async (rpc, id) => {
-      const { text } = await rpc.request<{ text: string }>(Method.step, { taskId: id, action });
+      const { text } = await rpc.request(Requests.step, { taskId: id, action });
       this.host.note(id, text);
       const first = text.split('\n').find((l) => l.trim() !== '') ?? text;
       void this.vs.window.showInformationMessage(`rawko: ${first.replace(/\*\*/g, '')}`);
@@ -212,7 +212,7 @@ export class Commands {
       taskId,
       (t) => t.state === 'countdown' || t.state === 'running' || t.state === 'waiting_approval',
       async (rpc, id) => {
-        await rpc.request(Method.interrupt, { taskId: id });
+        await rpc.request(Requests.interrupt, { taskId: id });
         this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
       },
     );
@@ -239,7 +239,7 @@ export class Commands {
     }
     let tasks: TaskSummary[];
     try {
-      tasks = (await rpc.request<{ tasks: TaskSummary[] }>(Method.listTasks, {})).tasks ?? [];
+      tasks = (await rpc.request(Requests.listTasks, {})).tasks ?? [];
     } catch (error) {
       void this.vs.window.showErrorMessage(`rawko: could not list the tasks: ${errorOf(error).message}`);
       return;
@@ -282,7 +282,7 @@ export class Commands {
         label: '$(debug-continue) Resume',
         description: 'continue from the last recorded step',
         run: async () => {
-          await rpc.request(Method.resumeTask, { taskId: id });
+          await rpc.request(Requests.resumeTask, { taskId: id });
           this.store.setActive(id);
           this.host.note(id, 'resumed');
           this.host.showOutput(true);
@@ -294,7 +294,7 @@ export class Commands {
         label: '$(refresh) Retry',
         description: 'try again from the task log',
         run: async () => {
-          await rpc.request(Method.retry, { taskId: id });
+          await rpc.request(Requests.retry, { taskId: id });
           this.store.setActive(id);
           this.host.note(id, 'retried');
           this.host.showOutput(true);
@@ -315,7 +315,7 @@ export class Commands {
         label: '$(close) Cancel',
         description: 'stop the task',
         run: async () => {
-          await rpc.request(Method.cancelTask, { taskId: id });
+          await rpc.request(Requests.cancelTask, { taskId: id });
           this.host.note(id, 'cancelled by you');
         },
       });
@@ -330,7 +330,7 @@ export class Commands {
   private async chooseWorkflow(rpc: Rpc, title: string, withNone: boolean): Promise<WorkflowItem | undefined> {
     let workflows: WorkflowSummary[] = [];
     try {
-      workflows = (await rpc.request<{ workflows: WorkflowSummary[] }>(Method.listWorkflows, {})).workflows ?? [];
+      workflows = (await rpc.request(Requests.listWorkflows, {})).workflows ?? [];
     } catch (error) {
       void this.vs.window.showWarningMessage(`rawko: could not list the workflows: ${errorOf(error).message}`);
       if (!withNone) {
@@ -395,17 +395,18 @@ export class Commands {
     }
     let tasks: TaskSummary[];
     try {
-      tasks = (await rpc.request<{ tasks: TaskSummary[] }>(Method.listTasks, {})).tasks ?? [];
+      tasks = (await rpc.request(Requests.listTasks, {})).tasks ?? [];
     } catch {
       tasks = this.store.all().map((t) => ({
         taskId: t.taskId,
         description: t.description ?? t.taskId,
+        workflow: t.workflow,
         state: t.state,
-        breadcrumbText: t.text,
+        breadcrumbText: t.breadcrumbText,
         startedAt: t.updatedAt,
       }));
     }
-    const candidates = tasks.filter((t) => fits({ state: t.state, workflow: t.workflow, text: t.breadcrumbText ?? '' }));
+    const candidates = tasks.filter(fits);
     if (candidates.length === 0) {
       void this.vs.window.showInformationMessage(`rawko: no task to ${verb}`);
       return undefined;

@@ -23,19 +23,12 @@ export function startSettings(): StartSettings {
   return { provider: text('provider'), model: text('model'), script: text('script') };
 }
 
-export function approvalTimeoutSeconds(): number | undefined {
-  const value = section().get<unknown>('approvalTimeoutSeconds');
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
-}
-
 /** The settings handed to `rawko serve` in `initialize`; they override its config files. */
 export function initializationOptions(): Record<string, unknown> {
-  const options: Record<string, unknown> = {};
-  const timeout = approvalTimeoutSeconds();
-  if (timeout !== undefined) {
-    options.approvalTimeoutSeconds = timeout;
-  }
-  return options;
+  const timeout = section().get<unknown>('approvalTimeoutSeconds');
+  return typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0
+    ? { approvalTimeoutSeconds: Math.floor(timeout) }
+    : {};
 }
 
 /** The settings that only a restarted server picks up. */

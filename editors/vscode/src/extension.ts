@@ -13,7 +13,7 @@ import * as config from './config';
 import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
 import { proposeChange } from './preview';
-import { isFinished, Method, type ApproveToolCallParams, type TaskDetail, type TaskNotification, type WorkflowDiagnostic } from './protocol';
+import { isFinished, Requests, type ApproveToolCallParams, type TaskNotification, type WorkflowDiagnostic } from './protocol';
 import { Sequencer } from './sequencer';
 import { StatusBar } from './status';
 import { TaskStore } from './tasks';
@@ -56,7 +56,6 @@ class Context {
       (taskId) => void this.refresh(taskId),
     );
     this.approvals = new Approvals(vscode, systemClock, {
-      timeoutSeconds: () => config.approvalTimeoutSeconds(),
       openDiff: (params) => this.openDiff(params),
       onAnswered: (params, outcome) =>
         this.formatter.note(params.taskId, `${params.tool} ${outcome.replace(/_/g, ' ')} (your answer)`),
@@ -127,8 +126,8 @@ class Context {
   }
 
   private deliver(note: TaskNotification): void {
-    switch (note.method) {
-      case Method.status: {
+    switch (note.kind) {
+      case 'status': {
         const before = this.store.get(note.params.taskId)?.state;
         this.store.status(note.params);
         void this.commands.statusArrived(note.params);
@@ -139,13 +138,13 @@ class Context {
         }
         break;
       }
-      case Method.countdown:
+      case 'countdown':
         this.store.countdown(note.params);
         break;
-      case Method.output:
+      case 'output':
         this.formatter.output(note.params);
         break;
-      case Method.taskFinished:
+      case 'taskFinished':
         this.store.finished(note.params);
         this.formatter.note(note.params.taskId, `task ${note.params.outcome}: ${note.params.summary}`);
         break;
@@ -159,7 +158,7 @@ class Context {
       return;
     }
     try {
-      const { task } = await rpc.request<{ task: TaskDetail }>(Method.getTask, { taskId });
+      const { task } = await rpc.request(Requests.getTask, { taskId });
       this.store.describe(task);
     } catch {
       // The task is gone; its notifications say all there is.
@@ -174,7 +173,7 @@ class Context {
     }
     let list: WorkflowDiagnostic[];
     try {
-      list = (await rpc.request<{ diagnostics: WorkflowDiagnostic[] }>(Method.validateWorkflows, {})).diagnostics ?? [];
+      list = (await rpc.request(Requests.validateWorkflows, {})).diagnostics ?? [];
     } catch (error) {
       void vscode.window.showErrorMessage(`rawko: could not validate the workflows: ${error instanceof Error ? error.message : String(error)}`);
       return;

@@ -1,36 +1,33 @@
 /**
- * The rawko protocol as the extension sees it: a TypeScript mirror of the wire types of
- * `docs/protocol.md` (the Rust crate `rawko-protocol`), one constant per method name.
- * Like rust-analyzer's `lsp_ext.ts`: fields may be added by the server, so every enumerated
- * value also admits an unknown string, and the code that reads them never throws on one.
+ * The rawko protocol as the extension sees it: a typed mirror of `docs/protocol.md` (the Rust
+ * crate `rawko-protocol`). Like rust-analyzer's `lsp_ext.ts`, each method is one
+ * `RequestType<P, R, void>` or `NotificationType<P>`, so sending, answering or handling a method
+ * with the wrong params or result type is a compile error. `test/unit/protocol.test.ts` checks
+ * every method and field here against the JSON Schemas in `protocol/schema/`.
+ *
+ * The server may add fields and enum values, so every enumerated value also admits an unknown
+ * string, and the code that reads them never throws on one. The types come from `vscode-jsonrpc`
+ * (what vscode-languageclient re-exports), which does not load the `vscode` module, so the unit
+ * tests can import this file.
  */
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
 
-export type TaskState =
-  | 'running'
-  | 'waiting_approval'
-  | 'countdown'
-  | 'blocked'
-  | 'interrupted'
-  | 'complete'
-  | 'failed'
-  | 'cancelled';
+/** An enumerated string value; a value this version does not know is still a string. */
+type Open<T extends string> = T | (string & {});
 
-export type TaskOutcome = 'complete' | 'failed' | 'cancelled';
-
+export type TaskState = Open<
+  'running' | 'waiting_approval' | 'countdown' | 'blocked' | 'interrupted' | 'complete' | 'failed' | 'cancelled'
+>;
+export type TaskOutcome = Open<'complete' | 'failed' | 'cancelled'>;
 export type ApprovalOption = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 export type ApprovalOutcome = ApprovalOption | 'cancelled';
-
-export type OutputKind =
-  | 'assistant_delta'
-  | 'tool_call'
-  | 'tool_result'
-  | 'context_injected'
-  | 'reminder'
-  | 'hook_output'
-  | 'completion'
-  | 'error';
-
+export type OutputKind = Open<
+  'assistant_delta' | 'tool_call' | 'tool_result' | 'context_injected' | 'reminder' | 'hook_output' | 'completion' | 'error'
+>;
 export type StepAction = 'next' | 'loop' | 'status';
+
+/** The params (or result) of a method that has none: `{}`. */
+export type Empty = Record<string, never>;
 
 export interface BreadcrumbItem {
   name: string;
@@ -45,7 +42,7 @@ export interface WorkflowSummary {
   name: string;
   commandName: string;
   phaseCount: number;
-  show: 'user' | 'workflows' | (string & {});
+  show: Open<'user' | 'workflows'>;
   source: string;
 }
 
@@ -53,7 +50,7 @@ export interface TaskSummary {
   taskId: string;
   description: string;
   workflow?: string;
-  state: TaskState | (string & {});
+  state: TaskState;
   breadcrumbText: string;
   startedAt: number;
   updatedAt?: number;
@@ -78,9 +75,15 @@ export interface WorkflowDiagnostic {
   path: string;
   line?: number;
   column?: number;
-  severity: 'error' | 'warning' | (string & {});
+  severity: Open<'error' | 'warning'>;
   workflow?: string;
   message: string;
+}
+
+// Client → server.
+
+export interface TaskParams {
+  taskId: string;
 }
 
 export interface StartTaskParams {
@@ -92,14 +95,45 @@ export interface StartTaskParams {
   script?: string;
 }
 
+export interface StepParams {
+  taskId: string;
+  action: StepAction;
+}
+
+export interface SendMessageParams {
+  taskId: string;
+  text: string;
+}
+
+export interface ForceAgentParams {
+  taskId: string;
+  agent: string;
+}
+
+export interface SetWorkflowParams {
+  taskId: string;
+  workflow: string;
+}
+
+/** The result of the requests that answer with text to show (`rawko/step`, `rawko/setWorkflow`). */
+export interface TextResult {
+  text: string;
+}
+
 // Server → client.
 
 export interface StatusParams {
   taskId: string;
   seq: number;
-  state: TaskState | (string & {});
+  state: TaskState;
   breadcrumb: BreadcrumbItem[];
+  /** The status line, e.g. `Feature > 🧪 Test [3/4] — waiting for approval`. */
   text: string;
+  /** The key of the workflow the task runs; absent when it runs none. */
+  workflow?: string;
+  workflowName?: string;
+  /** Where the task is, without its state: the breadcrumb line, or the description without a workflow. */
+  breadcrumbText: string;
   reason?: string;
 }
 
@@ -107,13 +141,16 @@ export interface CountdownParams {
   taskId: string;
   seq: number;
   secondsLeft: number;
+  /** The text with rawko's hint, e.g. `⏳ Auto-continuing in 3s — interrupt to stop`. */
   text: string;
+  /** The countdown alone, e.g. `⏳ Auto-continuing in 3s`. */
+  label: string;
 }
 
 export interface OutputParams {
   taskId: string;
   seq: number;
-  kind: OutputKind | (string & {});
+  kind: OutputKind;
   text: string;
   toolCallId?: string;
   tool?: string;
@@ -124,7 +161,7 @@ export interface OutputParams {
 export interface TaskFinishedParams {
   taskId: string;
   seq: number;
-  outcome: TaskOutcome | (string & {});
+  outcome: TaskOutcome;
   summary: string;
 }
 
@@ -135,7 +172,12 @@ export interface ApproveToolCallParams {
   input: unknown;
   phase: string;
   reason: string;
-  options: (ApprovalOption | (string & {}))[];
+  options: Open<ApprovalOption>[];
+  /** The call in one line, e.g. `Write notes.md (12 bytes)`. */
+  summary: string;
+  /** When rawko stops waiting and counts the call rejected: milliseconds since the Unix epoch. */
+  expiresAt: number;
+  timeoutSeconds: number;
 }
 
 export interface ApproveToolCallResult {
@@ -154,33 +196,45 @@ export interface TrustWorkspaceResult {
   trusted: boolean;
 }
 
-/** A notification that belongs to a task and carries its place among the task's notifications. */
-export type TaskNotification =
-  | { method: typeof Method.status; params: StatusParams }
-  | { method: typeof Method.countdown; params: CountdownParams }
-  | { method: typeof Method.output; params: OutputParams }
-  | { method: typeof Method.taskFinished; params: TaskFinishedParams };
+/** Client → server requests. */
+export const Requests = {
+  listWorkflows: new RequestType<Empty, { workflows: WorkflowSummary[] }, void>('rawko/listWorkflows'),
+  startTask: new RequestType<StartTaskParams, { taskId: string }, void>('rawko/startTask'),
+  cancelTask: new RequestType<TaskParams, Empty, void>('rawko/cancelTask'),
+  step: new RequestType<StepParams, TextResult, void>('rawko/step'),
+  interrupt: new RequestType<TaskParams, Empty, void>('rawko/interrupt'),
+  sendMessage: new RequestType<SendMessageParams, Empty, void>('rawko/sendMessage'),
+  listTasks: new RequestType<Empty, { tasks: TaskSummary[] }, void>('rawko/listTasks'),
+  getTask: new RequestType<TaskParams, { task: TaskDetail }, void>('rawko/getTask'),
+  resumeTask: new RequestType<TaskParams, Empty, void>('rawko/resumeTask'),
+  forceAgent: new RequestType<ForceAgentParams, Empty, void>('rawko/forceAgent'),
+  skipStep: new RequestType<TaskParams, Empty, void>('rawko/skipStep'),
+  retry: new RequestType<TaskParams, Empty, void>('rawko/retry'),
+  reset: new RequestType<TaskParams, Empty, void>('rawko/reset'),
+  setWorkflow: new RequestType<SetWorkflowParams, TextResult, void>('rawko/setWorkflow'),
+  validateWorkflows: new RequestType<Empty, { diagnostics: WorkflowDiagnostic[] }, void>('rawko/validateWorkflows'),
+};
 
-export const Method = {
-  listWorkflows: 'rawko/listWorkflows',
-  startTask: 'rawko/startTask',
-  cancelTask: 'rawko/cancelTask',
-  step: 'rawko/step',
-  interrupt: 'rawko/interrupt',
-  sendMessage: 'rawko/sendMessage',
-  listTasks: 'rawko/listTasks',
-  getTask: 'rawko/getTask',
-  resumeTask: 'rawko/resumeTask',
-  retry: 'rawko/retry',
-  setWorkflow: 'rawko/setWorkflow',
-  validateWorkflows: 'rawko/validateWorkflows',
-  approveToolCall: 'rawko/approveToolCall',
-  trustWorkspace: 'rawko/trustWorkspace',
-  status: 'rawko/status',
-  countdown: 'rawko/countdown',
-  output: 'rawko/output',
-  taskFinished: 'rawko/taskFinished',
-} as const;
+/** Server → client requests: rawko asks, the extension answers. */
+export const ServerRequests = {
+  approveToolCall: new RequestType<ApproveToolCallParams, ApproveToolCallResult, void>('rawko/approveToolCall'),
+  trustWorkspace: new RequestType<TrustWorkspaceParams, TrustWorkspaceResult, void>('rawko/trustWorkspace'),
+};
+
+/** Server → client notifications about a task, each with its place (`seq`) among the task's. */
+export const Notifications = {
+  status: new NotificationType<StatusParams>('rawko/status'),
+  countdown: new NotificationType<CountdownParams>('rawko/countdown'),
+  output: new NotificationType<OutputParams>('rawko/output'),
+  taskFinished: new NotificationType<TaskFinishedParams>('rawko/taskFinished'),
+};
+
+type ParamsOf<T> = T extends NotificationType<infer P> ? P : never;
+
+/** One task notification, tagged with its name in `Notifications`. */
+export type TaskNotification = {
+  [K in keyof typeof Notifications]: { kind: K; params: ParamsOf<(typeof Notifications)[K]> };
+}[keyof typeof Notifications];
 
 /** The states after which a task sends nothing more. */
 export function isFinished(state: string): boolean {

@@ -34,24 +34,6 @@ const STATE_ICONS: Record<string, string> = {
   cancelled: '$(circle-slash)',
 };
 
-/** What a status line without a breadcrumb (a task with no workflow) says of the state. */
-const STATE_WORDS: Record<string, string> = {
-  running: 'running',
-  waiting_approval: 'waiting for approval',
-  countdown: 'auto-continuing',
-  blocked: 'interrupted; send a message to continue',
-  interrupted: 'interrupted; resume to continue',
-  complete: 'complete',
-  failed: 'failed',
-  cancelled: 'cancelled',
-};
-
-/** The countdown's text with the server's own hint (after ` — `) replaced by the click's. */
-export function countdownText(text: string, secondsLeft: number): string {
-  const base = text.split(' — ', 1)[0]?.trim() || `⏳ Auto-continuing in ${secondsLeft}s`;
-  return `${base} — click to interrupt`;
-}
-
 export function stateIcon(state: string): string {
   return STATE_ICONS[state] ?? '$(question)';
 }
@@ -80,18 +62,16 @@ export function renderStatus(
   if (!task || server !== 'running') {
     return renderIdle(server, task !== undefined);
   }
-  // rawko's status line says the state after the breadcrumb (`Feature > 🧪 Test [3/4] — complete`);
-  // without a workflow it is empty and the description stands in.
-  const label =
-    task.text ||
-    `${task.description ? shorten(task.description, 40) : 'rawko'} — ${STATE_WORDS[task.state] ?? task.state.replace(/_/g, ' ')}`;
+  // rawko's status line (`Feature > 🧪 Test [3/4] — complete`); until the first one comes, the
+  // description stands in.
+  const label = task.text || (task.description ? shorten(task.description, 40) : 'rawko');
   const reasonFresh =
     task.reason !== undefined && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
 
   let text: string;
   if (task.state === 'countdown' && task.countdown) {
-    text = countdownText(task.countdown.text, task.countdown.secondsLeft);
+    text = `${task.countdown.label} — click to interrupt`;
   } else {
     text = `${stateIcon(task.state)} ${label}${reasonFresh ? ` — ${task.reason ?? ''}` : ''}`;
   }
@@ -103,8 +83,8 @@ export function renderStatus(
   if (phase) {
     rows.push(['Phase', phase]);
   }
-  if (task.text && task.breadcrumb.length > 1) {
-    rows.push(['Breadcrumb', task.text]);
+  if (task.breadcrumb.length > 1) {
+    rows.push(['Breadcrumb', task.breadcrumbText]);
   }
   rows.push(['State', task.state.replace(/_/g, ' ')]);
   if (task.reason) {

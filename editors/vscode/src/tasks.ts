@@ -21,7 +21,9 @@ export interface TaskView {
   workflow?: string;
   state: string;
   breadcrumb: BreadcrumbItem[];
-  /** The status line, e.g. `Feature > 🧪 Test [3/4]`. */
+  /** Where the task is, without its state, e.g. `Feature > 🧪 Test [3/4]`. */
+  breadcrumbText: string;
+  /** The status line, e.g. `Feature > 🧪 Test [3/4] — waiting for approval`. */
   text: string;
   /** Why the state last changed, when the server said, and when that was. */
   reason?: string;
@@ -29,7 +31,7 @@ export interface TaskView {
   /** Whether the reason outlives the next change (it told of an outcome, not of a wait). */
   reasonSticky?: boolean;
   /** The running auto-continue countdown, while the state is `countdown`. */
-  countdown?: { secondsLeft: number; text: string };
+  countdown?: { secondsLeft: number; label: string };
   outcome?: string;
   summary?: string;
   updatedAt: number;
@@ -91,6 +93,7 @@ export class TaskStore {
     if (!known) {
       task.state = summary.state;
       task.text = summary.breadcrumbText;
+      task.breadcrumbText = summary.breadcrumbText;
     }
     this.emit(task);
   }
@@ -100,7 +103,9 @@ export class TaskStore {
     const moved = task.state !== params.state || task.text !== (params.text ?? '');
     task.state = params.state;
     task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];
+    task.breadcrumbText = params.breadcrumbText ?? '';
     task.text = params.text ?? '';
+    task.workflow = params.workflow;
     if (params.state !== 'countdown') {
       task.countdown = undefined;
     }
@@ -124,7 +129,7 @@ export class TaskStore {
   countdown(params: CountdownParams): void {
     const task = this.ensure(params.taskId);
     task.state = 'countdown';
-    task.countdown = { secondsLeft: params.secondsLeft, text: params.text };
+    task.countdown = { secondsLeft: params.secondsLeft, label: params.label };
     task.updatedAt = this.clock.now();
     this.adopt(task);
     this.emit(task);
@@ -160,7 +165,7 @@ export class TaskStore {
   private ensure(taskId: string): TaskView {
     let task = this.tasks.get(taskId);
     if (!task) {
-      task = { taskId, state: 'running', breadcrumb: [], text: '', updatedAt: this.clock.now() };
+      task = { taskId, state: 'running', breadcrumb: [], breadcrumbText: '', text: '', updatedAt: this.clock.now() };
       this.tasks.set(taskId, task);
     }
     return task;

@@ -154,11 +154,11 @@ impl<'a> Printer<'a> {
             }
             TaskEvent::Status {
                 state,
-                text,
                 reason,
                 breadcrumb,
+                breadcrumb_text: crumb,
+                ..
             } => {
-                let crumb = text.split(" — ").next().unwrap_or_default().to_owned();
                 if !breadcrumb.is_empty() && crumb != self.last_crumb && state == TaskState::Running
                 {
                     self.pending_header = Some(crumb.clone());

@@ -17,7 +17,7 @@ use super::arbiter::{self, View, DEFAULT_AGENT};
 use super::log::{LogEvent, LoggedCall, Replay};
 use super::{
     now_millis, ApprovalAnswer, ApprovalRequest, ArbiterSetup, Crumb, HistoryItem, Outcome,
-    OutputKind, TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState,
+    OutputKind, TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState, WorkflowName,
 };
 use crate::agents::{AgentDefinition, AgentSet};
 use crate::config::Settings;
@@ -150,6 +150,19 @@ fn summarize_call(call: &ToolCall) -> String {
     match pick(&["path", "file_path", "command", "pattern", "action"]) {
         Some(arg) => format!("{} {arg}", call.name),
         None => call.name.clone(),
+    }
+}
+
+/// The summary of a blocked call for its approval: the output panel's line, and for a call that
+/// writes content (Write) how much, e.g. `Write notes.md (12 bytes)`.
+fn approval_summary(call: &ToolCall) -> String {
+    let line = summarize_call(call);
+    match call.input.get("content").and_then(Value::as_str) {
+        Some(content) => {
+            let n = content.len();
+            format!("{line} ({n} byte{})", if n == 1 { "" } else { "s" })
+        }
+        None => line,
     }
 }
 
@@ -495,13 +508,22 @@ impl Control {
         if !self.secrets.is_empty() {
             let s = &self.secrets;
             match &mut event {
-                TaskEvent::Status { text, reason, .. } => {
+                TaskEvent::Status {
+                    text,
+                    reason,
+                    breadcrumb_text,
+                    ..
+                } => {
                     s.scrub(text);
+                    s.scrub(breadcrumb_text);
                     if let Some(r) = reason {
                         s.scrub(r);
                     }
                 }
-                TaskEvent::Countdown { text, .. } => s.scrub(text),
+                TaskEvent::Countdown { text, label, .. } => {
+                    s.scrub(text);
+                    s.scrub(label);
+                }
                 TaskEvent::Output { text, input, .. } => {
                     s.scrub(text);
                     if let Some(i) = input {
@@ -511,6 +533,7 @@ impl Control {
                 TaskEvent::Approval(request) => {
                     s.scrub_value(&mut request.input);
                     s.scrub(&mut request.reason);
+                    s.scrub(&mut request.summary);
                 }
                 TaskEvent::Finished { summary, .. } => s.scrub(summary),
             }
@@ -774,11 +797,23 @@ impl Control {
             TaskState::Failed => format!("{crumb_text} — failed"),
             TaskState::Cancelled => format!("{crumb_text} — cancelled"),
         };
+        let workflow = self.workflow.as_ref().map(|w| WorkflowName {
+            key: w.workflow_key.clone(),
+            name: self
+                .set
+                .get(&w.workflow_key)
+                .map_or_else(|| w.workflow_key.clone(), |d| d.name.clone()),
+        });
         if let Ok(mut snap) = self.snapshot.lock() {
             snap.state = state;
             snap.breadcrumb = breadcrumb.clone();
             snap.breadcrumb_text = crumb_text.clone();
             snap.status_text = text.clone();
+            // A workflow started later (`rawko/setWorkflow`) shows in listTasks/getTask too.
+            if let Some(w) = &workflow {
+                snap.workflow = Some(w.key.clone());
+                snap.workflow_name = Some(w.name.clone());
+            }
         }
         let first = self
             .snapshot
@@ -805,6 +840,8 @@ impl Control {
             breadcrumb,
             text,
             reason,
+            workflow,
+            breadcrumb_text: crumb_text,
         });
     }
 
@@ -1318,9 +1355,11 @@ impl Control {
         }
         self.set_status(TaskState::Countdown, None, "countdown");
         for left in (1..=seconds).rev() {
+            let label = format!("⏳ Auto-continuing in {left}s");
             self.emit(TaskEvent::Countdown {
                 seconds_left: left,
-                text: format!("⏳ Auto-continuing in {left}s — interrupt to stop"),
+                text: format!("{label} — interrupt to stop"),
+                label,
             });
             match self
                 .wait(tokio::time::sleep(self.settings.countdown_tick), true)
@@ -1846,15 +1885,19 @@ impl Control {
             Some(format!("{} is blocked in the {phase} phase", call.name)),
             "approval_requested",
         );
+        let timeout = self.settings.approval_timeout;
         self.emit(TaskEvent::Approval(ApprovalRequest {
             tool_call_id: call.id.clone(),
             tool: call.name.clone(),
             input: call.input.clone(),
             phase: phase.to_owned(),
             reason: reason.to_owned(),
+            summary: approval_summary(call),
+            expires_at: now_millis()
+                .saturating_add(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX)),
+            timeout,
             reply,
         }));
-        let timeout = self.settings.approval_timeout;
         let waited = self
             .wait(tokio::time::timeout(timeout, answer), false)
             .await;

@@ -137,6 +137,13 @@ pub struct Crumb {
     pub total: usize,
 }
 
+/// A workflow's key and display name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkflowName {
+    pub key: String,
+    pub name: String,
+}
+
 /// A blocked tool call waiting for the user.
 #[derive(Debug)]
 pub struct ApprovalRequest {
@@ -145,6 +152,12 @@ pub struct ApprovalRequest {
     pub input: Value,
     pub phase: String,
     pub reason: String,
+    /// The call in one line, e.g. `Write notes.md (12 bytes)`.
+    pub summary: String,
+    /// When the task stops waiting for the answer (milliseconds since the Unix epoch).
+    pub expires_at: i64,
+    /// How long the task waits for the answer in all.
+    pub timeout: std::time::Duration,
     /// Send the answer here. Dropped unanswered means the task stopped waiting (timeout, cancel).
     pub reply: oneshot::Sender<ApprovalAnswer>,
 }
@@ -157,10 +170,16 @@ pub enum TaskEvent {
         breadcrumb: Vec<Crumb>,
         text: String,
         reason: Option<String>,
+        /// The workflow the task runs, if any.
+        workflow: Option<WorkflowName>,
+        /// Where the task is, without its state (`text` adds the state).
+        breadcrumb_text: String,
     },
     Countdown {
         seconds_left: u32,
         text: String,
+        /// The countdown without the hint of how to stop it.
+        label: String,
     },
     Output {
         kind: OutputKind,
@@ -218,6 +237,8 @@ pub struct TaskSnapshot {
     pub task_id: String,
     pub description: String,
     pub workflow: Option<String>,
+    /// The display name of the workflow, when the actor announced it.
+    pub workflow_name: Option<String>,
     pub state: TaskState,
     pub breadcrumb: Vec<Crumb>,
     pub breadcrumb_text: String,
@@ -343,6 +364,7 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
         task_id: spec.id.clone(),
         description: spec.description.clone(),
         workflow: spec.workflow.clone(),
+        workflow_name: None,
         state: TaskState::Running,
         breadcrumb: Vec::new(),
         breadcrumb_text: String::new(),
@@ -408,14 +430,18 @@ impl PanicGuard {
                 let _ = std::fs::remove_file(dir.join("snapshot.json"));
             }
         }
-        let (breadcrumb, text) = match self.snapshot.lock() {
+        let (breadcrumb, text, workflow) = match self.snapshot.lock() {
             Ok(mut s) => {
                 s.state = TaskState::Failed;
                 s.status_text = summary.clone();
                 s.updated_at = now_millis();
-                (s.breadcrumb.clone(), s.breadcrumb_text.clone())
+                let workflow = s.workflow.clone().map(|key| WorkflowName {
+                    name: s.workflow_name.clone().unwrap_or_else(|| key.clone()),
+                    key,
+                });
+                (s.breadcrumb.clone(), s.breadcrumb_text.clone(), workflow)
             }
-            Err(_) => (Vec::new(), String::new()),
+            Err(_) => (Vec::new(), String::new(), None),
         };
         if let Some(bridge) = &self.external {
             bridge.close();
@@ -431,8 +457,10 @@ impl PanicGuard {
         let _ = self.events.send(TaskEvent::Status {
             state: TaskState::Failed,
             breadcrumb,
+            breadcrumb_text: text.clone(),
             text,
             reason: Some(summary.clone()),
+            workflow,
         });
         let _ = self.events.send(TaskEvent::Finished {
             outcome: Outcome::Failed,

@@ -890,6 +890,8 @@ async fn write_events(
                 breadcrumb,
                 text,
                 reason,
+                workflow,
+                breadcrumb_text,
             } => {
                 seq += 1;
                 out.notify::<Status>(&to_proto::status(
@@ -899,11 +901,23 @@ async fn write_events(
                     &breadcrumb,
                     text,
                     reason,
+                    workflow,
+                    breadcrumb_text,
                 ));
             }
-            TaskEvent::Countdown { seconds_left, text } => {
+            TaskEvent::Countdown {
+                seconds_left,
+                text,
+                label,
+            } => {
                 seq += 1;
-                out.notify::<Countdown>(&to_proto::countdown(&task_id, seq, seconds_left, text));
+                out.notify::<Countdown>(&to_proto::countdown(
+                    &task_id,
+                    seq,
+                    seconds_left,
+                    text,
+                    label,
+                ));
             }
             TaskEvent::Output {
                 kind,
@@ -949,6 +963,9 @@ async fn ask_approval(
         input,
         phase,
         reason,
+        summary,
+        expires_at,
+        timeout,
         mut reply,
     } = request;
     if !out.is_ready() {
@@ -964,6 +981,10 @@ async fn ask_approval(
         phase,
         reason,
         options: ApprovalOption::ALL.to_vec(),
+        summary,
+        expires_at: u64::try_from(expires_at).unwrap_or(0),
+        // Whole seconds, rounded up: a timeout under a second is not 0.
+        timeout_seconds: u64::try_from(timeout.as_millis().div_ceil(1000)).unwrap_or(u64::MAX),
     };
     let (id, answer) = out.request::<ApproveToolCall>(&params);
     let answer = tokio::select! {

@@ -10,7 +10,9 @@ use rawko_protocol::to_server::{
 };
 use rawko_protocol::types::{BreadcrumbItem, TaskId, TaskState as WireTaskState};
 
-use crate::engine::{ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState};
+use crate::engine::{
+    ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState, WorkflowName,
+};
 use crate::workflow::step::StepAction;
 use crate::workflow::{Show, WorkflowDefinition, WorkflowSet};
 
@@ -83,6 +85,7 @@ fn millis(ms: i64) -> u64 {
     u64::try_from(ms).unwrap_or(0)
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn status(
     task_id: &str,
     seq: u64,
@@ -90,23 +93,39 @@ pub fn status(
     crumbs: &[Crumb],
     text: String,
     reason: Option<String>,
+    workflow: Option<WorkflowName>,
+    breadcrumb_text: String,
 ) -> StatusParams {
+    let (workflow, workflow_name) = match workflow {
+        Some(w) => (Some(w.key), Some(w.name)),
+        None => (None, None),
+    };
     StatusParams {
         task_id: TaskId::from(task_id),
         seq,
         state: task_state(state),
         breadcrumb: breadcrumb(crumbs),
         text,
+        workflow,
+        workflow_name,
+        breadcrumb_text,
         reason,
     }
 }
 
-pub fn countdown(task_id: &str, seq: u64, seconds_left: u32, text: String) -> CountdownParams {
+pub fn countdown(
+    task_id: &str,
+    seq: u64,
+    seconds_left: u32,
+    text: String,
+    label: String,
+) -> CountdownParams {
     CountdownParams {
         task_id: TaskId::from(task_id),
         seq,
         seconds_left,
         text,
+        label,
     }
 }
 

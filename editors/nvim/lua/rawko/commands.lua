@@ -223,7 +223,7 @@ end
 ---@param task rawko.Task
 ---@return boolean
 local function runs_no_workflow(task)
-  return #task.breadcrumb == 0 and (type(task.workflow) ~= 'string' or task.workflow == '')
+  return not task.workflow
 end
 
 --- The task `:Rawko workflow` acts on: the running task that runs no workflow yet, or the one
@@ -347,6 +347,7 @@ function M.tasks()
           end
           if task.text == '' then
             task.text = choice.breadcrumbText or ''
+            task.breadcrumb_text = task.text
           end
           state.focus(choice.taskId)
           if require('rawko.config').get().output.open_on_start then

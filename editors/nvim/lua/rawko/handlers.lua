@@ -59,7 +59,9 @@ state.on_gap = function(id, client_id)
     local detail = result.task
     task.state = detail.state or task.state
     task.text = detail.breadcrumbText or task.text
+    task.breadcrumb_text = detail.breadcrumbText or task.breadcrumb_text
     task.breadcrumb = detail.breadcrumb or task.breadcrumb
+    task.workflow = detail.workflow
     task.description = task.description or detail.description
     if task.state ~= 'countdown' then
       task.countdown = nil
@@ -84,7 +86,9 @@ function M.status(_, params, ctx)
     local before_text = task.text
     task.state = type(params.state) == 'string' and params.state or task.state
     task.text = type(params.text) == 'string' and params.text or ''
+    task.breadcrumb_text = type(params.breadcrumbText) == 'string' and params.breadcrumbText or ''
     task.breadcrumb = type(params.breadcrumb) == 'table' and params.breadcrumb or {}
+    task.workflow = type(params.workflow) == 'string' and params.workflow or nil
     task.reason = type(params.reason) == 'string' and params.reason or nil
     if task.state ~= 'countdown' then
       task.countdown = nil
@@ -105,7 +109,7 @@ function M.status(_, params, ctx)
     end
     if
       vim.startswith(task.id, 'ext-')
-      and #task.breadcrumb == 0
+      and not task.workflow
       and state.is_active(task)
       and not task.told_no_workflow
     then

@@ -20,6 +20,7 @@ local M = {}
 ---@field state string a TaskState of docs/protocol.md
 ---@field text string the status line rawko gave
 ---@field breadcrumb table[] the breadcrumb items
+---@field breadcrumb_text? string where the task is, without its state, as rawko gave it
 ---@field reason? string why the state last changed
 ---@field countdown? {secondsLeft: integer, text: string} while the countdown runs
 ---@field outcome? string once finished: complete, failed or cancelled
@@ -128,34 +129,16 @@ function M.list()
   return list
 end
 
---- Renders breadcrumb items as rawko does: `Feature > Review [4/4] > 🔍 Static Analysis [1/2]`.
----@param items table[]
----@return string
-function M.render_breadcrumb(items)
-  local parts = {}
-  for i, item in ipairs(items) do
-    if i == 1 then
-      table.insert(parts, item.name)
-    end
-    local emoji = (item.emoji and item.emoji ~= '') and (item.emoji .. ' ') or ''
-    table.insert(parts, ('%s%s [%d/%d]'):format(emoji, item.phaseName, item.index, item.total))
-  end
-  return table.concat(parts, ' > ')
-end
-
---- The statusline text of `task`: rawko's status line, or while the countdown runs, the
---- breadcrumb and the countdown.
+--- The statusline text of `task`: rawko's status line; while the countdown runs, where the task
+--- is and the countdown; for a task whose server stopped, where it was and that it stopped.
 ---@param task rawko.Task
 ---@return string
 function M.describe(task)
+  local where = task.breadcrumb_text ~= '' and task.breadcrumb_text or task.description or task.id
   if task.state == 'countdown' and task.countdown then
-    local where = #task.breadcrumb > 0 and M.render_breadcrumb(task.breadcrumb) or task.text
-    return vim.trim(where .. ' ' .. task.countdown.text)
+    return where .. ' ' .. task.countdown.text
   end
   if task.state == 'interrupted' then
-    local where = #task.breadcrumb > 0 and M.render_breadcrumb(task.breadcrumb)
-      or task.description
-      or task.id
     return where .. ' — interrupted'
   end
   if task.text ~= '' then

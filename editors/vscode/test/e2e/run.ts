@@ -4,7 +4,9 @@
  * installed, a workspace holding the starter `feature` workflow and a scripted agent, and Debian's
  * Chromium driven by playwright-core. It runs Rawko: Start Task from the command palette, sees the
  * breadcrumb in the status bar, clicks Allow once on the approval of a blocked Write, sees the
- * countdown and the completion. Every wait is for a condition in the page, with a time limit;
+ * countdown and the completion; sees an approval count down to a deadline set only in rawko's
+ * config; and starts an external agent's session with `rawko hook` (as Claude Code would), which
+ * the extension says runs no workflow yet, and picks one for it from the notice. Every wait is for a condition in the page, with a time limit;
  * a screenshot is kept after every step (test-artifacts/), and code-server and Chromium are
  * stopped at the end whatever happened.
  *
@@ -235,8 +237,9 @@ async function main(): Promise<number> {
   const userData = path.join(root, 'code-server-data');
   const extensions = path.join(root, 'extensions');
   const browserData = path.join(root, 'chromium');
-  for (const dir of [home, ws, userData, extensions, browserData]) {
-    fs.mkdirSync(dir, { recursive: true });
+  const runtime = path.join(root, 'run');
+  for (const dir of [home, ws, userData, extensions, browserData, runtime]) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
   // The workspace: the starter workflows, a tiny project, a script of model turns, a fast
@@ -282,6 +285,8 @@ async function main(): Promise<number> {
     XDG_DATA_HOME: path.join(home, '.local/share'),
     XDG_STATE_HOME: path.join(home, '.local/state'),
     XDG_CACHE_HOME: path.join(home, '.cache'),
+    // Where rawko serve writes its endpoint for external agents, and `rawko hook` finds it.
+    XDG_RUNTIME_DIR: runtime,
     PI_CODING_AGENT_DIR: path.join(home, '.pi/agent'),
     RAWKO_LOG: 'warn,rawko=debug',
   };
@@ -471,6 +476,11 @@ async function main(): Promise<number> {
     await feature.click();
     const prompt = page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' });
     await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
+    // The 3 s are only in .rawko/config.json: the prompt counts down to the request's deadline.
+    const title = await prompt.innerText();
+    if (!/\((denied in 0:0[0-3]|timing out)\)/.test(title)) {
+      throw new Error(`the approval does not count down to rawko's deadline: ${title}`);
+    }
     await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
     // The status bar says why for 15 s; the output channel keeps the line. (Once in a few runs
     // the status bar's text change is not seen by the page's observer; the line is the check
@@ -513,6 +523,29 @@ async function main(): Promise<number> {
       );
       throw new Error(`the output panel shows: ${shown}`);
     }
+  });
+
+  await step('an external session without a workflow: the notice offers Pick Workflow', page, async () => {
+    if (!page) throw new Error('no page');
+    // Claude Code's hook, run as Claude Code runs it: the session becomes a task in rawko serve.
+    const hook = spawnSync(RAWKO_BIN, ['hook', 'UserPromptSubmit'], {
+      cwd: ws,
+      env,
+      input: JSON.stringify({ session_id: 'e2e-session', cwd: ws, hook_event_name: 'UserPromptSubmit', prompt: 'Explain the build' }),
+      encoding: 'utf8',
+      timeout: STEP_MS,
+    });
+    if (hook.status !== 0) {
+      throw new Error(`rawko hook UserPromptSubmit failed (${hook.status}): ${hook.stderr}`);
+    }
+    const toast = page.locator('.notification-toast', { hasText: /external session ext-\S+ runs no workflow yet/ });
+    await toast.waitFor({ state: 'visible', timeout: STEP_MS });
+    await toast.getByRole('button', { name: 'Pick Workflow' }).click();
+    const feature = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Feature' }).first();
+    await feature.waitFor({ state: 'visible', timeout: STEP_MS });
+    await feature.click();
+    await page.locator('.notification-toast', { hasText: 'Started the Feature workflow.' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    await waitForStatus(page, 'the session\'s breadcrumb', /Feature > .*Plan \[1\/4\]/);
   });
 
   return results.filter((r) => !r.ok).length;

@@ -5,12 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Approvals, formatLeft, summarizeInput, type CancellationTokenLike } from '../../src/approval';
+import { Approvals, formatLeft, type CancellationTokenLike } from '../../src/approval';
 import type { ApprovalOutcome, ApproveToolCallParams } from '../../src/protocol';
 import { FakeVs, ManualClock } from './fake-vscode';
 
 const ALL = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
+/** The ManualClock's start. */
+const NOW = new ManualClock().now();
 
+/** A request as rawko sends it: its deadline 120 s after the clock's start, unless `extra` says. */
 function request(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallParams {
   return {
     taskId: 'task-1',
@@ -20,9 +23,14 @@ function request(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallPar
     phase: 'Plan',
     reason: 'Feature is in phase Plan, which allows only: Read, Glob, Grep',
     options: ALL,
+    summary: 'Write PLAN.md (26 bytes)',
+    expiresAt: NOW + 120_000,
+    timeoutSeconds: 120,
     ...extra,
   };
 }
+
+const BASH = { tool: 'Bash', input: { command: 'make' }, summary: 'Bash make' };
 
 /** A cancellation token the test withdraws by hand, like rawko's `$/cancelRequest`. */
 class Token implements CancellationTokenLike {
@@ -38,7 +46,7 @@ class Token implements CancellationTokenLike {
   }
 }
 
-function setup(timeoutSeconds?: number) {
+function setup() {
   const vs = new FakeVs();
   const clock = new ManualClock();
   const diffs: ApproveToolCallParams[] = [];
@@ -46,7 +54,6 @@ function setup(timeoutSeconds?: number) {
   const answered: [string, ApprovalOutcome][] = [];
   let changes = 0;
   const approvals = new Approvals(vs, clock, {
-    timeoutSeconds: () => timeoutSeconds,
     openDiff: (params) => {
       diffs.push(params);
       return Promise.resolve();
@@ -59,12 +66,12 @@ function setup(timeoutSeconds?: number) {
 }
 
 describe('approval prompt', () => {
-  it('shows the tool, a summary of its input, the phase and the reason', () => {
+  it('shows rawko\'s summary of the call, the phase, the time left and the reason', () => {
     const { vs, approvals } = setup();
     void approvals.ask(request(), new Token());
     const pick = vs.visiblePick();
     assert.ok(pick, 'the prompt is shown');
-    assert.equal(pick.title, 'rawko: Write PLAN.md (2 lines) — blocked in phase Plan');
+    assert.equal(pick.title, 'rawko: Write PLAN.md (26 bytes) — blocked in phase Plan (denied in 2:00)');
     assert.equal(pick.placeholder, 'Feature is in phase Plan, which allows only: Read, Glob, Grep');
     assert.equal(pick.ignoreFocusOut, true, 'the prompt stays when the focus moves away');
     assert.deepEqual(pick.labels(), [
@@ -100,9 +107,8 @@ describe('approval prompt', () => {
 
   it('offers only the options the server sent', () => {
     const { vs, approvals } = setup();
-    void approvals.ask(request({ tool: 'Bash', input: { command: 'rm -rf build' }, options: ['allow_once', 'reject_once'] }), new Token());
+    void approvals.ask(request({ ...BASH, options: ['allow_once', 'reject_once'] }), new Token());
     assert.deepEqual(vs.visiblePick()?.labels(), ['$(check) Allow once', '$(close) Deny']);
-    assert.equal(vs.visiblePick()?.title, 'rawko: Bash rm -rf build — blocked in phase Plan');
   });
 
   it('opens a diff preview for Write and Edit and keeps the prompt open', async () => {
@@ -151,12 +157,12 @@ describe('approval prompt', () => {
   it('shows requests one after the other', async () => {
     const { vs, approvals } = setup();
     const first = approvals.ask(request(), new Token());
-    const second = approvals.ask(request({ taskId: 'task-2', tool: 'Bash', input: { command: 'make' } }), new Token());
+    const second = approvals.ask(request({ taskId: 'task-2', ...BASH }), new Token());
     assert.equal(vs.quickPicks.length, 1, 'one prompt at a time');
     assert.match(vs.visiblePick()?.title ?? '', /\[\+1 waiting\]$/);
     vs.visiblePick()?.pick('Allow once');
     assert.deepEqual(await first, { outcome: 'allow_once' });
-    assert.equal(vs.visiblePick()?.title, 'rawko: Bash make — blocked in phase Plan');
+    assert.equal(vs.visiblePick()?.title, 'rawko: Bash make — blocked in phase Plan (denied in 2:00)');
     vs.visiblePick()?.pick('$(close) Deny');
     assert.deepEqual(await second, { outcome: 'reject_once' });
     assert.equal(vs.visiblePick(), undefined);
@@ -190,7 +196,7 @@ describe('approval prompt', () => {
   it('reveal brings the asked task to the front', async () => {
     const { vs, approvals } = setup();
     const first = approvals.ask(request({ tool: 'Write' }), new Token());
-    const second = approvals.ask(request({ taskId: 'task-2', tool: 'Bash', input: { command: 'make' } }), new Token());
+    const second = approvals.ask(request({ taskId: 'task-2', ...BASH }), new Token());
     approvals.reveal('task-2');
     assert.match(vs.visiblePick()?.title ?? '', /Bash make/);
     vs.visiblePick()?.pick('Allow once');
@@ -200,9 +206,10 @@ describe('approval prompt', () => {
     assert.deepEqual(await first, { outcome: 'reject_once' });
   });
 
-  it('counts the time left down on the clock and stops at zero', async () => {
-    const { vs, clock, approvals } = setup(3);
-    const answer = approvals.ask(request(), new Token());
+  it('counts down to rawko\'s deadline on the clock and stops at zero', async () => {
+    const { vs, clock, approvals } = setup();
+    // A 3 s timeout set only in rawko's config: the request carries it.
+    const answer = approvals.ask(request({ expiresAt: NOW + 3000, timeoutSeconds: 3 }), new Token());
     const pick = vs.visiblePick();
     assert.match(pick?.title ?? '', /\(denied in 0:03\)$/);
     clock.advance(1000);
@@ -218,8 +225,18 @@ describe('approval prompt', () => {
     assert.deepEqual(await answer, { outcome: 'allow_once' });
   });
 
+  it('counts from the deadline, not from when the prompt was shown', () => {
+    const { vs, clock, approvals } = setup();
+    void approvals.ask(request(), new Token());
+    // The second request waited in line for 61 s before it was shown.
+    void approvals.ask(request({ taskId: 'task-2', ...BASH }), new Token());
+    clock.advance(61_000);
+    vs.visiblePick()?.pick('Allow once');
+    assert.equal(vs.visiblePick()?.title, 'rawko: Bash make — blocked in phase Plan (denied in 0:59)');
+  });
+
   it('an answer stops the ticker', async () => {
-    const { vs, clock, approvals } = setup(120);
+    const { vs, clock, approvals } = setup();
     const answer = approvals.ask(request(), new Token());
     clock.advance(1500);
     vs.visiblePick()?.pick('Allow once');
@@ -228,24 +245,13 @@ describe('approval prompt', () => {
   });
 
   it('dispose answers every pending request cancelled and closes the prompt', async () => {
-    const { vs, approvals } = setup(60);
+    const { vs, approvals } = setup();
     const a = approvals.ask(request(), new Token());
     const b = approvals.ask(request({ taskId: 'task-2' }), new Token());
     approvals.dispose();
     assert.deepEqual(await a, { outcome: 'cancelled' });
     assert.deepEqual(await b, { outcome: 'cancelled' });
     assert.equal(vs.visiblePick(), undefined);
-  });
-
-  it('summarizes inputs', () => {
-    assert.equal(summarizeInput('Write', { path: 'a.md', content: 'x' }), 'a.md (1 line)');
-    assert.equal(summarizeInput('Write', { file_path: 'a.md', content: '' }), 'a.md (0 lines)');
-    assert.equal(summarizeInput('Edit', { path: 'src/main.rs', old_text: 'a', new_text: 'b' }), 'src/main.rs');
-    assert.equal(summarizeInput('Bash', { command: 'git   status\n&& ls' }), 'git status && ls');
-    assert.equal(summarizeInput('Grep', { pattern: 'TODO' }), 'TODO');
-    assert.equal(summarizeInput('Mystery', { n: 1 }), '{"n":1}');
-    assert.equal(summarizeInput('Mystery', null), 'null');
-    assert.equal(summarizeInput('Bash', { command: 'x'.repeat(200) }).length, 80);
   });
 
   it('formats the time left', () => {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Approvals } from '../../src/approval';
 import { Commands, type Rpc, type StartSettings } from '../../src/commands';
-import type { TaskSummary, WorkflowSummary } from '../../src/protocol';
+import type { RequestParam, RequestType } from 'vscode-jsonrpc';
+import type { StatusParams, TaskSummary, WorkflowSummary } from '../../src/protocol';
 import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock } from './fake-vscode';
 
@@ -18,14 +19,15 @@ const WORKFLOWS: WorkflowSummary[] = [
 ];
 
 function summary(taskId: string, state: string): TaskSummary {
-  return { taskId, description: `task ${taskId}`, state, breadcrumbText: 'Feature > 📋 Plan [1/4]', startedAt: 1 };
+  return { taskId, description: `task ${taskId}`, workflow: 'feature', state, breadcrumbText: 'Feature > 📋 Plan [1/4]', startedAt: 1 };
 }
 
 class FakeServer implements Rpc {
   readonly requests: { method: string; params: unknown }[] = [];
   tasks: TaskSummary[] = [];
   fail: Record<string, { code: number; message: string }> = {};
-  request<R>(method: string, params: object): Promise<R> {
+  request<P, R>(type: RequestType<P, R, void>, params: RequestParam<P>): Promise<R> {
+    const method = type.method;
     this.requests.push({ method, params });
     const error = this.fail[method];
     if (error) {
@@ -53,7 +55,7 @@ function setup(settings: StartSettings = { provider: '', model: '', script: '' }
   let up = true;
   const notes: string[] = [];
   let shown = 0;
-  const approvals = new Approvals(vs, clock, { timeoutSeconds: () => undefined, openDiff: () => Promise.resolve() });
+  const approvals = new Approvals(vs, clock, { openDiff: () => Promise.resolve() });
   const commands = new Commands(vs, store, approvals, {
     rpc: () => (up ? server : undefined),
     settings: () => settings,
@@ -141,7 +143,7 @@ describe('commands that need a task', () => {
 
   it('take the only fitting task when the active one is finished', async () => {
     const { store, server, commands } = setup();
-    store.status({ taskId: 'done', seq: 1, state: 'complete', breadcrumb: [], text: '' });
+    store.status({ taskId: 'done', seq: 1, state: 'complete', breadcrumb: [], text: 'x — complete', breadcrumbText: 'x' });
     server.tasks = [summary('done', 'complete'), summary('live', 'running')];
     await commands.cancel();
     assert.deepEqual(server.requests.at(-1), { method: 'rawko/cancelTask', params: { taskId: 'live' } });
@@ -205,7 +207,8 @@ describe('Rawko: Show Tasks', () => {
 });
 
 describe('Rawko: Pick Workflow', () => {
-  const bare = (taskId: string, state = 'running'): TaskSummary => ({ ...summary(taskId, state), breadcrumbText: '' });
+  // A task without a workflow: rawko's breadcrumb text is its description.
+  const bare = (taskId: string, state = 'running'): TaskSummary => ({ ...summary(taskId, state), workflow: undefined, breadcrumbText: `task ${taskId}` });
 
   it('picks among the running tasks without a workflow, then sends rawko/setWorkflow with the picked key', async () => {
     const { vs, server, commands, notes } = setup();
@@ -221,7 +224,7 @@ describe('Rawko: Pick Workflow', () => {
 
   it('takes the active task when it runs no workflow, and shows rawko\'s error', async () => {
     const { vs, store, server, commands } = setup();
-    store.status({ taskId: 'ext-9', seq: 1, state: 'running', breadcrumb: [], text: '' });
+    store.status({ taskId: 'ext-9', seq: 1, state: 'running', breadcrumb: [], text: 'hi', breadcrumbText: 'hi' });
     server.fail['rawko/setWorkflow'] = { code: -32004, message: 'no workflow "docs"' };
     vs.script.picks.push('Docs');
     await commands.pickWorkflow();
@@ -240,7 +243,16 @@ describe('Rawko: Pick Workflow', () => {
 });
 
 describe('the "runs no workflow yet" notice', () => {
-  const status = (taskId: string, text = '', state = 'running') => ({ taskId, seq: 1, state, breadcrumb: [], text });
+  // As rawko sends it: without a workflow the status line is the session's first prompt.
+  const status = (taskId: string, workflow?: string, state = 'running'): StatusParams => ({
+    taskId,
+    seq: 1,
+    state,
+    breadcrumb: workflow ? [{ name: 'Feature', phaseName: 'Plan', emoji: '📋', index: 1, total: 4 }] : [],
+    text: workflow ? 'Feature > 📋 Plan [1/4]' : 'fix the build',
+    breadcrumbText: workflow ? 'Feature > 📋 Plan [1/4]' : 'fix the build',
+    workflow,
+  });
 
   it('is shown once per external session, and its button runs Rawko: Pick Workflow', async () => {
     const { vs, commands } = setup();
@@ -253,11 +265,11 @@ describe('the "runs no workflow yet" notice', () => {
     assert.deepEqual(vs.executed, [{ command: 'rawko.pickWorkflow', args: ['ext-1'] }]);
   });
 
-  it('is not shown for other tasks, tasks with a breadcrumb or tasks not running', async () => {
+  it('is not shown for other tasks, tasks with a workflow or tasks not running', async () => {
     const { vs, commands } = setup();
     await commands.statusArrived(status('task-1'));
-    await commands.statusArrived(status('ext-2', 'Feature > 📋 Plan [1/4]'));
-    await commands.statusArrived(status('ext-3', '', 'waiting_approval'));
+    await commands.statusArrived(status('ext-2', 'feature'));
+    await commands.statusArrived(status('ext-3', undefined, 'waiting_approval'));
     assert.deepEqual(vs.messages, []);
     vs.script.messages.push(undefined);
     await commands.statusArrived(status('ext-3'));

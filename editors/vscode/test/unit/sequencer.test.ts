@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Method, type TaskNotification } from '../../src/protocol';
+import type { TaskNotification } from '../../src/protocol';
 import { Sequencer } from '../../src/sequencer';
 import { ManualClock } from './fake-vscode';
 
 function out(taskId: string, seq: number): TaskNotification {
-  return { method: Method.output, params: { taskId, seq, kind: 'assistant_delta', text: String(seq) } };
+  return { kind: 'output', params: { taskId, seq, kind: 'assistant_delta', text: String(seq) } };
 }
 
 function setup() {

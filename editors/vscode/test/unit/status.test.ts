@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BreadcrumbItem, StatusParams } from '../../src/protocol';
-import { REASON_MILLIS, StatusBar, countdownText, renderStatus } from '../../src/status';
+import { REASON_MILLIS, StatusBar, renderStatus } from '../../src/status';
 import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock, type FakeStatusBarItem } from './fake-vscode';
 
@@ -18,7 +18,7 @@ const NESTED: BreadcrumbItem[] = [
 let seq = 0;
 function status(state: string, text: string, extra: Partial<StatusParams> = {}): StatusParams {
   seq += 1;
-  return { taskId: 'task-1', seq, state, breadcrumb: PLAN, text, ...extra };
+  return { taskId: 'task-1', seq, state, breadcrumb: PLAN, text, breadcrumbText: 'Feature > 📋 Plan [1/4]', workflow: 'feature', ...extra };
 }
 
 function setup(): { vs: FakeVs; clock: ManualClock; store: TaskStore; bar: StatusBar; item: FakeStatusBarItem } {
@@ -47,7 +47,8 @@ describe('status bar', () => {
   it('names the task and the phase in the tooltip', () => {
     const { store, item } = setup();
     store.started('task-1', 'Add a --shout flag', 'feature');
-    store.status(status('running', 'Feature > Review [4/4] > 🔍 Static Analysis [1/2]', { breadcrumb: NESTED }));
+    const line = 'Feature > Review [4/4] > 🔍 Static Analysis [1/2]';
+    store.status(status('running', line, { breadcrumb: NESTED, breadcrumbText: line }));
     const tooltip = item.tooltipText();
     assert.match(tooltip, /Task: Add a --shout flag/);
     assert.match(tooltip, /Phase: 🔍 Static Analysis \[1\/2\] in Review/);
@@ -98,8 +99,9 @@ describe('status bar', () => {
     store.status(status('countdown', 'Feature > 🧪 Test [3/4] — auto-continuing'));
     for (const left of [3, 2, 1]) {
       seq += 1;
-      store.countdown({ taskId: 'task-1', seq, secondsLeft: left, text: `⏳ Auto-continuing in ${left}s — interrupt to stop` });
-      assert.equal(item.text, `⏳ Auto-continuing in ${left}s — click to interrupt`);
+      // The label is shown as rawko sent it, with the click's hint instead of rawko's.
+      store.countdown({ taskId: 'task-1', seq, secondsLeft: left, text: `⏳ Auto-continuing in ${left}s — interrupt to stop`, label: `⏳ ${left}…` });
+      assert.equal(item.text, `⏳ ${left}… — click to interrupt`);
       assert.equal(item.commandId(), 'rawko.interrupt');
       assert.deepEqual(item.commandArgs(), ['task-1']);
       assert.match(item.tooltipText(), /Click to interrupt the countdown/);
@@ -108,12 +110,6 @@ describe('status bar', () => {
     assert.equal(item.text, '$(sync~spin) Feature > 🧪 Test [3/4]');
     assert.equal(item.commandId(), 'rawko.showOutput');
     assert.equal(store.get('task-1')?.countdown, undefined);
-  });
-
-  it('countdownText keeps the server text and replaces its hint', () => {
-    assert.equal(countdownText('⏳ Auto-continuing in 3s', 3), '⏳ Auto-continuing in 3s — click to interrupt');
-    assert.equal(countdownText('⏳ Auto-continuing in 2s — interrupt to stop', 2), '⏳ Auto-continuing in 2s — click to interrupt');
-    assert.equal(countdownText('', 1), '⏳ Auto-continuing in 1s — click to interrupt');
   });
 
   it('says why an approval was rejected, for a while, then only in the tooltip', () => {
@@ -149,12 +145,14 @@ describe('status bar', () => {
     assert.equal(item.text, '$(check) Feature — complete');
   });
 
-  it('a task without a workflow shows its description and state', () => {
+  it('a task without a workflow shows rawko\'s line, and its description until the first one', () => {
     const { store, item } = setup();
     store.started('task-1', 'Explain the build', undefined);
-    store.status({ taskId: 'task-1', seq: 1, state: 'running', breadcrumb: [], text: '' });
-    assert.equal(item.text, '$(sync~spin) Explain the build — running');
-    store.status({ taskId: 'task-1', seq: 2, state: 'complete', breadcrumb: [], text: '' });
+    assert.equal(item.text, '$(sync~spin) Explain the build');
+    const plain = { taskId: 'task-1', breadcrumb: [], breadcrumbText: 'Explain the build' };
+    store.status({ ...plain, seq: 1, state: 'waiting_approval', text: 'Explain the build — waiting for approval' });
+    assert.equal(item.text, '$(shield) Explain the build — waiting for approval');
+    store.status({ ...plain, seq: 2, state: 'complete', text: 'Explain the build — complete' });
     assert.equal(item.text, '$(check) Explain the build — complete');
   });
 
@@ -174,21 +172,21 @@ describe('status bar', () => {
 
   it('follows the task started here, and a task that shows up while none runs', () => {
     const { store, item } = setup();
-    store.status({ taskId: 'external', seq: 1, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [1/2]' });
+    store.status({ taskId: 'external', seq: 1, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [1/2]', breadcrumbText: 'Docs > ✍️ Write [1/2]' });
     assert.ok(item.text.includes('Docs'), 'a task started elsewhere is shown when nothing else is');
     store.started('task-1', 'Add a flag', 'feature');
     store.status(status('running', 'Feature > 📋 Plan [1/4]'));
-    store.status({ taskId: 'external', seq: 2, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]' });
+    store.status({ taskId: 'external', seq: 2, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' });
     assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4] (+1)', 'the active task keeps the status bar');
     store.status(status('complete', 'Feature — complete'));
-    store.status({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]' });
+    store.status({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' });
     assert.equal(item.text, '$(sync~spin) Docs > ✍️ Write [2/2]', 'a running task takes over from a finished one');
   });
 
   it('renderStatus is pure: a finished task keeps its summary in the tooltip', () => {
     const look = renderStatus(
       'running',
-      { taskId: 't', state: 'complete', breadcrumb: [], text: 'Feature — complete', summary: 'All done', updatedAt: 0 },
+      { taskId: 't', state: 'complete', breadcrumb: [], breadcrumbText: 'Feature', text: 'Feature — complete', summary: 'All done', updatedAt: 0 },
       0,
     );
     assert.equal(look.text, '$(check) Feature — complete');
