@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use nix::sys::signal::{kill, killpg, Signal};
@@ -125,18 +125,28 @@ impl SandboxSettings {
     }
 }
 
-static HELPER: OnceLock<PathBuf> = OnceLock::new();
+static HELPER: RwLock<Option<PathBuf>> = RwLock::new(None);
 
 /// Names the binary that holds `rawko __exec`: the rawko binary gives `/proc/self/exe` (itself,
 /// even if the file was replaced since it started); tests and benches give the built binary.
-/// The first call wins.
 pub fn set_helper(path: impl Into<PathBuf>) {
-    let _ = HELPER.set(path.into());
+    let mut helper = HELPER.write().unwrap_or_else(PoisonError::into_inner);
+    *helper = Some(path.into());
+}
+
+/// Forgets the helper: commands run as `sh -c` again, as before the helper existed. For the
+/// benchmark that compares the two.
+pub fn clear_helper() {
+    let mut helper = HELPER.write().unwrap_or_else(PoisonError::into_inner);
+    *helper = None;
 }
 
 /// The helper binary, if this process has one.
-pub fn helper() -> Option<&'static Path> {
-    HELPER.get().map(PathBuf::as_path)
+pub fn helper() -> Option<PathBuf> {
+    HELPER
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
 }
 
 /// The Landlock ABI this kernel offers (at most the one rawko handles), or why Landlock cannot
