@@ -465,7 +465,7 @@ pub(super) async fn run(
         None => crate::external::endpoint::runtime_dir(|k| std::env::var_os(k))
             .join("rawko")
             .join("tmp")
-            .join(&ctl.id),
+            .join(plain_name(&ctl.id)),
     });
     Arc::make_mut(&mut tools).sandbox.temp_dir = Some(temp_dir.0.clone());
 
@@ -493,6 +493,26 @@ pub(super) async fn run(
         .await;
     ctl.end(outcome, summary).await;
     drop(temp_dir);
+}
+
+/// `id` as one plain path component: letters, digits, `-`, `_` and `.` kept, anything else `_`, so
+/// an id from a client never names a directory outside the one it is joined to.
+fn plain_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .take(200)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.trim_start_matches('.') {
+        "" => "_".to_owned(),
+        rest => rest.to_owned(),
+    }
 }
 
 /// The task's temporary directory, removed with everything in it when the actor ends (also by a
@@ -2123,4 +2143,20 @@ pub fn load_replay(
     let (files, contents) = TaskFiles::open(dir).map_err(|e| e.to_string())?;
     let replay = super::log::replay(&contents.records, config)?;
     Ok((files, Box::new(replay)))
+}
+
+#[cfg(test)]
+mod plain_name_tests {
+    use super::plain_name;
+
+    #[test]
+    fn an_id_becomes_one_plain_path_component() {
+        assert_eq!(plain_name("task-1795-1"), "task-1795-1");
+        assert_eq!(plain_name("ext-a.b_c"), "ext-a.b_c");
+        assert_eq!(plain_name("../../etc"), "_.._etc");
+        assert_eq!(plain_name(".."), "_");
+        assert_eq!(plain_name(""), "_");
+        assert_eq!(plain_name("a/b\0c"), "a_b_c");
+        assert_eq!(plain_name(&"x".repeat(300)).len(), 200);
+    }
 }
