@@ -204,12 +204,49 @@ pub struct ConfigFile {
     /// How long a provider that stays rate limited is left alone (seconds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limit_cooldown_seconds: Option<f64>,
+    /// Bash's kernel sandbox (docs/configuration.md, "Bash's sandbox"): `"auto"` (the default),
+    /// `"required"`, `"off"`, or the mode with more paths Bash may read and write. Read from
+    /// `~/.config/rawko/config.json` and the editor's settings, not from a workspace's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSetting>,
     /// Hooks by event name (PreExecutionStart, PostExecutionStart, PreExecutionEnd,
     /// PostExecutionEnd, Stop, SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
     /// SessionEnd, PhaseEnter, PhaseExit, WorkflowComplete, ApprovalRequested, ApprovalResolved):
     /// AutoAgent's flat hooks or Claude Code's matcher groups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hooks: Option<std::collections::BTreeMap<String, Vec<HookEntry>>>,
+}
+
+/// The `sandbox` key of a config file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SandboxSetting {
+    /// Just the mode.
+    Mode(SandboxMode),
+    /// The mode and more paths.
+    #[serde(rename_all = "camelCase")]
+    Paths {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<SandboxMode>,
+        /// More paths Bash may read: absolute, or `~/…`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        allow_read: Option<Vec<String>>,
+        /// More paths Bash may write (and read): absolute, or `~/…`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        allow_write: Option<Vec<String>>,
+    },
+}
+
+/// When Bash runs confined by Landlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Where the kernel has Landlock; elsewhere Bash runs unconfined and the task says so.
+    Auto,
+    /// Landlock or no Bash.
+    Required,
+    /// No Landlock (what a call starts still ends with it).
+    Off,
 }
 
 /// One entry of a `hooks` list: a Claude Code matcher group, or one AutoAgent hook.

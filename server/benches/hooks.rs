@@ -2,8 +2,9 @@
 //!
 //! - bare: `tokio::process::Command` running `sh -c true` with stdin, stdout and stderr piped,
 //!   spawn and wait (stdin closed at once): the floor a hook cannot go under;
-//! - run: `rawko::hooks::process::run("true", …)` with a PreToolUse event's JSON on stdin — its
-//!   own process group, the stdin write beside the wait, both streams captured, the time limit;
+//! - run: `rawko::hooks::process::run("true", …)` with a PreToolUse event's JSON on stdin — the
+//!   `rawko __exec` helper it runs through, its own process group, the stdin write beside the
+//!   wait, both streams captured, the time limit;
 //! - dispatch: `Hooks::dispatch` of one PreToolUse command hook `true` for a realistic Write call
 //!   (the fields the task actor sends): matcher, template rendering, the stdin JSON, `run`, and
 //!   reading the answer.
@@ -130,6 +131,8 @@ struct Setup {
 
 impl Setup {
     fn new() -> Self {
+        // As the rawko binary runs hooks: through its helper (benches/sandbox.rs compares).
+        rawko::sandbox::set_helper(env!("CARGO_BIN_EXE_rawko"));
         let dir = tempfile::tempdir().expect("tempdir");
         let inv = invocation(dir.path());
         Self {

@@ -53,6 +53,10 @@ pub struct Settings {
     /// `secrets.env`: more environment variables that hold secrets. Like the provider keys, they
     /// are kept out of Bash calls and their values redacted from what rawko shows and logs.
     pub secret_env: Vec<String>,
+    /// Bash's kernel sandbox: the mode and the paths added to what it may read and write. Read
+    /// from the user's config and the editor's settings only: the workspace's own file is one
+    /// its agents can write.
+    pub sandbox: crate::sandbox::SandboxSettings,
     /// The workspace's files that have hooks, in the order their hooks run.
     pub workspace_hook_files: Vec<PathBuf>,
     /// What the user may want to know about the files, which is not a problem (AutoAgent's
@@ -94,6 +98,7 @@ impl Default for Settings {
             providers: Vec::new(),
             api_keys: ApiKeys::default(),
             secret_env: Vec::new(),
+            sandbox: Default::default(),
             rate_limit_cooldown: Duration::from_secs(3600),
             hooks: Vec::new(),
             workspace_hooks: None,
@@ -238,6 +243,14 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
                 let kind = kind_of(file);
                 if kind == FileKind::AutoAgent {
                     settings.notes.extend(autoagent_note(&map, &source));
+                } else if kind == FileKind::Workspace && map.contains_key("sandbox") {
+                    problems.push(ConfigProblem {
+                        source: source.clone(),
+                        message: "sandbox is not read from a workspace's config, which the agents working in it can write; set it in ~/.config/rawko/config.json".to_owned(),
+                    });
+                    let mut map = map.clone();
+                    map.remove("sandbox");
+                    apply(&mut settings, &map, &source, &mut problems);
                 } else {
                     apply(&mut settings, &map, &source, &mut problems);
                 }
@@ -435,6 +448,12 @@ fn apply(
             None => bad("bashTimeoutSeconds", SECONDS, v),
         }
     }
+    if let Some(v) = map.get("sandbox") {
+        match crate::sandbox::SandboxSettings::parse(v) {
+            Some(sandbox) => settings.sandbox = sandbox,
+            None => bad("sandbox", crate::sandbox::SETTING_SHAPE, v),
+        }
+    }
     if let Some(v) = map.get("secrets") {
         let names = v.get("env").and_then(Value::as_array).and_then(|list| {
             list.iter()
@@ -531,6 +550,55 @@ mod tests {
         assert_eq!(s, Settings::default());
         assert!(problems[0].message.starts_with("invalid JSON"));
         assert_eq!(problems[1].message, "must be a JSON object");
+    }
+
+    #[test]
+    fn sandbox_comes_from_the_users_config_and_the_editor_never_the_workspace() {
+        use crate::sandbox::SandboxMode;
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.json");
+        let [_, workspace] = workspace_files(dir.path());
+        std::fs::create_dir_all(workspace.parent().unwrap()).unwrap();
+        std::fs::write(
+            &user,
+            r#"{"sandbox": {"mode": "required", "allowRead": ["~/.m2"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(&workspace, r#"{"sandbox": "off", "maxReminders": 2}"#).unwrap();
+        let (s, problems) = load(&[user.clone(), workspace.clone()], None);
+        assert_eq!(s.sandbox.mode, SandboxMode::Required);
+        assert_eq!(s.sandbox.allow_read, vec!["~/.m2".to_owned()]);
+        assert_eq!(
+            s.max_reminders, 2,
+            "the rest of the workspace's file applies"
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].source, workspace.display().to_string());
+        assert!(problems[0]
+            .message
+            .starts_with("sandbox is not read from a workspace's config"));
+
+        let (s, problems) = load(
+            std::slice::from_ref(&user),
+            Some(&json!({"sandbox": "off"})),
+        );
+        assert_eq!((s.sandbox.mode, problems.len()), (SandboxMode::Off, 0));
+
+        // A bad value is reported and the default kept.
+        std::fs::write(
+            &user,
+            r#"{"sandbox": {"mode": "on", "allowWrite": "/srv"}}"#,
+        )
+        .unwrap();
+        let (s, problems) = load(&[user], None);
+        assert_eq!(s.sandbox, Default::default());
+        assert!(
+            problems[0]
+                .message
+                .starts_with("sandbox must be \"auto\", \"required\", \"off\" or {"),
+            "{}",
+            problems[0]
+        );
     }
 
     /// AutoAgent's documented config (its hooks design, seed 004): only the hooks are read, the

@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod lsp;
 pub mod machine;
 pub mod provider;
+pub mod sandbox;
 pub mod secrets;
 pub mod store;
 pub mod tools;

@@ -7,6 +7,14 @@ use clap::Parser;
 use rawko::cli::{Cli, Command};
 
 fn main() {
+    // `rawko __exec …`: the helper every Bash command and command hook runs through (see
+    // rawko::sandbox). First, and parsed by hand: it runs once per call.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() == Some(std::ffi::OsStr::new(rawko::sandbox::exec::SUBCOMMAND)) {
+        let rest: Vec<std::ffi::OsString> = args.collect();
+        std::process::exit(rawko::sandbox::exec::main(&rest));
+    }
+    rawko::sandbox::set_helper("/proc/self/exe");
     // `rawko hook EVENT` runs once per tool call of an external agent: skip building the whole
     // command line parser when the arguments are the plain ones the hook entries use.
     if let Some(code) = fast_hook() {

@@ -511,6 +511,14 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
                 "bashTimeoutSeconds": settings.bash_timeout.as_secs_f64(),
                 "maxIterations": settings.max_iterations,
                 "maxFailures": settings.max_failures,
+                "sandbox": {
+                    "mode": settings.sandbox.mode.name(),
+                    "allowRead": settings.sandbox.allow_read,
+                    "allowWrite": settings.sandbox.allow_write,
+                    "landlockAbi": crate::sandbox::landlock_support().ok(),
+                    "landlockUnavailable": crate::sandbox::landlock_support().err(),
+                    "effect": crate::sandbox::describe(&settings.sandbox),
+                },
                 "providers": settings.providers.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
                 "hooks": hooks,
                 "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -550,6 +558,11 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
     )?;
     writeln!(o, "  maxIterations           {}", settings.max_iterations)?;
     writeln!(o, "  maxFailures             {}", settings.max_failures)?;
+    writeln!(
+        o,
+        "  sandbox                 {}",
+        crate::sandbox::describe(&settings.sandbox)
+    )?;
     if !settings.providers.is_empty() {
         let names: Vec<&str> = settings.providers.iter().map(|p| p.name.as_str()).collect();
         writeln!(o, "  providers               {}", names.join(", "))?;

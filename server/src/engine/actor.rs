@@ -108,6 +108,8 @@ pub(super) struct Control {
     ask_agent: Option<String>,
     /// Whether the user allowed the last blocked call (an external agent is told so).
     approved: bool,
+    /// Whether the task said that its Bash commands run without the kernel sandbox (once).
+    unconfined_note_shown: bool,
 }
 
 /// The conversation the provider continues.
@@ -288,6 +290,7 @@ pub(super) async fn run(
         external,
         approved: false,
         ask_agent: None,
+        unconfined_note_shown: false,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -297,6 +300,7 @@ pub(super) async fn run(
         Ok(mut tools) => {
             tools.bash_timeout = ctl.settings.bash_timeout;
             tools.env_remove = ctl.secrets.env_names().to_vec();
+            tools.sandbox.settings = ctl.settings.sandbox.clone();
             Arc::new(tools)
         }
         Err(e) => {
@@ -467,6 +471,17 @@ pub(super) async fn run(
         }
     }
 
+    // Bash's TMPDIR: beside the task's log (kept for a resumed task), removed when the task's
+    // actor ends; without a log, under the runtime directory.
+    let temp_dir = TempDir(match &ctl.files {
+        Some(files) => files.dir().join("tmp"),
+        None => crate::external::endpoint::runtime_dir(|k| std::env::var_os(k))
+            .join("rawko")
+            .join("tmp")
+            .join(plain_name(&ctl.id)),
+    });
+    Arc::make_mut(&mut tools).sandbox.temp_dir = Some(temp_dir.0.clone());
+
     // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
     let bash_env = ctl.session_env();
     if !bash_env.0.is_empty() {
@@ -490,6 +505,42 @@ pub(super) async fn run(
         )
         .await;
     ctl.end(outcome, summary).await;
+    drop(temp_dir);
+}
+
+/// `id` as one plain path component: letters, digits, `-`, `_` and `.` kept, anything else `_`, so
+/// an id from a client never names a directory outside the one it is joined to.
+fn plain_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .take(200)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.trim_start_matches('.') {
+        "" => "_".to_owned(),
+        rest => rest.to_owned(),
+    }
+}
+
+/// The task's temporary directory, removed with everything in it when the actor ends (also by a
+/// panic).
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        match std::fs::remove_dir_all(&self.0) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                tracing::warn!("cannot remove {}: {e}", self.0.display())
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `Option<String>::flatten_default`: the default agent name when none was chosen.
@@ -1820,6 +1871,13 @@ impl Control {
                 true,
             ));
         }
+        // What a Bash command may do to the workspace, which the kernel sandbox enforces: a call
+        // the user approved may write.
+        let mut access = if gate::bash_may_write(self.workflow.as_ref(), &self.set, &call.input) {
+            tools::WorkspaceAccess::ReadWrite
+        } else {
+            tools::WorkspaceAccess::ReadOnly
+        };
         if let GateDecision::Block { reason, phase } = gate::check(
             self.workflow.as_ref(),
             &self.set,
@@ -1830,6 +1888,7 @@ impl Control {
             if !answer.allows() {
                 return Ok((reason, true));
             }
+            access = tools::WorkspaceAccess::ReadWrite;
         } else if let Some(why) = hook_asks {
             // A PreToolUse hook asked for the user's decision on a call the phase allows.
             let phase = self
@@ -1848,12 +1907,18 @@ impl Control {
             // The external agent runs its own tools; rawko only decides.
             return Ok(("allowed; the external agent runs it".to_owned(), false));
         }
+        if !self.unconfined_note_shown && call.name.eq_ignore_ascii_case("bash") {
+            if let Some(note) = tools.sandbox.unconfined_note() {
+                self.unconfined_note_shown = true;
+                self.output(OutputKind::Error, format!("note: {note}"));
+            }
+        }
         let tools = tools.clone();
         let name = call.name.clone();
         let input = call.input.clone();
         let output = self
             .wait(
-                async move { tools::run(&name, &input, &tools).await },
+                async move { tools::run_with(&name, &input, &tools, access).await },
                 false,
             )
             .await?;
@@ -2121,4 +2186,20 @@ pub fn load_replay(
     let (files, contents) = TaskFiles::open(dir).map_err(|e| e.to_string())?;
     let replay = super::log::replay(&contents.records, config)?;
     Ok((files, Box::new(replay)))
+}
+
+#[cfg(test)]
+mod plain_name_tests {
+    use super::plain_name;
+
+    #[test]
+    fn an_id_becomes_one_plain_path_component() {
+        assert_eq!(plain_name("task-1795-1"), "task-1795-1");
+        assert_eq!(plain_name("ext-a.b_c"), "ext-a.b_c");
+        assert_eq!(plain_name("../../etc"), "_.._etc");
+        assert_eq!(plain_name(".."), "_");
+        assert_eq!(plain_name(""), "_");
+        assert_eq!(plain_name("a/b\0c"), "a_b_c");
+        assert_eq!(plain_name(&"x".repeat(300)).len(), 200);
+    }
 }

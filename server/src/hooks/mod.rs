@@ -442,6 +442,11 @@ fn interpret(
         }
         out.notes.push(Note::Output(text));
     }
+    if r.left_running {
+        out.notes.push(Note::Output(format!(
+            "{label} left processes running when it exited; they were ended (what a hook starts ends with it)"
+        )));
+    }
     match &r.exit {
         Exit::SpawnFailed(why) => {
             let why = format!("{label} could not run: {why}");

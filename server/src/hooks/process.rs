@@ -1,15 +1,19 @@
 //! Runs one command hook: `sh -c COMMAND` in the workspace, in a process group of its own, with
-//! the event's JSON on stdin. On timeout the group gets SIGTERM, then SIGKILL after a grace of
-//! 5 s. Dropping the future (the task was cancelled) kills the group at once.
+//! the event's JSON on stdin, through rawko's helper (crate::sandbox; no Landlock: hooks are the
+//! user's own code). Everything the hook starts ends with it: what it leaves running when it exits
+//! gets 200 ms, then SIGKILL. On timeout everything gets SIGTERM, then SIGKILL after a grace of
+//! 5 s; dropping the future (the task was cancelled) does the same at once. (A process with no
+//! helper, a unit test, runs `sh` directly: its group is killed on timeout and cancel only.)
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::sandbox::{self, Supervised, Tail};
 
 /// How long a hook gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
@@ -42,21 +46,15 @@ pub struct CommandResult {
     pub stdout_cut: usize,
     pub stderr_cut: usize,
     pub elapsed: Duration,
-}
-
-struct Group(Pid);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        // ESRCH: the group is empty already.
-        let _ = killpg(self.0, Signal::SIGKILL);
-    }
+    /// The hook exited and left processes running, which were ended.
+    pub left_running: bool,
 }
 
 #[derive(Default)]
 struct Captured {
     kept: Vec<u8>,
     total: usize,
+    tail: Tail,
 }
 
 async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut Captured) {
@@ -69,6 +67,7 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut 
                 let room = cap.saturating_sub(into.kept.len());
                 into.kept.extend_from_slice(&buffer[..n.min(room)]);
                 into.total += n;
+                into.tail.push(&buffer[..n]);
             }
         }
     }
@@ -85,21 +84,17 @@ pub async fn run(
     grace: Duration,
 ) -> CommandResult {
     let started = Instant::now();
-    let mut child = match tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let (mut shell, helper) = sandbox::shell_command(command, None, grace, LINGER);
+    shell
         .current_dir(cwd)
         // Claude Code's hooks find the project here.
         .env("CLAUDE_PROJECT_DIR", cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(c) => c,
+        .stderr(Stdio::piped());
+    let mut process = match Supervised::spawn(shell, helper, grace) {
+        Ok(p) => p,
         Err(e) => {
             return CommandResult {
                 exit: Exit::SpawnFailed(format!("cannot start sh in {}: {e}", cwd.display())),
@@ -108,13 +103,11 @@ pub async fn run(
                 stdout_cut: 0,
                 stderr_cut: 0,
                 elapsed: started.elapsed(),
+                left_running: false,
             }
         }
     };
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(|id| Group(Pid::from_raw(id)));
+    let child = process.child();
     let stdin = child.stdin.take();
     let input = input.to_vec();
     // A hook that does not read its stdin must not block us: the write runs beside the wait and a
@@ -127,7 +120,10 @@ pub async fn run(
     };
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Captured::default(), Captured::default());
-    let deadline = tokio::time::Instant::now() + timeout;
+    // The helper gives what a hook left running its moment before it exits: not counted against
+    // the hook's time limit.
+    let deadline =
+        tokio::time::Instant::now() + timeout + if helper { LINGER } else { Duration::ZERO };
     let exit = {
         let reading = async {
             tokio::join!(
@@ -140,7 +136,7 @@ pub async fn run(
         let mut read_done = false;
         let status = loop {
             tokio::select! {
-                status = child.wait() => break Some(status),
+                status = process.wait() => break Some(status),
                 () = &mut reading, if !read_done => read_done = true,
                 () = tokio::time::sleep_until(deadline) => break None,
             }
@@ -166,15 +162,13 @@ pub async fn run(
                 }
             }
             None => {
-                if let Some(g) = &group {
-                    let _ = killpg(g.0, Signal::SIGTERM);
-                }
-                let ended = tokio::time::timeout(grace, child.wait()).await.is_ok();
+                process.terminate();
+                let ended = tokio::time::timeout(process.grace(), process.wait())
+                    .await
+                    .is_ok();
                 if !ended {
-                    if let Some(g) = &group {
-                        let _ = killpg(g.0, Signal::SIGKILL);
-                    }
-                    let _ = child.wait().await;
+                    process.kill();
+                    let _ = process.wait().await;
                 }
                 if !read_done {
                     // A finished read must not be polled again (a hook that closed its output
@@ -185,11 +179,14 @@ pub async fn run(
             }
         }
     };
-    // Only a hook that timed out (or whose future is dropped) has its group killed; one that
-    // exited may leave a background process on purpose.
+    // Without the helper only a hook that timed out (or whose future is dropped) has its group
+    // killed, as before; the helper has ended what the hook left running, and says so.
     if exit != Exit::TimedOut {
-        std::mem::forget(group);
+        process.leave_group();
+    } else {
+        drop(process);
     }
+    let left_running = helper && err.tail.take_marker(&mut err.kept, &mut err.total);
     CommandResult {
         exit,
         stdout: String::from_utf8_lossy(&out.kept).into_owned(),
@@ -197,6 +194,7 @@ pub async fn run(
         stdout_cut: out.total - out.kept.len(),
         stderr_cut: err.total - err.kept.len(),
         elapsed: started.elapsed(),
+        left_running,
     }
 }
 

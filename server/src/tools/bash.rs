@@ -2,10 +2,13 @@
 //! environment and the changes SessionStart hooks asked for (`CLAUDE_ENV_FILE`, read by
 //! crate::hooks::envfile).
 //!
-//! The whole group is ended when the command is done, one way or another: on timeout (SIGTERM, then
-//! SIGKILL after a short grace), when the shell exits and leaves processes behind, and when the
-//! future running it is dropped (a guard kills the group with SIGKILL). So nothing an agent starts
-//! outlives its tool call, except a process that deliberately leaves the group (`setsid`).
+//! It runs through rawko's helper (crate::sandbox): confined by Landlock to the workspace (read-only
+//! in a phase that does not allow writing) and the task's temporary directory, its `TMPDIR`; and
+//! everything it starts, in its group or not (`setsid`, a double fork), is ended when the command
+//! is done, one way or another: on timeout (SIGTERM, then SIGKILL after a short grace), when the
+//! shell exits and leaves processes behind, and when the future running it is dropped. So nothing
+//! an agent starts outlives its tool call. (A process with no helper, a unit test, runs `sh`
+//! directly in a process group of its own, which is all that is ended then.)
 //!
 //! Output: stdout, then stderr under a `--- stderr ---` line, then the exit code; the two streams
 //! share the output cap.
@@ -17,8 +20,7 @@ use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Child;
@@ -26,13 +28,14 @@ use tokio::time::{sleep_until, Instant};
 
 use super::{Args, ToolContext, ToolOutput, MAX_BASH_TIMEOUT_MS};
 use crate::hooks::envfile::EnvChange;
+use crate::sandbox::{self, Supervised, Tail, WorkspaceAccess};
 
 /// How long the group gets between SIGTERM and SIGKILL, and to close its output after SIGKILL.
 const GRACE: Duration = Duration::from_secs(1);
 /// How long processes left behind by an exited shell may go on writing before they are ended.
 const LINGER: Duration = Duration::from_millis(300);
 
-pub(super) async fn bash(input: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) async fn bash(input: &Value, ctx: &ToolContext, access: WorkspaceAccess) -> ToolOutput {
     let parsed = (|| {
         let args = Args::new("Bash", input)?;
         let command = args.str(&["command"])?;
@@ -52,26 +55,8 @@ pub(super) async fn bash(input: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok((command, timeout))
     })();
     match parsed {
-        Ok((command, timeout)) => run_command(command, timeout, ctx).await,
+        Ok((command, timeout)) => run_command(command, timeout, ctx, access).await,
         Err(message) => ToolOutput::error(message),
-    }
-}
-
-/// The command's process group; dropping it kills whatever is left in the group.
-struct ProcessGroup {
-    id: Pid,
-}
-
-impl ProcessGroup {
-    fn signal(&self, signal: Signal) {
-        // ESRCH means the group is already empty: nothing to do.
-        let _ = killpg(self.id, signal);
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.signal(Signal::SIGKILL);
     }
 }
 
@@ -87,6 +72,7 @@ struct Progress {
 struct Captured {
     kept: Vec<u8>,
     total: usize,
+    tail: Tail,
 }
 
 async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut Captured) {
@@ -101,6 +87,7 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: &mut 
                 let room = cap.saturating_sub(into.kept.len());
                 into.kept.extend_from_slice(&buffer[..n.min(room)]);
                 into.total += n;
+                into.tail.push(&buffer[..n]);
             }
         }
     }
@@ -133,8 +120,18 @@ enum Ending {
     TimedOut,
 }
 
-async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
-    let mut shell = tokio::process::Command::new("sh");
+async fn run_command(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+    access: WorkspaceAccess,
+) -> ToolOutput {
+    let rules = match ctx.sandbox.plan(&ctx.workspace, access) {
+        Ok(rules) => rules,
+        Err(refusal) => return ToolOutput::error(refusal),
+    };
+    let confined_read_only = rules.is_some() && access == WorkspaceAccess::ReadOnly;
+    let (mut shell, helper) = sandbox::shell_command(command, rules, GRACE, LINGER);
     for change in &ctx.bash_env.0 {
         match change {
             EnvChange::Set(name, value) => shell.env(name, value),
@@ -145,33 +142,33 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Too
     for name in &ctx.env_remove {
         shell.env_remove(name);
     }
-    let mut child = match shell
-        .arg("-c")
-        .arg(command)
+    if let Some(dir) = &ctx.sandbox.temp_dir {
+        if let Err(error) = sandbox::make_temp_dir(dir) {
+            return ToolOutput::error(format!(
+                "cannot make the task's temporary directory {}: {error}",
+                dir.display()
+            ));
+        }
+        // The one temporary directory the sandbox lets Bash write.
+        shell.env("TMPDIR", dir);
+    }
+    shell
         .current_dir(&ctx.workspace)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(child) => child,
+        .stderr(Stdio::piped());
+    let mut process = match Supervised::spawn(shell, helper, GRACE) {
+        Ok(process) => process,
         Err(error) => return ToolOutput::error(format!("cannot start sh: {error}")),
     };
-    let Some(group) = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(|id| ProcessGroup {
-            id: Pid::from_raw(id),
-        })
-    else {
-        return ToolOutput::error("cannot start sh: it has no process id");
-    };
     let started = Instant::now();
+    let child = process.child();
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Captured::default(), Captured::default());
     let mut left_behind = false;
+    // The helper gives what the shell left behind a moment before it exits, so it gets that
+    // moment beyond the time limit: a command that ends in time never times out because of it.
+    let deadline = started + timeout + if helper { LINGER } else { Duration::ZERO };
     let ending = {
         let cap = ctx.output_cap;
         let reading = async {
@@ -182,18 +179,21 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Too
         };
         tokio::pin!(reading);
         let mut progress = Progress::default();
-        let finished = settle(
-            &mut child,
-            &mut reading,
-            &mut progress,
-            started + timeout,
-            true,
-        )
-        .await;
-        if finished {
+        let finished = settle(process.child(), &mut reading, &mut progress, deadline, true).await;
+        if finished && helper {
+            // The helper has ended everything below it; its output closes with it.
+            settle(
+                process.child(),
+                &mut reading,
+                &mut progress,
+                Instant::now() + GRACE,
+                false,
+            )
+            .await;
+        } else if finished {
             // The shell is gone; give what it left behind a moment to finish writing.
             if !settle(
-                &mut child,
+                process.child(),
                 &mut reading,
                 &mut progress,
                 Instant::now() + LINGER,
@@ -202,10 +202,10 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Too
             .await
             {
                 left_behind = true;
-                end_group(&group, &mut child, &mut reading, &mut progress).await;
+                end_group(&mut process, &mut reading, &mut progress).await;
             }
         } else {
-            end_group(&group, &mut child, &mut reading, &mut progress).await;
+            end_group(&mut process, &mut reading, &mut progress).await;
         }
         match progress.status {
             Some(Ok(status)) if finished => Ending::Exited(status),
@@ -213,24 +213,51 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Too
             _ => Ending::TimedOut,
         }
     };
-    drop(group);
-    report(ctx, &out, &err, &ending, timeout, left_behind)
+    drop(process);
+    if helper && err.tail.take_marker(&mut err.kept, &mut err.total) {
+        left_behind = true;
+    }
+    report(
+        ctx,
+        &out,
+        &err,
+        &ending,
+        timeout,
+        left_behind,
+        confined_read_only,
+    )
 }
 
-/// SIGTERM to the group, then SIGKILL if it is not done within the grace.
+/// SIGTERM (to the helper, which passes it on, or to the group), then SIGKILL if it is not done
+/// within the grace.
 async fn end_group(
-    group: &ProcessGroup,
-    child: &mut Child,
+    process: &mut Supervised,
     reading: &mut Pin<&mut impl Future<Output = ()>>,
     progress: &mut Progress,
 ) {
-    group.signal(Signal::SIGTERM);
-    if settle(child, reading, progress, Instant::now() + GRACE, false).await {
+    process.terminate();
+    let grace = process.grace();
+    if settle(
+        process.child(),
+        reading,
+        progress,
+        Instant::now() + grace,
+        false,
+    )
+    .await
+    {
         return;
     }
-    group.signal(Signal::SIGKILL);
+    process.kill();
     // A process that left the group may still hold the output open: stop waiting for it.
-    settle(child, reading, progress, Instant::now() + GRACE, false).await;
+    settle(
+        process.child(),
+        reading,
+        progress,
+        Instant::now() + GRACE,
+        false,
+    )
+    .await;
 }
 
 fn report(
@@ -240,6 +267,7 @@ fn report(
     ending: &Ending,
     timeout: Duration,
     left_behind: bool,
+    read_only: bool,
 ) -> ToolOutput {
     let cap = ctx.output_cap;
     // The streams share the cap; stderr keeps at least half of it when both are long.
@@ -272,6 +300,11 @@ fn report(
             true,
         ),
     };
+    if read_only && is_error {
+        content.push_str(
+            "[the workspace is read-only to this command: the phase does not allow writing]\n",
+        );
+    }
     content.push_str(&status_line);
     ToolOutput { content, is_error }
 }

@@ -4,9 +4,10 @@
 //! `new_text`, `case_insensitive`) are still accepted, and [`canonical_input`] rewrites them.
 //!
 //! Every file tool goes through [`resolve`], which keeps it inside the workspace after following
-//! symlinks (invariant 7). Bash runs with the workspace as its working directory, in a process group
-//! of its own that is killed when the command ends, times out or is cancelled. Bad input never
-//! panics: it comes back as a [`ToolOutput`] with `is_error` set and a message the model can act on.
+//! symlinks (invariant 7). Bash runs with the workspace as its working directory, through rawko's
+//! helper (crate::sandbox): confined by Landlock to the workspace and its temp dir, and everything
+//! it starts is ended when the command ends, times out or is cancelled. Bad input never panics: it
+//! comes back as a [`ToolOutput`] with `is_error` set and a message the model can act on.
 //!
 //! File I/O runs on tokio's blocking pool, so a current-thread runtime is never blocked.
 
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+pub use crate::sandbox::WorkspaceAccess;
 pub use confine::resolve;
 
 /// The longest a Bash command may be given to run, in seconds.
@@ -47,6 +49,8 @@ pub struct ToolContext {
     /// Changes to rawko's environment for Bash commands (what SessionStart hooks wrote to
     /// `CLAUDE_ENV_FILE`), in order.
     pub bash_env: BashEnv,
+    /// Where Bash may read and write (Landlock), and its temporary directory.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 /// Changes to the environment of Bash commands. Its `Debug` shows the names only: values may be
@@ -88,6 +92,12 @@ impl ToolContext {
                 .map(|n| (*n).to_owned())
                 .collect(),
             bash_env: BashEnv::default(),
+            sandbox: crate::sandbox::Sandbox {
+                home: std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(PathBuf::from),
+                ..Default::default()
+            },
         })
     }
 }
@@ -241,7 +251,9 @@ pub fn specs() -> Vec<ToolSpec> {
             description: "Run a shell command (sh -c) in the workspace directory, with no input. \
                           Answers its stdout, then its stderr after a `--- stderr ---` line, then \
                           the exit code. Processes it leaves running in the background are ended \
-                          when it exits.",
+                          when it exits. It may write files only in the workspace and in $TMPDIR \
+                          (the task's temporary directory), and in a phase that does not allow \
+                          writing not in the workspace either.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -262,11 +274,22 @@ pub fn is_builtin(name: &str) -> bool {
         .any(|tool| tool.eq_ignore_ascii_case(name))
 }
 
-/// Runs the built-in tool `name` (case-insensitive) with `input`.
+/// Runs the built-in tool `name` (case-insensitive) with `input`, in a phase that allows writing.
 ///
 /// An unknown tool or bad input gives an error output, never a panic. Dropping the future of a
-/// running Bash command kills its process group.
+/// running Bash command ends it and every process it started.
 pub async fn run(name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
+    run_with(name, input, ctx, WorkspaceAccess::ReadWrite).await
+}
+
+/// Like [`run`]; `access` is what the phase lets a Bash command do to the workspace, which the
+/// kernel enforces where it can (the other tools are kept in line by the gate).
+pub async fn run_with(
+    name: &str,
+    input: &Value,
+    ctx: &ToolContext,
+    access: WorkspaceAccess,
+) -> ToolOutput {
     match name.to_ascii_lowercase().as_str() {
         "read" => files::read(input, ctx).await,
         "write" => files::write(input, ctx).await,
@@ -274,7 +297,7 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
         "multiedit" => files::multi_edit(input, ctx).await,
         "glob" => search::glob(input, ctx).await,
         "grep" => search::grep(input, ctx).await,
-        "bash" => bash::bash(input, ctx).await,
+        "bash" => bash::bash(input, ctx, access).await,
         _ => ToolOutput::error(format!(
             "unknown tool \"{}\"; the built-in tools are {}",
             crate::clip::clip(name),

@@ -96,6 +96,29 @@ pub fn check(
     }
 }
 
+/// Whether a Bash call may write to the workspace in the state's current phase, which the kernel
+/// sandbox then enforces: yes with no phase that restricts tools and in a phase that allows
+/// writing ([`ToolPolicy::allows_writing`]); in any other phase only a command that writes and
+/// whose every part a `Bash(…)` rule of the phase's whitelist names (the phase allows that
+/// writer on purpose, and nothing rides along with it). A call the user approved is not asked
+/// about.
+pub fn bash_may_write(state: Option<&WorkflowState>, set: &WorkflowSet, input: &Value) -> bool {
+    let Some((_, phase)) = state.and_then(|s| s.current_phase(set)) else {
+        return true;
+    };
+    let Some(policy) = &phase.tools else {
+        return true;
+    };
+    if policy.allows_writing() {
+        return true;
+    }
+    let ToolPolicy::Whitelist(rules) = policy else {
+        return false;
+    };
+    let commands = shell::commands(command_of(input));
+    commands.iter().any(|c| c.effect.writes()) && commands.iter().all(|c| covered(rules, &c.text))
+}
+
 /// Why a call is blocked.
 enum Denial<'a> {
     /// The tool itself is not allowed: the usual reason.

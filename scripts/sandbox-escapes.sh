@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Counts what a scripted rawko task gets past the sandbox, with any rawko binary: run it with an
+# older build and with this one to compare (docs/configuration.md, "Bash's sandbox").
+#
+#   scripts/sandbox-escapes.sh [RAWKO_BINARY]     (default: target/debug/rawko)
+#
+# One task, in a temporary home and project, under a workflow whose first phase allows only Read
+# and Bash (so no writing) and whose second allows everything, tries 7 escapes:
+#   - in the read-only phase, two writers the gate's reading of the command misses:
+#     `script -qc 'touch ro1' /dev/null` and `openssl rand -out ro2 4`;
+#   - then: copying ~/.ssh/id_test into the workspace (twice, by two paths), `touch /tmp/…`,
+#     `touch $HOME/…`, `mkdir ../beside`.
+# Each Bash call also runs a PreToolUse hook, and some calls start `setsid`, `nohup` and
+# double-forked `sleep`s that try to outlive them: after the call exits, after it times out, and
+# after the task is cancelled (SIGINT to `rawko run`). The counts of what is left follow; the
+# sleeps left are then killed.
+set -u
+BIN=${1:-target/debug/rawko}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+ROOT=$(mktemp -d /tmp/rawko-escapes-XXXXXX)
+H=$ROOT/home
+P=$ROOT/project
+N=$$
+mkdir -p "$H/.ssh" "$H/.config/rawko" "$P/.rawko/workflows/ro"
+echo "SECRET" >"$H/.ssh/id_test"
+escapers() { # the three ways out, each a `sleep MARK`
+  echo "setsid sleep $1 >/dev/null 2>&1 & nohup sleep $1 >/dev/null 2>&1 & (sh -c 'sleep $1 >/dev/null 2>&1 &' &);"
+}
+cat >"$H/.config/rawko/config.json" <<JSON
+{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+  "command": "$(escapers 301.$N) true"}]}]}}
+JSON
+cd "$P" || exit 1
+printf 'name: RO\ncommandName: ro\ninitialMessage: "{description}"\nphases:\n  - look.md\n  - make.md\n' >.rawko/workflows/ro/workflow.yaml
+printf -- '---\nid: look\nname: Look\nemoji: "L"\ntools:\n  whitelist: [Read, Bash]\n---\nLook.\n' >.rawko/workflows/ro/look.md
+printf -- '---\nid: make\nname: Make\nemoji: "M"\n---\nMake.\n' >.rawko/workflows/ro/make.md
+cat >s.yaml <<YAML
+turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "script -qc 'touch ro1' /dev/null"}}
+      - {name: Bash, input: {command: "openssl rand -out ro2 4"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Bash, input: {command: "cat \$HOME/.ssh/id_test > leak1; cat ../home/.ssh/id_test > leak2; true"}}
+      - {name: Bash, input: {command: "touch /tmp/rawko-escape-$N"}}
+      - {name: Bash, input: {command: "touch \$HOME/rawko-escape"}}
+      - {name: Bash, input: {command: "mkdir ../beside"}}
+      - {name: Bash, input: {command: "$(escapers 300.$N) sleep 0.5"}}
+      - {name: Bash, input: {command: "$(escapers 302.$N) sleep 30", timeout: 1000}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+YAML
+cat >c.yaml <<YAML
+turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "$(escapers 303.$N) sleep 30"}}
+YAML
+run() {
+  HOME=$H XDG_CONFIG_HOME=$H/.config XDG_STATE_HOME=$H/.local/state XDG_RUNTIME_DIR=$ROOT/run \
+    "$BIN" run "$@" --deny </dev/null
+}
+run "escape" --workflow ro --script s.yaml >"$ROOT/run.txt" 2>&1
+run "cancel" --script c.yaml >"$ROOT/cancel.txt" 2>&1 &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+sleep 2
+# The processes whose command line is exactly `sleep MARK` (kill them too with `kill`).
+sleeps() {
+  python3 - "$1" "${2:-}" <<'PY'
+import os, signal, sys
+mark, kill = sys.argv[1].encode(), sys.argv[2] == "kill"
+n = 0
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if open(f"/proc/{p}/cmdline", "rb").read() == b"sleep\0" + mark + b"\0":
+            n += 1
+            if kill:
+                os.kill(int(p), signal.SIGKILL)
+    except OSError:
+        pass
+print(n)
+PY
+}
+escapes=0
+for f in ro1 ro2 "/tmp/rawko-escape-$N" "$H/rawko-escape" "$ROOT/beside"; do
+  [ -e "$f" ] && { escapes=$((escapes + 1)); echo "  escaped: wrote $f"; }
+done
+for f in leak1 leak2; do
+  [ -s "$f" ] && { escapes=$((escapes + 1)); echo "  escaped: read ~/.ssh/id_test into $f"; }
+done
+echo "$BIN"
+echo "escapes: $escapes of 7"
+echo "sleeps left: after exit $(sleeps 300.$N) of 3, after timeout $(sleeps 302.$N) of 3, after cancel $(sleeps 303.$N) of 3, from the hooks $(sleeps 301.$N) of 27"
+for m in 300 301 302 303; do sleeps $m.$N kill >/dev/null; done
+rm -rf "/tmp/rawko-escape-$N" "$ROOT"

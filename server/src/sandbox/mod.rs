@@ -1,0 +1,665 @@
+//! How rawko starts and ends the commands it runs: Bash tool calls and command hooks
+//! (invariant 7).
+//!
+//! Neither runs as rawko's own child. rawko starts `rawko __exec … -- sh -c COMMAND` ([`exec`]),
+//! a small helper that becomes the subreaper of everything the command starts and ends all of
+//! it when the command is done, when it times out or is cancelled, and when rawko goes away. For
+//! Bash the helper also confines the shell with Landlock ([`landlock`]): it may write only in
+//! the workspace (not at all in a phase that does not allow writing), the task's temporary
+//! directory (its `TMPDIR`) and the paths the user adds, and read only those, the system's and
+//! the toolchains' directories. Hooks are the user's own code: they get the reaping only.
+//!
+//! The helper is a re-executed rawko because the workspace forbids `unsafe` code, so nothing
+//! can run between fork and exec in rawko itself. The rawko binary registers itself with
+//! [`set_helper`]; a process with no helper (the library's unit tests) runs `sh -c` directly, as
+//! rawko did before, with its process group as the only net.
+
+pub mod exec;
+mod landlock;
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::{OnceLock, PoisonError, RwLock};
+use std::time::Duration;
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::process::{Child, Command};
+
+pub use exec::LEFT_RUNNING;
+
+/// How long rawko waits beyond the helper's own grace before it kills the helper itself.
+const HELPER_MARGIN: Duration = Duration::from_secs(1);
+
+/// The environment variable that makes rawko report Landlock as unavailable, for tests of what
+/// happens on a kernel without it.
+pub const PRETEND_NO_LANDLOCK: &str = "RAWKO_TEST_NO_LANDLOCK";
+
+/// The `sandbox` setting's mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Landlock when the kernel has it; without it Bash runs unconfined, and the task says so.
+    #[default]
+    Auto,
+    /// Landlock or no Bash at all.
+    Required,
+    /// No Landlock. (The processes a command starts are still ended with it.)
+    Off,
+}
+
+impl SandboxMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Required => "required",
+            SandboxMode::Off => "off",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(SandboxMode::Auto),
+            "required" => Some(SandboxMode::Required),
+            "off" => Some(SandboxMode::Off),
+            _ => None,
+        }
+    }
+}
+
+/// The `sandbox` setting: `"auto"`, `"required"`, `"off"`, or
+/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    pub mode: SandboxMode,
+    /// More paths Bash may read, as written: absolute, or `~/…`.
+    pub allow_read: Vec<String>,
+    /// More paths Bash may write (and read).
+    pub allow_write: Vec<String>,
+}
+
+/// What a `sandbox` value must be, for the message about a bad one.
+pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths]}";
+
+impl SandboxSettings {
+    /// Reads a `sandbox` value; `None` when it is not one of the shapes of [`SETTING_SHAPE`].
+    pub fn parse(value: &Value) -> Option<Self> {
+        if let Some(text) = value.as_str() {
+            return SandboxMode::parse(text).map(|mode| SandboxSettings {
+                mode,
+                ..SandboxSettings::default()
+            });
+        }
+        let map = value.as_object()?;
+        if map
+            .keys()
+            .any(|k| !matches!(k.as_str(), "mode" | "allowRead" | "allowWrite"))
+        {
+            return None;
+        }
+        let mode = match map.get("mode") {
+            None => SandboxMode::Auto,
+            Some(m) => SandboxMode::parse(m.as_str()?)?,
+        };
+        let paths = |key: &str| -> Option<Vec<String>> {
+            match map.get(key) {
+                None => Some(Vec::new()),
+                Some(list) => list
+                    .as_array()?
+                    .iter()
+                    .map(|p| {
+                        p.as_str()
+                            .filter(|p| p.starts_with('/') || *p == "~" || p.starts_with("~/"))
+                            .map(str::to_owned)
+                    })
+                    .collect(),
+            }
+        };
+        Some(SandboxSettings {
+            mode,
+            allow_read: paths("allowRead")?,
+            allow_write: paths("allowWrite")?,
+        })
+    }
+}
+
+static HELPER: RwLock<Option<PathBuf>> = RwLock::new(None);
+
+/// Names the binary that holds `rawko __exec`: the rawko binary gives `/proc/self/exe` (itself,
+/// even if the file was replaced since it started); tests and benches give the built binary.
+pub fn set_helper(path: impl Into<PathBuf>) {
+    let mut helper = HELPER.write().unwrap_or_else(PoisonError::into_inner);
+    *helper = Some(path.into());
+}
+
+/// Forgets the helper: commands run as `sh -c` again, as before the helper existed. For the
+/// benchmark that compares the two.
+pub fn clear_helper() {
+    let mut helper = HELPER.write().unwrap_or_else(PoisonError::into_inner);
+    *helper = None;
+}
+
+/// The helper binary, if this process has one.
+pub fn helper() -> Option<PathBuf> {
+    HELPER
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// The Landlock ABI this kernel offers (at most the one rawko handles), or why Landlock cannot
+/// be used. Probed once per process.
+pub fn landlock_support() -> Result<u8, String> {
+    if std::env::var_os(PRETEND_NO_LANDLOCK).is_some_and(|v| !v.is_empty()) {
+        return Err(format!(
+            "Landlock is reported unavailable because {PRETEND_NO_LANDLOCK} is set"
+        ));
+    }
+    static PROBE: OnceLock<Result<u8, String>> = OnceLock::new();
+    PROBE.get_or_init(landlock::probe).clone()
+}
+
+/// One line on the sandbox in effect, for `rawko config show`.
+pub fn describe(settings: &SandboxSettings) -> String {
+    let support = landlock_support();
+    let mut text = match (settings.mode, &support) {
+        (SandboxMode::Off, _) => {
+            "off: Bash runs unconfined (what a call starts still ends with it)".to_owned()
+        }
+        (mode, Ok(abi)) => format!(
+            "{}: Landlock (ABI {abi}) confines Bash to the workspace and its task's temp dir",
+            mode.name()
+        ),
+        (SandboxMode::Auto, Err(why)) => {
+            format!("auto: Landlock is not available ({why}); Bash runs unconfined")
+        }
+        (SandboxMode::Required, Err(why)) => {
+            format!("required: Landlock is not available ({why}); Bash is refused")
+        }
+    };
+    if settings.mode != SandboxMode::Off {
+        for (what, list) in [
+            ("reads", &settings.allow_read),
+            ("writes", &settings.allow_write),
+        ] {
+            if !list.is_empty() {
+                text.push_str(&format!("; also {what} {}", list.join(", ")));
+            }
+        }
+    }
+    text
+}
+
+/// What a Bash command may do to the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkspaceAccess {
+    ReadWrite,
+    /// The phase does not allow writing: under Landlock the workspace is read-only to Bash.
+    ReadOnly,
+}
+
+/// The sandbox of one task's Bash commands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    pub settings: SandboxSettings,
+    /// The user's home: `~/…` paths and the toolchain directories are under it.
+    pub home: Option<PathBuf>,
+    /// The task's temporary directory: Bash's `TMPDIR`, writable to it. Made when needed.
+    pub temp_dir: Option<PathBuf>,
+}
+
+/// Directories of the system Bash may read (and run programs from).
+const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/nix/store",
+    // /etc/resolv.conf often links here.
+    "/run/systemd/resolve",
+];
+
+/// Under the home directory: toolchains and their caches, and git's configuration. Read only.
+const HOME_READ: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".npm",
+    ".local",
+    ".cache",
+    ".gitconfig",
+    ".config/git",
+    ".nvm",
+    ".pyenv",
+    ".rbenv",
+    "go",
+    ".bun",
+    ".deno",
+];
+
+/// Devices a shell writes to.
+const DEVICES_WRITE: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// The paths Landlock lets a Bash command read and write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    pub read: Vec<PathBuf>,
+    pub write: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// `~` and `~/…` under the home directory; other paths as they are.
+    fn expand(&self, path: &str) -> Option<PathBuf> {
+        match path.strip_prefix('~') {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => self
+                .home
+                .as_ref()
+                .map(|h| h.join(rest.trim_start_matches('/'))),
+            _ => Some(PathBuf::from(path)),
+        }
+    }
+
+    /// The Landlock rules for a Bash command in `workspace` (canonical).
+    pub fn rules(&self, workspace: &Path, access: WorkspaceAccess) -> Rules {
+        let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        if let Some(home) = &self.home {
+            read.extend(HOME_READ.iter().map(|p| home.join(p)));
+        }
+        read.extend(
+            self.settings
+                .allow_read
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        let mut write: Vec<PathBuf> = DEVICES_WRITE.iter().map(PathBuf::from).collect();
+        write.extend(self.temp_dir.iter().cloned());
+        write.extend(
+            self.settings
+                .allow_write
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        let mut project = vec![workspace.to_owned()];
+        project.extend(repository_dirs(workspace));
+        match access {
+            WorkspaceAccess::ReadWrite => write.extend(project),
+            WorkspaceAccess::ReadOnly => read.extend(project),
+        }
+        Rules { read, write }
+    }
+
+    /// How a Bash command runs: `Ok(Some(rules))` confined by Landlock, `Ok(None)` unconfined,
+    /// `Err` (the reason, for the agent and the user) not at all.
+    pub fn plan(&self, workspace: &Path, access: WorkspaceAccess) -> Result<Option<Rules>, String> {
+        if self.settings.mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        let why = match (helper(), landlock_support()) {
+            (Some(_), Ok(_)) => return Ok(Some(self.rules(workspace, access))),
+            (None, _) => "this process has no rawko helper to confine it with".to_owned(),
+            (_, Err(why)) => why,
+        };
+        match self.settings.mode {
+            SandboxMode::Required => Err(format!(
+                "Bash is not run: the \"sandbox\" setting is \"required\" and the kernel sandbox cannot be used here: {why}. Set \"sandbox\" to \"auto\" in ~/.config/rawko/config.json to run Bash unconfined instead."
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    /// What the task should say once when its Bash commands run unconfined although the
+    /// setting asks for the sandbox when it can (`auto`); `None` when they are confined, when the
+    /// user turned the sandbox off, or in a process with no helper (a test).
+    pub fn unconfined_note(&self) -> Option<String> {
+        if self.settings.mode != SandboxMode::Auto || helper().is_none() {
+            return None;
+        }
+        let why = landlock_support().err()?;
+        Some(format!(
+            "Bash runs without the kernel sandbox: {why}. Its commands can write outside the workspace, and in phases that do not allow writing only rawko's reading of the command stands in the way. Set \"sandbox\": \"required\" in ~/.config/rawko/config.json to refuse Bash instead."
+        ))
+    }
+}
+
+/// The git directories of a workspace that lives outside it: a worktree's (and its main
+/// repository's), or the repository's when the workspace is a directory inside one. Bash gets
+/// the access to them it gets to the workspace, so `git status` and `git commit` work.
+pub fn repository_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in workspace.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if dir != workspace {
+                out.push(dot_git);
+            }
+        } else if let Some(git_dir) = std::fs::read_to_string(&dot_git)
+            .ok()
+            .and_then(|t| t.strip_prefix("gitdir:").map(|p| dir.join(p.trim())))
+            .and_then(|p| p.canonicalize().ok())
+        {
+            let common = std::fs::read_to_string(git_dir.join("commondir"))
+                .ok()
+                .and_then(|c| git_dir.join(c.trim()).canonicalize().ok());
+            out.push(git_dir);
+            out.extend(common);
+        }
+        break;
+    }
+    out
+}
+
+/// Makes the task's temporary directory (and its parents), private to the user.
+pub fn make_temp_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Builds the command that runs `sh -c command`: through the helper when this process has one
+/// (`rules` confine it with Landlock; the helper gives what is left `linger` after the shell
+/// exits, and everything `grace` between SIGTERM and SIGKILL), else `sh` itself. The second
+/// value says which it is.
+pub fn shell_command(
+    command: &str,
+    rules: Option<Rules>,
+    grace: Duration,
+    linger: Duration,
+) -> (Command, bool) {
+    let Some(helper) = helper() else {
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(command);
+        return (sh, false);
+    };
+    let confined = rules.is_some();
+    let Rules { read, write } = rules.unwrap_or_default();
+    let options = exec::Options {
+        landlock: confined,
+        read,
+        write,
+        grace,
+        linger,
+        parent: i32::try_from(std::process::id()).ok(),
+        program: "sh".into(),
+        args: vec!["-c".into(), OsString::from(command)],
+    };
+    let mut cmd = Command::new(helper);
+    cmd.arg0("rawko")
+        .arg(exec::SUBCOMMAND)
+        .args(options.to_args());
+    (cmd, true)
+}
+
+/// A running command rawko started with [`shell_command`], in a process group of its own, and
+/// how to end it. Dropping it ends the command: the helper gets SIGTERM (and SIGKILL if it has
+/// not ended everything within its grace); a shell run directly gets SIGKILL with its group.
+pub struct Supervised {
+    child: Option<Child>,
+    pid: Pid,
+    helper: bool,
+    grace: Duration,
+}
+
+impl Supervised {
+    /// Starts `command` (from [`shell_command`]); `grace` is the helper's.
+    pub fn spawn(mut command: Command, helper: bool, grace: Duration) -> io::Result<Self> {
+        // The helper must get SIGTERM first, never tokio's SIGKILL on drop.
+        command.process_group(0).kill_on_drop(!helper);
+        let child = command.spawn()?;
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw)
+            .ok_or_else(|| io::Error::other("it has no process id"))?;
+        Ok(Supervised {
+            child: Some(child),
+            pid,
+            helper,
+            grace,
+        })
+    }
+
+    /// Whether the command runs through the helper.
+    pub fn is_helper(&self) -> bool {
+        self.helper
+    }
+
+    pub fn child(&mut self) -> &mut Child {
+        self.child
+            .as_mut()
+            .expect("the child is only taken when dropped")
+    }
+
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        self.child().wait().await
+    }
+
+    /// Whether the process rawko started is still there to signal (not yet reaped).
+    fn running(&mut self) -> bool {
+        matches!(self.child().try_wait(), Ok(None))
+    }
+
+    /// Asks the command to end: SIGTERM to the helper, which passes it on to every process
+    /// below it; without a helper, SIGTERM to the shell's process group.
+    pub fn terminate(&mut self) {
+        if !self.helper {
+            let _ = killpg(self.pid, Signal::SIGTERM);
+        } else if self.running() {
+            let _ = kill(self.pid, Signal::SIGTERM);
+        }
+    }
+
+    /// How long to give the command after [`Supervised::terminate`] before [`Supervised::kill`].
+    pub fn grace(&self) -> Duration {
+        if self.helper {
+            self.grace + HELPER_MARGIN
+        } else {
+            self.grace
+        }
+    }
+
+    /// SIGKILL to the process group (and to the helper, if it is still there).
+    pub fn kill(&mut self) {
+        if !self.helper {
+            let _ = killpg(self.pid, Signal::SIGKILL);
+        } else if self.running() {
+            let _ = killpg(self.pid, Signal::SIGKILL);
+            let _ = kill(self.pid, Signal::SIGKILL);
+        }
+    }
+
+    /// Lets a directly run shell's leftovers live on (the hooks' old behaviour): dropping does
+    /// not kill its group. The helper ends them anyway.
+    pub fn leave_group(mut self) {
+        if !self.helper {
+            self.child.take();
+        }
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if !self.helper {
+            // ESRCH: the group is empty already.
+            let _ = killpg(self.pid, Signal::SIGKILL);
+            return;
+        }
+        if !matches!(child.try_wait(), Ok(None)) {
+            return;
+        }
+        let _ = kill(self.pid, Signal::SIGTERM);
+        let (pid, grace) = (self.pid, self.grace());
+        // The helper ends everything within its grace on its own; if it does not, SIGKILL. The
+        // child is kept until then, so its process id cannot be reused under the signal.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if tokio::time::timeout(grace, child.wait()).await.is_err() {
+                    let _ = killpg(pid, Signal::SIGKILL);
+                    let _ = kill(pid, Signal::SIGKILL);
+                    let _ = child.wait().await;
+                }
+            });
+        }
+    }
+}
+
+/// The last bytes of a stream, to find the helper's [`LEFT_RUNNING`] at its end however long
+/// the stream was.
+#[derive(Debug, Default)]
+pub struct Tail(Vec<u8>);
+
+impl Tail {
+    pub fn push(&mut self, bytes: &[u8]) {
+        let n = LEFT_RUNNING.len();
+        if bytes.len() >= n {
+            self.0.clear();
+            self.0.extend_from_slice(&bytes[bytes.len() - n..]);
+        } else {
+            self.0.extend_from_slice(bytes);
+            let extra = self.0.len().saturating_sub(n);
+            self.0.drain(..extra);
+        }
+    }
+
+    /// Whether the stream ended with [`LEFT_RUNNING`]; if so it is taken off the bytes kept
+    /// (the first ones) and the count of all of them.
+    pub fn take_marker(&self, kept: &mut Vec<u8>, total: &mut usize) -> bool {
+        if self.0 != LEFT_RUNNING {
+            return false;
+        }
+        *total -= LEFT_RUNNING.len();
+        kept.truncate(*total);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn settings_take_a_mode_or_an_object() {
+        assert_eq!(
+            SandboxSettings::parse(&json!("required")).map(|s| s.mode),
+            Some(SandboxMode::Required)
+        );
+        assert_eq!(
+            SandboxSettings::parse(
+                &json!({"allowRead": ["~/.m2", "/srv/data"], "allowWrite": ["~"]})
+            ),
+            Some(SandboxSettings {
+                mode: SandboxMode::Auto,
+                allow_read: vec!["~/.m2".into(), "/srv/data".into()],
+                allow_write: vec!["~".into()],
+            })
+        );
+        for bad in [
+            json!("on"),
+            json!(true),
+            json!({"mode": "strict"}),
+            json!({"allowRead": "/srv"}),
+            json!({"allowWrite": ["relative/path"]}),
+            json!({"allowWrite": ["~user/x"]}),
+            json!({"allowread": []}),
+        ] {
+            assert_eq!(SandboxSettings::parse(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn rules_give_the_workspace_the_phases_access() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let sandbox = Sandbox {
+            settings: SandboxSettings {
+                mode: SandboxMode::Auto,
+                allow_read: vec!["~/.m2".into()],
+                allow_write: vec!["/srv/out".into()],
+            },
+            home: Some("/home/ada".into()),
+            temp_dir: Some("/state/tasks/t1/tmp".into()),
+        };
+        let rules = sandbox.rules(&ws, WorkspaceAccess::ReadWrite);
+        assert!(rules.write.contains(&ws));
+        assert!(!rules.read.contains(&ws));
+        for p in ["/state/tasks/t1/tmp", "/srv/out", "/dev/null"] {
+            assert!(rules.write.contains(&PathBuf::from(p)), "{p}");
+        }
+        for p in ["/usr", "/home/ada/.cargo", "/home/ada/.m2"] {
+            assert!(rules.read.contains(&PathBuf::from(p)), "{p}");
+        }
+        assert!(!rules.read.contains(&PathBuf::from("/home/ada")));
+        let rules = sandbox.rules(&ws, WorkspaceAccess::ReadOnly);
+        assert!(rules.read.contains(&ws));
+        assert!(!rules.write.contains(&ws));
+        assert!(rules.write.contains(&PathBuf::from("/state/tasks/t1/tmp")));
+    }
+
+    #[test]
+    fn a_worktrees_git_directories_go_with_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let main_git = root.join("main/.git");
+        let wt_git = main_git.join("worktrees/wt");
+        std::fs::create_dir_all(&wt_git).unwrap();
+        std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(root.join("wt/sub")).unwrap();
+        std::fs::write(
+            root.join("wt/.git"),
+            format!("gitdir: {}\n", wt_git.display()),
+        )
+        .unwrap();
+        assert_eq!(
+            repository_dirs(&root.join("wt")),
+            vec![wt_git.clone(), main_git.clone()]
+        );
+        assert_eq!(
+            repository_dirs(&root.join("wt/sub")),
+            vec![wt_git, main_git.clone()]
+        );
+        assert_eq!(repository_dirs(&root.join("main")), Vec::<PathBuf>::new());
+        std::fs::create_dir_all(root.join("main/src")).unwrap();
+        assert_eq!(repository_dirs(&root.join("main/src")), vec![main_git]);
+    }
+
+    #[test]
+    fn the_marker_is_found_at_the_end_of_a_long_stream() {
+        let mut tail = Tail::default();
+        let mut kept = b"some output".to_vec();
+        let mut total = kept.len();
+        tail.push(b"some output");
+        assert!(!tail.take_marker(&mut kept, &mut total));
+        for piece in LEFT_RUNNING.chunks(5) {
+            tail.push(piece);
+            total += piece.len();
+        }
+        kept.extend_from_slice(&LEFT_RUNNING[..10]); // a cap cut it
+        assert!(tail.take_marker(&mut kept, &mut total));
+        assert_eq!((kept.as_slice(), total), (&b"some output"[..], 11));
+    }
+}
