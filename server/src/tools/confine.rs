@@ -65,7 +65,13 @@ fn resolve_from(
             Err(error) => return Err(format!("cannot resolve path \"{given}\": {error}")),
         };
         if !real.starts_with(&ctx.workspace) {
-            return Err(outside(ctx, given, candidate, &real.join(rest)));
+            // (Joining an empty rest would add a trailing slash to the message.)
+            let leads_to = if rest.as_os_str().is_empty() {
+                real
+            } else {
+                real.join(rest)
+            };
+            return Err(outside(ctx, given, candidate, &leads_to));
         }
         let mut resolved = real;
         for component in rest.components() {
@@ -209,6 +215,14 @@ mod tests {
             format!(
                 "path \"out/new.txt\" is outside the workspace {ws}: a symlink leads to {}",
                 f.outside.join("new.txt").display()
+            )
+        );
+        symlink(f.outside.join("secret.txt"), f.ws().join("file")).unwrap();
+        assert_eq!(
+            resolve(&f.ctx, "file").unwrap_err(),
+            format!(
+                "path \"file\" is outside the workspace {ws}: a symlink leads to {}",
+                f.outside.join("secret.txt").display()
             )
         );
         symlink("a", f.ws().join("b")).unwrap();
