@@ -5,10 +5,10 @@
 //!
 //! Every file tool goes through [`resolve`], which refuses a path that leads out of the workspace
 //! after following symlinks, and then opens what it names beneath the workspace's directory handle
-//! in one race-free step (`confine.rs`; invariant 7). Bash runs with the workspace as its working
-//! directory, in a process group of its own that is killed when the command ends, times out or is
-//! cancelled. Bad input never panics: it comes back as a [`ToolOutput`] with `is_error` set and a
-//! message the model can act on.
+//! in one race-free step (`confine.rs`; invariant 7): Glob and Grep walk through that handle too
+//! (`walk.rs`). Bash runs with the workspace as its working directory, in a process group of its
+//! own that is killed when the command ends, times out or is cancelled. Bad input never panics: it
+//! comes back as a [`ToolOutput`] with `is_error` set and a message the model can act on.
 //!
 //! File I/O runs on tokio's blocking pool, so a current-thread runtime is never blocked.
 
@@ -16,6 +16,7 @@ mod bash;
 mod confine;
 mod files;
 mod search;
+mod walk;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
