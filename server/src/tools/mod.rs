@@ -15,6 +15,8 @@
 mod bash;
 mod confine;
 mod files;
+#[cfg(test)]
+mod race_tests;
 mod search;
 mod walk;
 
