@@ -1,12 +1,19 @@
-//! Workspace confinement: turns a path an agent gave into a real path inside the workspace, or
-//! refuses it with a message that names the path and says why.
+//! Workspace confinement (invariant 7): turns a path an agent gave into a path inside the
+//! workspace, or refuses it with a message that names the path and says why; the tools then open
+//! what it names beneath the workspace in one race-free step.
 //!
-//! The check runs on the real path, after following symlinks, so a link inside the workspace that
-//! leads out of it is refused. A path that does not exist yet is checked through the real path of
-//! its nearest existing ancestor; the parts below that may not contain `..` (the kernel would
-//! resolve them against directories that do not exist yet, which cannot be checked).
+//! Two steps, and only the second one guards. [`resolve`] reads the path as it is now, following
+//! symlinks, to refuse an escape with a clear message ("a symlink leads to …") and to name the
+//! file a link points at; a path that does not exist yet is checked through the real path of its
+//! nearest existing ancestor, and the parts below that may not contain `..` (the kernel would
+//! resolve them against directories that do not exist yet, which cannot be checked). Then the tool
+//! opens the resolved path through the workspace's directory handle ([`ToolContext`]'s `root`, a
+//! `cap_std::fs::Dir`), which resolves it beneath that handle in the kernel (`openat2` with
+//! `RESOLVE_BENEATH` on Linux): a directory swapped for a symlink to outside between the two steps
+//! makes the open fail, never leads it out. [`open_failed`] words that failure like an escape
+//! refused up front. A check-then-open by path would let such a swap redirect the call.
 
-use std::io::ErrorKind;
+use std::io::{self, ErrorKind};
 use std::path::{Component, Path, PathBuf};
 
 use super::ToolContext;
@@ -65,7 +72,13 @@ fn resolve_from(
             Err(error) => return Err(format!("cannot resolve path \"{given}\": {error}")),
         };
         if !real.starts_with(&ctx.workspace) {
-            return Err(outside(ctx, given, candidate, &real.join(rest)));
+            // (Joining an empty rest would add a trailing slash to the message.)
+            let leads_to = if rest.as_os_str().is_empty() {
+                real
+            } else {
+                real.join(rest)
+            };
+            return Err(outside(ctx, given, candidate, &leads_to));
         }
         let mut resolved = real;
         for component in rest.components() {
@@ -98,6 +111,73 @@ fn outside(ctx: &ToolContext, given: &str, candidate: &Path, real: &Path) -> Str
     } else {
         format!("path \"{given}\" is outside the workspace {workspace}")
     }
+}
+
+/// A path an agent gave, confined to the workspace: `real` (absolute, every existing symlink
+/// resolved) for messages, `relative` (below the workspace; empty for the workspace itself) to
+/// open through the workspace handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Confined {
+    pub(super) real: PathBuf,
+    pub(super) relative: PathBuf,
+}
+
+impl Confined {
+    /// The path to open beneath the workspace handle (`.` for the workspace itself).
+    pub(super) fn beneath(&self) -> &Path {
+        if self.relative.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &self.relative
+        }
+    }
+}
+
+/// [`resolve`]s `given` and says where it is below the workspace.
+pub(super) fn confine(ctx: &ToolContext, given: &str) -> Result<Confined, String> {
+    let real = resolve(ctx, given)?;
+    let relative = real
+        .strip_prefix(&ctx.workspace)
+        .map_err(|_| outside(ctx, given, &ctx.workspace.join(given), &real))?
+        .to_path_buf();
+    Ok(Confined { real, relative })
+}
+
+/// Whether `error` is the refusal of a path that led outside the directory it was opened
+/// beneath: cap-std's own error, or the kernel's `EXDEV` from `openat2(RESOLVE_BENEATH)`.
+pub(super) fn led_outside(error: &io::Error) -> bool {
+    error.raw_os_error() == Some(nix::libc::EXDEV)
+        || (error.kind() == ErrorKind::PermissionDenied
+            && error.raw_os_error().is_none()
+            && error.to_string().contains("outside of the filesystem"))
+}
+
+/// The message for opening `given` beneath the workspace having failed with `error`; `failed`
+/// words any failure other than an escape.
+///
+/// A path that led outside (a directory swapped for a symlink after [`resolve`] looked) is
+/// refused like an escape found up front; when the path still leads out, the message says where.
+/// A symlink found where [`resolve`] saw none (`ELOOP` at a last component opened without
+/// following) is reported that way too when it leads out.
+pub(super) fn open_failed(
+    ctx: &ToolContext,
+    given: &str,
+    error: &io::Error,
+    failed: impl FnOnce(&io::Error) -> String,
+) -> String {
+    let escaped = led_outside(error);
+    if escaped || error.raw_os_error() == Some(nix::libc::ELOOP) {
+        if let Err(message) = resolve(ctx, given) {
+            return message;
+        }
+    }
+    if escaped {
+        return format!(
+            "path \"{given}\" is outside the workspace {}: a symlink on the way leads out of it",
+            ctx.workspace.display()
+        );
+    }
+    failed(error)
 }
 
 #[cfg(test)]
@@ -211,9 +291,69 @@ mod tests {
                 f.outside.join("new.txt").display()
             )
         );
+        symlink(f.outside.join("secret.txt"), f.ws().join("file")).unwrap();
+        assert_eq!(
+            resolve(&f.ctx, "file").unwrap_err(),
+            format!(
+                "path \"file\" is outside the workspace {ws}: a symlink leads to {}",
+                f.outside.join("secret.txt").display()
+            )
+        );
         symlink("a", f.ws().join("b")).unwrap();
         symlink("b", f.ws().join("a")).unwrap();
         assert!(resolve(&f.ctx, "a").is_err());
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_the_check_is_refused_by_the_open() {
+        let f = Fixture::new();
+        let ws = f.ws().display().to_string();
+        std::fs::create_dir(f.ws().join("d")).unwrap();
+        std::fs::write(f.ws().join("d/secret.txt"), "inside\n").unwrap();
+        let confined = confine(&f.ctx, "d/secret.txt").unwrap();
+        assert_eq!(confined.relative, Path::new("d/secret.txt"));
+        assert_eq!(confined.real, f.ws().join("d/secret.txt"));
+        // Between the check and the open, the directory becomes a symlink to outside: by an
+        // absolute target, then by a relative one.
+        std::fs::rename(f.ws().join("d"), f.ws().join("d.old")).unwrap();
+        for target in [f.outside.clone(), PathBuf::from("../outside")] {
+            symlink(&target, f.ws().join("d")).unwrap();
+            let error = f.ctx.root.open(confined.beneath()).unwrap_err();
+            assert!(led_outside(&error), "{error}");
+            assert_eq!(
+                open_failed(&f.ctx, "d/secret.txt", &error, |e| e.to_string()),
+                format!(
+                    "path \"d/secret.txt\" is outside the workspace {ws}: a symlink leads to {}",
+                    f.outside.join("secret.txt").display()
+                )
+            );
+            assert!(f.ctx.root.metadata(confined.beneath()).is_err());
+            // Swapped back before the message is made: still refused, in general words.
+            std::fs::remove_file(f.ws().join("d")).unwrap();
+            assert_eq!(
+                open_failed(&f.ctx, "d/secret.txt", &error, |e| e.to_string()),
+                format!(
+                    "path \"d/secret.txt\" is outside the workspace {ws}: a symlink on the way leads out of it"
+                )
+            );
+        }
+        // Other failures keep their own words.
+        let error = f.ctx.root.open("d/secret.txt").unwrap_err();
+        assert!(!led_outside(&error));
+        assert_eq!(
+            open_failed(&f.ctx, "d/secret.txt", &error, |_| "gone".to_owned()),
+            "gone"
+        );
+        assert_eq!(f.secret(), "secret\n");
+    }
+
+    #[test]
+    fn the_workspace_itself_is_opened_as_dot() {
+        let f = Fixture::new();
+        let confined = confine(&f.ctx, ".").unwrap();
+        assert_eq!(confined.relative, Path::new(""));
+        assert_eq!(confined.beneath(), Path::new("."));
+        assert!(f.ctx.root.metadata(confined.beneath()).unwrap().is_dir());
     }
 
     #[tokio::test]

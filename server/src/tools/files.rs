@@ -1,12 +1,15 @@
-//! Read, Write, Edit and MultiEdit: the file tools, each confined to the workspace by [`resolve`].
+//! Read, Write, Edit and MultiEdit: the file tools. Each confines its path with [`confine`] and
+//! then opens it beneath the workspace handle, and does all its I/O through that one open file:
+//! Edit reads and writes back through the handle it opened, never by the path again.
 
-use std::fs::{self, File, Metadata};
-use std::io::{BufRead, BufReader, ErrorKind};
-use std::path::Path;
+use std::io::{self, BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom, Write};
 
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
+use cap_std::fs::{File, Metadata, OpenOptions};
 use serde_json::Value;
 
-use super::{blocking, resolve, shown, truncate_to, Args, ToolContext, ToolOutput};
+use super::confine::{confine, led_outside, open_failed, Confined};
+use super::{blocking, shown, truncate_to, Args, ToolContext, ToolOutput};
 
 /// A file whose first bytes hold a NUL is taken for binary, as git and ripgrep do.
 const BINARY_SNIFF_BYTES: usize = 8192;
@@ -104,12 +107,8 @@ pub(super) async fn multi_edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
     blocking(move || edit_file(&ctx, &path, &edits)).await
 }
 
-/// The metadata of an existing regular file, or why `given` is not one.
-fn regular_file(real: &Path, given: &str) -> Result<Metadata, String> {
-    let metadata = fs::metadata(real).map_err(|error| match error.kind() {
-        ErrorKind::NotFound => format!("file \"{given}\" does not exist"),
-        _ => format!("cannot read \"{given}\": {error}"),
-    })?;
+/// Why `metadata` is not that of a regular file `given` can name, if it is not.
+fn not_a_regular_file(metadata: &Metadata, given: &str) -> Result<(), String> {
     if metadata.is_dir() {
         return Err(format!(
             "\"{given}\" is a directory, not a file; Glob lists what is in it"
@@ -118,7 +117,46 @@ fn regular_file(real: &Path, given: &str) -> Result<Metadata, String> {
     if !metadata.is_file() {
         return Err(format!("\"{given}\" is not a regular file"));
     }
-    Ok(metadata)
+    Ok(())
+}
+
+/// How a file tool opens what it names: the last component is never followed (the path is
+/// resolved already, so a symlink there was put in after [`confine`] looked), and nothing blocks
+/// on opening a FIFO.
+fn options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.follow(FollowSymlinks::No).nonblock(true);
+    options
+}
+
+/// Opens the existing regular file `confined` names beneath the workspace with `options`, or
+/// says why not; `failed` words an error of the open itself.
+fn open_regular(
+    ctx: &ToolContext,
+    given: &str,
+    confined: &Confined,
+    options: &OpenOptions,
+    failed: impl Fn(&io::Error) -> String,
+) -> Result<File, String> {
+    let missing_or = |error: &io::Error| match error.kind() {
+        ErrorKind::NotFound => format!("file \"{given}\" does not exist"),
+        _ => failed(error),
+    };
+    // A look first (beneath the workspace, without opening), so that a directory, a FIFO or a
+    // device gets its message and is never opened.
+    let metadata = ctx
+        .root
+        .metadata(confined.beneath())
+        .map_err(|error| open_failed(ctx, given, &error, missing_or))?;
+    not_a_regular_file(&metadata, given)?;
+    let file = ctx
+        .root
+        .open_with(confined.beneath(), options)
+        .map_err(|error| open_failed(ctx, given, &error, missing_or))?;
+    // What counts is what was opened: the path may have changed since the look.
+    let metadata = file.metadata().map_err(|error| failed(&error))?;
+    not_a_regular_file(&metadata, given)?;
+    Ok(file)
 }
 
 fn read_file(
@@ -127,10 +165,11 @@ fn read_file(
     offset: usize,
     limit: Option<usize>,
 ) -> Result<String, String> {
-    let real = resolve(ctx, given)?;
-    regular_file(&real, given)?;
-    let failed = |error: std::io::Error| format!("cannot read \"{given}\": {error}");
-    let mut reader = BufReader::new(File::open(&real).map_err(failed)?);
+    let confined = confine(ctx, given)?;
+    let reading = |error: &io::Error| format!("cannot read \"{given}\": {error}");
+    let file = open_regular(ctx, given, &confined, options().read(true), reading)?;
+    let failed = |error: io::Error| reading(&error);
+    let mut reader = BufReader::new(file);
     if reader
         .fill_buf()
         .map_err(failed)?
@@ -199,26 +238,69 @@ fn read_file(
 }
 
 fn write_file(ctx: &ToolContext, given: &str, content: &str) -> Result<String, String> {
-    let real = resolve(ctx, given)?;
-    match fs::metadata(&real) {
+    let confined = confine(ctx, given)?;
+    let writing = |error: &io::Error| format!("cannot write \"{given}\": {error}");
+    match ctx.root.metadata(confined.beneath()) {
         Ok(metadata) if metadata.is_dir() => {
             return Err(format!("\"{given}\" is a directory, not a file"))
         }
         Ok(metadata) if !metadata.is_file() => {
             return Err(format!("\"{given}\" is not a regular file"))
         }
+        Err(error) if led_outside(&error) => return Err(open_failed(ctx, given, &error, writing)),
         _ => {}
     }
-    if let Some(parent) = real.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|error| format!("cannot create the directories for \"{given}\": {error}"))?;
+    if let Some(parent) = confined
+        .relative
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        create_dirs(ctx, parent).map_err(|error| {
+            open_failed(ctx, given, &error, |error| {
+                format!("cannot create the directories for \"{given}\": {error}")
+            })
+        })?;
     }
-    fs::write(&real, content).map_err(|error| format!("cannot write \"{given}\": {error}"))?;
+    let mut file = ctx
+        .root
+        .open_with(
+            confined.beneath(),
+            options().write(true).create(true).truncate(true),
+        )
+        .map_err(|error| open_failed(ctx, given, &error, writing))?;
+    let metadata = file.metadata().map_err(|error| writing(&error))?;
+    if !metadata.is_file() {
+        return Err(format!("\"{given}\" is not a regular file"));
+    }
+    file.write_all(content.as_bytes())
+        .map_err(|error| writing(&error))?;
     Ok(format!(
         "wrote {} bytes to {}",
         content.len(),
-        shown(ctx, &real)
+        shown(ctx, &confined.real)
     ))
+}
+
+/// Creates the directory `relative` and every missing one above it, each beneath the workspace.
+///
+/// Unlike `create_dir_all`, a component that exists already is looked at beneath the workspace
+/// (following symlinks that stay inside): one that is a symlink leading out is refused as an
+/// escape, not taken for "already exists".
+fn create_dirs(ctx: &ToolContext, relative: &std::path::Path) -> io::Result<()> {
+    let mut prefix = std::path::PathBuf::new();
+    for component in relative.components() {
+        prefix.push(component);
+        match ctx.root.create_dir(&prefix) {
+            Ok(()) => {}
+            Err(error) if error.kind() == ErrorKind::AlreadyExists => {
+                if !ctx.root.metadata(&prefix)?.is_dir() {
+                    return Err(error);
+                }
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
 }
 
 struct Replacement {
@@ -230,9 +312,24 @@ struct Replacement {
 /// Applies `edits` in order, each to the result of the one before, and writes the file once:
 /// either every edit applies or the file is left as it was.
 fn edit_file(ctx: &ToolContext, given: &str, edits: &[Replacement]) -> Result<String, String> {
-    let real = resolve(ctx, given)?;
-    regular_file(&real, given)?;
-    let bytes = fs::read(&real).map_err(|error| format!("cannot read \"{given}\": {error}"))?;
+    let confined = confine(ctx, given)?;
+    let reading = |error: &io::Error| format!("cannot read \"{given}\": {error}");
+    let writing = |error: &io::Error| format!("cannot write \"{given}\": {error}");
+    // Opened once for reading and writing: the edit is written back through the handle it was
+    // read from, whatever happens to the path meanwhile.
+    let mut file = open_regular(
+        ctx,
+        given,
+        &confined,
+        options().read(true).write(true),
+        |error| match error.kind() {
+            ErrorKind::PermissionDenied => writing(error),
+            _ => reading(error),
+        },
+    )?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|error| reading(&error))?;
     let mut text =
         String::from_utf8(bytes).map_err(|_| format!("\"{given}\" is not UTF-8 text"))?;
     let mut total = 0;
@@ -266,7 +363,10 @@ fn edit_file(ctx: &ToolContext, given: &str, edits: &[Replacement]) -> Result<St
         text = text.replace(edit.old_text.as_str(), &edit.new_text);
         total += count;
     }
-    fs::write(&real, text).map_err(|error| format!("cannot write \"{given}\": {error}"))?;
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.write_all(text.as_bytes()))
+        .and_then(|()| file.set_len(text.len() as u64))
+        .map_err(|error| writing(&error))?;
     let occurrences = if total == 1 {
         "occurrence"
     } else {
@@ -279,7 +379,7 @@ fn edit_file(ctx: &ToolContext, given: &str, edits: &[Replacement]) -> Result<St
     };
     Ok(format!(
         "replaced {total} {occurrences} in {}{edits_made}",
-        shown(ctx, &real)
+        shown(ctx, &confined.real)
     ))
 }
 
@@ -560,5 +660,91 @@ mod tests {
             std::fs::read_to_string(dir.path().join("n.md")).unwrap(),
             "one three"
         );
+    }
+
+    #[tokio::test]
+    async fn edit_that_shortens_the_file_leaves_nothing_behind() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "keep\na long line that goes away\nend\n").unwrap();
+        let out = run(
+            "Edit",
+            &json!({"file_path": "a.txt", "old_string": "a long line that goes away", "new_string": "x"}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep\nx\nend\n");
+    }
+
+    #[tokio::test]
+    async fn an_absolute_symlink_inside_the_workspace_still_leads_to_its_target() {
+        let (dir, ctx) = workspace();
+        std::fs::create_dir(ctx.workspace.join("real")).unwrap();
+        std::os::unix::fs::symlink(ctx.workspace.join("real"), dir.path().join("abs")).unwrap();
+        let out = run(
+            "Write",
+            &json!({"path": "abs/x.txt", "content": "one"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "wrote 3 bytes to real/x.txt");
+        let out = run(
+            "Edit",
+            &json!({"path": "abs/x.txt", "old_string": "one", "new_string": "two"}),
+            &ctx,
+        )
+        .await;
+        assert_eq!(out.content, "replaced 1 occurrence in real/x.txt");
+        let out = run("Read", &json!({"path": "abs/x.txt"}), &ctx).await;
+        assert_eq!(out, super::super::ToolOutput::ok("two"));
+    }
+
+    #[tokio::test]
+    async fn a_fifo_is_refused_without_blocking() {
+        let (dir, ctx) = workspace();
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        for (tool, input) in [
+            ("Read", json!({"path": "pipe"})),
+            ("Write", json!({"path": "pipe", "content": "x"})),
+            (
+                "Edit",
+                json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+            ),
+        ] {
+            let out =
+                tokio::time::timeout(std::time::Duration::from_secs(10), run(tool, &input, &ctx))
+                    .await
+                    .unwrap_or_else(|_| panic!("{tool} blocked on a FIFO"));
+            assert!(out.is_error, "{tool}");
+            assert_eq!(out.content, "\"pipe\" is not a regular file", "{tool}");
+        }
+        let out = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            run("Grep", &json!({"pattern": "x"}), &ctx),
+        )
+        .await
+        .expect("Grep blocked on a FIFO");
+        assert_eq!(out.content, "no matches for \"x\"");
+    }
+
+    #[test]
+    fn missing_directories_are_not_made_through_a_symlink_leading_outside() {
+        let (dir, ctx) = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("d")).unwrap();
+        let error = super::create_dirs(&ctx, std::path::Path::new("d/sub")).unwrap_err();
+        assert!(super::led_outside(&error), "{error}");
+        // "d" exists, but as a link out: not taken for a directory that is there already.
+        let error = super::create_dirs(&ctx, std::path::Path::new("d")).unwrap_err();
+        assert!(super::led_outside(&error), "{error}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        super::create_dirs(&ctx, std::path::Path::new("e/f/g")).unwrap();
+        super::create_dirs(&ctx, std::path::Path::new("e/f/g")).unwrap();
+        assert!(dir.path().join("e/f/g").is_dir());
     }
 }

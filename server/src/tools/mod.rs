@@ -3,10 +3,12 @@
 //! names models are trained on and hook scripts read; rawko's older names (`path`, `old_text`,
 //! `new_text`, `case_insensitive`) are still accepted, and [`canonical_input`] rewrites them.
 //!
-//! Every file tool goes through [`resolve`], which keeps it inside the workspace after following
-//! symlinks (invariant 7). Bash runs with the workspace as its working directory, through rawko's
-//! helper (crate::sandbox): confined by Landlock to the workspace and its temp dir, and everything
-//! it starts is ended when the command ends, times out or is cancelled. Bad input never panics: it
+//! Every file tool goes through [`resolve`], which refuses a path that leads out of the workspace
+//! after following symlinks, and then opens what it names beneath the workspace's directory handle
+//! in one race-free step (`confine.rs`; invariant 7): Glob and Grep walk through that handle too
+//! (`walk.rs`). Bash runs with the workspace as its working directory, through rawko's helper
+//! (crate::sandbox): confined by Landlock to the workspace and its temp dir, and everything it
+//! starts is ended when the command ends, times out or is cancelled. Bad input never panics: it
 //! comes back as a [`ToolOutput`] with `is_error` set and a message the model can act on.
 //!
 //! File I/O runs on tokio's blocking pool, so a current-thread runtime is never blocked.
@@ -14,9 +16,13 @@
 mod bash;
 mod confine;
 mod files;
+#[cfg(test)]
+mod race_tests;
 mod search;
+mod walk;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -40,6 +46,9 @@ pub struct ToolSpec {
 pub struct ToolContext {
     /// The workspace, canonical (symlinks resolved): every file tool stays inside it.
     pub workspace: PathBuf,
+    /// The workspace opened once, when the context is made: the file tools open every path beneath
+    /// this handle, never by an absolute path.
+    root: Arc<cap_std::fs::Dir>,
     /// How long a Bash command may run when its input gives no `timeout`.
     pub bash_timeout: Duration,
     /// The most bytes of output a tool returns; longer output is cut, with a note saying so.
@@ -74,7 +83,8 @@ impl std::fmt::Debug for BashEnv {
 }
 
 impl ToolContext {
-    /// A context for `workspace` (canonicalised) with a 120 s Bash timeout and a 64 KiB output cap.
+    /// A context for `workspace` (canonicalised, and opened as the handle the file tools open every
+    /// path beneath) with a 120 s Bash timeout and a 64 KiB output cap.
     pub fn new(workspace: &Path) -> std::io::Result<Self> {
         let workspace = workspace.canonicalize()?;
         if !workspace.is_dir() {
@@ -83,8 +93,10 @@ impl ToolContext {
                 format!("workspace {} is not a directory", workspace.display()),
             ));
         }
+        let root = cap_std::fs::Dir::open_ambient_dir(&workspace, cap_std::ambient_authority())?;
         Ok(ToolContext {
             workspace,
+            root: Arc::new(root),
             bash_timeout: Duration::from_secs(120),
             output_cap: 64 * 1024,
             env_remove: crate::secrets::PROVIDER_KEY_VARS

@@ -1,21 +1,26 @@
 //! Glob and Grep: finding files and text in the workspace.
 //!
-//! Both walk with ripgrep's walker (the `ignore` crate), which honours `.gitignore`, `.ignore` and
-//! `.git/info/exclude`. The walk always starts at the workspace root, so ignore files between the
-//! workspace and a searched subdirectory apply, and nothing above the workspace is read: parent
-//! ignore files and the user's global git excludes are left out. `.gitignore` applies whether or
-//! not the workspace is a git repository. Hidden files are included, `.git` is not, and symlinks
-//! are not followed, so a link cannot lead a search out of the workspace.
+//! Both walk with [`walk`], which leaves out what ripgrep's walker would (`.gitignore`, `.ignore`,
+//! `.git/info/exclude`) and opens every directory and file beneath the workspace handle. The walk
+//! always starts at the workspace root, so ignore files between the workspace and a searched
+//! subdirectory apply, and nothing above the workspace is read: parent ignore files and the user's
+//! global git excludes are left out. `.gitignore` applies whether or not the workspace is a git
+//! repository. Hidden files are included, `.git` is not, and symlinks are listed but not followed,
+//! so neither a link nor a directory swapped for one mid-walk can lead a search out of the
+//! workspace.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
+use cap_std::fs::OpenOptions;
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::{blocking, resolve, shown, truncate_to, Args, ToolContext, ToolOutput};
+use super::confine::{confine, open_failed, Confined};
+use super::walk::walk;
+use super::{blocking, shown, truncate_to, Args, ToolContext, ToolOutput};
 
 /// A file whose first bytes hold a NUL is taken for binary and not searched, as ripgrep does.
 const BINARY_SNIFF_BYTES: usize = 8192;
@@ -75,29 +80,18 @@ pub(super) async fn grep(input: &Value, ctx: &ToolContext) -> ToolOutput {
     blocking(move || grep_files(&ctx, &search)).await
 }
 
-/// Walks the workspace from its root, descending only on the way to `base` and below it.
-fn walk(ctx: &ToolContext, base: &Path) -> ignore::Walk {
-    let base: PathBuf = base.to_path_buf();
-    WalkBuilder::new(&ctx.workspace)
-        .hidden(false)
-        .parents(false)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .filter_entry(move |entry| {
-            let path = entry.path();
-            entry.file_name() != ".git" && (path.starts_with(&base) || base.starts_with(path))
-        })
-        .build()
-}
-
-/// The directory or file `path` names (the workspace when absent), resolved and checked to exist.
-fn search_base(ctx: &ToolContext, path: Option<&str>) -> Result<(PathBuf, fs::Metadata), String> {
+/// The directory or file `path` names (the workspace when absent), confined and checked to exist.
+fn search_base(
+    ctx: &ToolContext,
+    path: Option<&str>,
+) -> Result<(Confined, cap_std::fs::Metadata), String> {
     let given = path.unwrap_or(".");
-    let base = resolve(ctx, given)?;
-    let metadata =
-        fs::metadata(&base).map_err(|error| format!("cannot search \"{given}\": {error}"))?;
+    let base = confine(ctx, given)?;
+    let metadata = ctx.root.metadata(base.beneath()).map_err(|error| {
+        open_failed(ctx, given, &error, |error| {
+            format!("cannot search \"{given}\": {error}")
+        })
+    })?;
     Ok((base, metadata))
 }
 
@@ -121,17 +115,17 @@ fn glob_files(ctx: &ToolContext, pattern: &str, path: Option<&str>) -> Result<St
     if !metadata.is_dir() {
         return Err(format!("\"{}\" is not a directory", path.unwrap_or(".")));
     }
-    let mut found: Vec<String> = walk(ctx, &base)
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_some_and(|kind| !kind.is_dir()))
-        .filter(|entry| {
-            entry
-                .path()
-                .strip_prefix(&base)
-                .is_ok_and(|relative| matcher.is_match(relative))
-        })
-        .map(|entry| shown(ctx, entry.path()))
-        .collect();
+    let mut found: Vec<String> = Vec::new();
+    walk(ctx, &base.relative, &mut |entry| {
+        let matches = entry
+            .relative
+            .strip_prefix(&base.relative)
+            .is_ok_and(|relative| matcher.is_match(relative));
+        if !entry.kind.is_dir() && matches {
+            found.push(entry.relative.to_string_lossy().into_owned());
+        }
+        true
+    });
     if found.is_empty() {
         return Ok(format!("no files match \"{pattern}\""));
     }
@@ -210,25 +204,23 @@ fn grep_files(ctx: &ToolContext, search: &Search) -> Result<String, String> {
     let mut matches = Capped::new(ctx.output_cap);
     matches.limit = search.head_limit;
     if metadata.is_file() {
-        search_file(ctx, &regex, &base, search, &mut matches);
+        search_file(ctx, &regex, &base.relative, search, &mut matches);
     } else {
-        for entry in walk(ctx, &base).filter_map(Result::ok) {
-            if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                continue;
+        walk(ctx, &base.relative, &mut |entry| {
+            if !entry.kind.is_file() {
+                return true;
             }
-            let Ok(relative) = entry.path().strip_prefix(&base) else {
-                continue;
+            let Ok(relative) = entry.relative.strip_prefix(&base.relative) else {
+                return true;
             };
             if filter
                 .as_ref()
                 .is_some_and(|filter| !filter.admits(relative))
             {
-                continue;
+                return true;
             }
-            if !search_file(ctx, &regex, entry.path(), search, &mut matches) {
-                break;
-            }
-        }
+            search_file(ctx, &regex, &entry.relative, search, &mut matches)
+        });
     }
     if matches.lines == 0 {
         return Ok(format!("no matches for \"{}\"", search.pattern));
@@ -247,7 +239,9 @@ fn grep_files(ctx: &ToolContext, search: &Search) -> Result<String, String> {
     Ok(matches.text.trim_end_matches('\n').to_owned())
 }
 
-/// Adds what `file` contributes in the search's mode to `matches`; false once they are full.
+/// Adds what `file` (relative to the workspace) contributes in the search's mode to `matches`;
+/// false once they are full. The file is opened beneath the workspace handle without following a
+/// symlink at its last component; one that cannot be, or is not a regular file, adds nothing.
 fn search_file(
     ctx: &ToolContext,
     regex: &Regex,
@@ -255,19 +249,26 @@ fn search_file(
     search: &Search,
     matches: &mut Capped,
 ) -> bool {
-    let too_big =
-        fs::metadata(file).map_or(true, |metadata| metadata.len() > MAX_SEARCHED_FILE_BYTES);
-    if too_big {
-        return true;
-    }
-    let Ok(bytes) = fs::read(file) else {
+    let mut options = OpenOptions::new();
+    options.read(true).follow(FollowSymlinks::No).nonblock(true);
+    let Ok(mut handle) = ctx.root.open_with(file, &options) else {
         return true;
     };
+    let searchable = handle
+        .metadata()
+        .is_ok_and(|metadata| metadata.is_file() && metadata.len() <= MAX_SEARCHED_FILE_BYTES);
+    if !searchable {
+        return true;
+    }
+    let mut bytes = Vec::new();
+    if handle.read_to_end(&mut bytes).is_err() {
+        return true;
+    }
     if bytes.iter().take(BINARY_SNIFF_BYTES).any(|byte| *byte == 0) {
         return true;
     }
     let text = String::from_utf8_lossy(&bytes);
-    let name = shown(ctx, file);
+    let name = shown(ctx, &ctx.workspace.join(file));
     match search.mode {
         Mode::Files => {
             return !text.lines().any(|line| regex.is_match(line)) || matches.push_line(&name);
