@@ -1671,3 +1671,30 @@ fn requests_are_answered_while_eight_tasks_wait_for_approval() {
         "{list}"
     );
 }
+
+#[test]
+fn every_client_request_in_the_protocol_is_dispatched() {
+    // rawko_protocol::ALL_METHODS is the list the schema and the docs are made from; the server
+    // must answer each of its client → server requests (with a result or an error of its own,
+    // never "method not found").
+    let project = Project::with_starter();
+    let mut ed = serve(&project, fast());
+    let mut asked = 0;
+    for info in rawko_protocol::ALL_METHODS {
+        if info.direction != rawko_protocol::Direction::ClientToServer {
+            continue;
+        }
+        asked += 1;
+        let answer = ed.request(info.method, json!({}));
+        if let Err(error) = &answer {
+            assert_ne!(
+                error["code"],
+                json!(-32601),
+                "{} is in ALL_METHODS but the server does not dispatch it: {error}",
+                info.method
+            );
+        }
+    }
+    assert!(asked >= 15, "{asked}");
+    assert_still_serving(&mut ed);
+}

@@ -1,5 +1,6 @@
-//! The list of every custom method with its direction, kind and schemas: what the server's
-//! dispatcher, the schema generator and the documentation test walk over.
+//! The list of every custom method with its direction, kind and schemas: what the schema generator
+//! and the documentation test walk over. The server's dispatcher registers each client → server
+//! request by hand; `lsp_e2e::every_client_request_in_the_protocol_is_dispatched` ties the two.
 
 use std::fmt;
 

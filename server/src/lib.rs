@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod cli;
 pub mod clip;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod external;

@@ -18,7 +18,6 @@ pub mod transcript;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -338,13 +337,8 @@ pub struct TaskSpec {
     pub external: Option<Arc<crate::external::Bridge>>,
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_millis() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
+/// Milliseconds since the Unix epoch (see [`crate::clock`]).
+pub use crate::clock::now_millis;
 
 /// A new task id: time-ordered and unique within the process.
 pub fn new_task_id() -> String {

@@ -356,7 +356,7 @@ impl Hooks {
             "workspace".into(),
             json!(self.workspace.display().to_string()),
         );
-        m.insert("timestamp".into(), json!(crate::engine::now_millis()));
+        m.insert("timestamp".into(), json!(crate::clock::now_millis()));
         if inv.event.claude_shaped() {
             m.insert("hook_event_name".into(), json!(inv.event.name()));
             m.insert("session_id".into(), json!(self.session_id));
@@ -652,7 +652,7 @@ pub async fn session_stop(
         .var("sessionId", hooks.session_id.clone())
         .var("workspace", hooks.workspace.display().to_string());
     if let Some(s) = session {
-        let end = s.end_time.unwrap_or_else(crate::engine::now_millis);
+        let end = s.end_time.unwrap_or_else(crate::clock::now_millis);
         inv = inv
             .field("issuesCompleted", s.tasks.completed)
             .field("issuesFailed", s.tasks.failed)

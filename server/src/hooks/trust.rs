@@ -120,7 +120,7 @@ pub fn record(store: &Path, workspace: &Path, section: &Value) -> io::Result<()>
     let mut all = read(store);
     all.insert(
         key(workspace),
-        json!({"hooksHash": hooks_hash(section), "trustedAt": crate::engine::now_millis()}),
+        json!({"hooksHash": hooks_hash(section), "trustedAt": crate::clock::now_millis()}),
     );
     write(store, all)
 }

@@ -584,17 +584,12 @@ impl Backend {
         if let Some(handle) = self.shared.tasks.get(id.as_str()).map(|h| h.clone()) {
             let state = handle.state();
             if !state.is_finished() && state != TaskState::Interrupted {
-                // The machine states each override applies in (rawko-sdk SPEC-0003).
+                // The machine states each override applies in are the chart's (rawko-sdk
+                // SPEC-0003); a reset is taken wherever the task is.
                 let machine_state = handle.snapshot().machine_state;
-                let applies: &[&str] = match &event {
-                    crate::machine::Event::ForceAgent { .. } => {
-                        &["selecting", "executing", "evaluating"]
-                    }
-                    crate::machine::Event::SkipStep => &["executing", "evaluating"],
-                    crate::machine::Event::Retry => &["evaluating"],
-                    _ => &[],
-                };
-                if !applies.is_empty() && !applies.contains(&machine_state.as_str()) {
+                if !matches!(event, crate::machine::Event::Reset)
+                    && !crate::machine::accepts(&machine_state, event.name())
+                {
                     return Err(error(
                         error_codes::TASK_STATE_CONFLICT,
                         format!(

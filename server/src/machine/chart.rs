@@ -109,6 +109,14 @@ pub const TRANSITIONS: &[TransitionRow] = &[
     on(Cancelled, "RESET", Idle),
 ];
 
+/// `true` when the state named `state` (`"executing"`) has a transition on `event`
+/// (`"FORCE_AGENT"`): what the faces ask before they send an override, so the rule is the chart's.
+pub fn accepts(state: &str, event: &str) -> bool {
+    TRANSITIONS
+        .iter()
+        .any(|row| row.from.name() == state && row.event == Some(event))
+}
+
 /// The chart as a Mermaid `stateDiagram-v2`: `error_handling` is drawn as a choice, each row
 /// is one arrow labelled `EVENT [guard]`, and the final states lead to `[*]`.
 pub fn mermaid() -> String {

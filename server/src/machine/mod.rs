@@ -63,7 +63,7 @@ mod event;
 pub mod guards;
 mod transition;
 
-pub use chart::{mermaid, TransitionRow, TRANSITIONS};
+pub use chart::{accepts, mermaid, TransitionRow, TRANSITIONS};
 pub use context::{
     ArbiterDecision, Context, ExecutionEntry, ExecutionResult, MachineError, Plan, PlanStep,
     StepStatus, AGENT_FAILED, DEFAULT_MAX_FAILURES, DEFAULT_MAX_ITERATIONS, MAX_MESSAGES,

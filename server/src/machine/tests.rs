@@ -1306,3 +1306,17 @@ fn state_names() {
         assert_eq!(state.to_string(), state.name());
     }
 }
+
+#[test]
+fn the_chart_says_where_each_override_applies() {
+    use super::accepts;
+    for state in ["selecting", "executing", "evaluating"] {
+        assert!(accepts(state, "FORCE_AGENT"), "{state}");
+    }
+    assert!(!accepts("idle", "FORCE_AGENT"));
+    assert!(accepts("executing", "SKIP_STEP") && accepts("evaluating", "SKIP_STEP"));
+    assert!(!accepts("selecting", "SKIP_STEP"));
+    assert!(accepts("evaluating", "RETRY") && accepts("failed", "RETRY"));
+    assert!(!accepts("executing", "RETRY"));
+    assert!(!accepts("nowhere", "RESET"));
+}
