@@ -24,11 +24,40 @@ pub fn clip_path(path: &std::path::Path) -> String {
     clip_to(&path.to_string_lossy(), PATH_CHARS).into_owned()
 }
 
-fn clip_to(value: &str, chars: usize) -> Cow<'_, str> {
+/// `value`, or its first `chars` characters and an ellipsis.
+pub fn clip_to(value: &str, chars: usize) -> Cow<'_, str> {
     match value.char_indices().nth(chars) {
         None => Cow::Borrowed(value),
         Some((end, _)) => Cow::Owned(format!("{}…", &value[..end])),
     }
+}
+
+/// The first line of `text`, clipped to `chars` characters as [`clip_to`] does.
+pub fn clip_line(text: &str, chars: usize) -> Cow<'_, str> {
+    clip_to(text.lines().next().unwrap_or_default(), chars)
+}
+
+/// `text`, or its longest prefix of at most `max` bytes ending on a character boundary and an
+/// ellipsis: for output whose budget is counted in bytes (hook output, tool results).
+pub fn clip_bytes(text: &str, max: usize) -> Cow<'_, str> {
+    let prefix = prefix_bytes(text, max);
+    if prefix.len() == text.len() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("{prefix}…"))
+    }
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub fn prefix_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// A message made from text rawko does not control (a parser's error, which quotes the input):
@@ -73,6 +102,17 @@ mod tests {
         assert_eq!(clipped.chars().count(), QUOTED_CHARS + 1);
         assert!(clipped.ends_with("é…"));
         assert_eq!(clip(&"x".repeat(QUOTED_CHARS)), "x".repeat(QUOTED_CHARS));
+    }
+
+    #[test]
+    fn byte_budgets_end_on_a_character_boundary() {
+        assert_eq!(prefix_bytes("héllo", 2), "h");
+        assert_eq!(prefix_bytes("héllo", 3), "hé");
+        assert_eq!(prefix_bytes("abc", 10), "abc");
+        assert_eq!(clip_bytes("héllo", 2), "h…");
+        assert!(matches!(clip_bytes("abc", 3), Cow::Borrowed("abc")));
+        assert_eq!(clip_line("first line\nsecond", 5), "first…");
+        assert_eq!(clip_line("", 5), "");
     }
 
     #[test]

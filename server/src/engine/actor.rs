@@ -20,6 +20,7 @@ use super::{
     OutputKind, TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState, WorkflowName,
 };
 use crate::agents::{AgentDefinition, AgentSet};
+use crate::clip::{clip_line, clip_to};
 use crate::config::Settings;
 use crate::machine::{self, ArbiterDecision, Effect, Machine, MachineConfig, MachineError};
 use crate::provider::{
@@ -140,14 +141,7 @@ fn summarize_call(call: &ToolCall) -> String {
     let pick = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| call.input.get(*k).and_then(Value::as_str))
-            .map(|s| {
-                let line = s.lines().next().unwrap_or_default();
-                if line.chars().count() > 80 {
-                    format!("{}…", line.chars().take(80).collect::<String>())
-                } else {
-                    line.to_owned()
-                }
-            })
+            .map(|s| clip_line(s, 80).into_owned())
     };
     match pick(&["path", "file_path", "command", "pattern", "action"]) {
         Some(arg) => format!("{} {arg}", call.name),
@@ -2162,11 +2156,7 @@ fn agent_refusal(agent: &AgentDefinition, call: &ToolCall) -> Option<String> {
 /// A model's answer quoted for a message: its first 120 characters.
 fn quote(text: &str) -> String {
     let t = text.trim();
-    if t.chars().count() > 120 {
-        format!("\"{}…\"", t.chars().take(120).collect::<String>())
-    } else {
-        format!("\"{t}\"")
-    }
+    format!("\"{}\"", clip_to(t, 120))
 }
 
 fn format_duration(d: Duration) -> String {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::agents::{AgentDefinition, AgentSet};
+use crate::clip::clip_to;
 use crate::machine::{ArbiterDecision, Machine, MachineError};
 use crate::workflow::{WorkflowSet, WorkflowState};
 
@@ -155,14 +156,6 @@ fn summary(text: &str) -> String {
     }
 }
 
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
-}
-
 /// The arbiter's system prompt (rawko-sdk).
 pub const SYSTEM_PROMPT: &str =
     "You are an arbiter making decisions about task execution. Always respond with valid JSON.";
@@ -182,10 +175,10 @@ fn history_section(view: &View<'_>, last: usize, output_max: usize) -> String {
         .map(|e| {
             let mut line = format!("- {}: {:?}", e.agent, e.result);
             if let Some(o) = &e.output {
-                line.push_str(&format!(" — {}", truncate(o, output_max)));
+                line.push_str(&format!(" — {}", clip_to(o, output_max)));
             }
             if let Some(err) = &e.error {
-                line.push_str(&format!(" (error: {})", truncate(err, output_max)));
+                line.push_str(&format!(" (error: {})", clip_to(err, output_max)));
             }
             line
         })
@@ -260,7 +253,7 @@ pub fn evaluate_prompt(view: &View<'_>) -> String {
         "{}\n## Last Output\n{}\n\nJudge the progress. Answer with only a JSON object: \
          {{\"decision\": \"CONTINUE\" | \"COMPLETE\" | \"RETRY\" | \"SELECT_MODE\", \"reason\": \"<why>\", \"summary\": \"<for COMPLETE>\", \"mode\": \"<for SELECT_MODE>\"}}",
         common_sections(view, 5, 2000),
-        truncate(view.last_output, 2000)
+        clip_to(view.last_output, 2000)
     )
 }
 

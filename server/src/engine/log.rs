@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::clip::clip_line;
 use crate::machine::{self, Machine, MachineConfig};
 use crate::provider::{Message, ProviderSpec, ToolCall, ToolResult};
 use crate::store::LogRecord;
@@ -304,14 +305,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
 /// decision and why, the error.
 pub fn event_detail(event: &machine::Event) -> Option<String> {
     use machine::{ArbiterDecision as D, Event as E};
-    let line = |s: &str| {
-        let first = s.lines().next().unwrap_or_default();
-        if first.chars().count() > 160 {
-            format!("{}…", first.chars().take(160).collect::<String>())
-        } else {
-            first.to_owned()
-        }
-    };
+    let line = |s: &str| clip_line(s, 160).into_owned();
     match event {
         E::StartTask { task } => Some(line(task)),
         E::AgentSelected { agent, decision } => Some(match decision {

@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::clip::clip_bytes;
 use crate::engine::TaskEvent;
 use crate::provider::{
     Message, Provider, ProviderError, StopReason, TextSink, ToolCall, Turn, TurnFuture, TurnRequest,
@@ -213,7 +214,7 @@ impl Provider for ExternalProvider {
                         };
                         self.bridge.notify(TaskEvent::Output {
                             kind: crate::engine::OutputKind::ToolResult,
-                            text: cut(&text, 4000),
+                            text: clip_bytes(&text, 4000).into_owned(),
                             tool_call_id: Some(id),
                             tool: Some(tool),
                             input: None,
@@ -224,15 +225,4 @@ impl Provider for ExternalProvider {
             }
         })
     }
-}
-
-fn cut(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }

@@ -14,6 +14,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::HookEvent;
+use crate::clip::{clip_line, clip_to};
 
 /// Where a hook was configured. Workspace hooks run only in a trusted workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,12 +76,7 @@ impl Hook {
     pub fn label(&self) -> String {
         match &self.action {
             HookAction::Command(c) => {
-                let line = c.lines().next().unwrap_or_default();
-                if line.chars().count() > 60 {
-                    format!("`{}…`", line.chars().take(60).collect::<String>())
-                } else {
-                    format!("`{line}`")
-                }
+                format!("`{}`", clip_line(c, 60))
             }
             HookAction::GitCommit { .. } => "git-commit".to_owned(),
             HookAction::GitPush { remote } => format!("git-push ({remote})"),
@@ -379,12 +375,7 @@ fn hook(
 }
 
 fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(60).collect::<String>())
-    } else {
-        s
-    }
+    clip_to(&v.to_string(), 60).into_owned()
 }
 
 /// Merges the user's hooks and the workspace's: the user's run first; a hook configured in both

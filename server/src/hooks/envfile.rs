@@ -17,6 +17,7 @@
 //! works), and `~` at the start of a value or after a `:`. Anything else — a command, `$( … )`,
 //! backticks, `${NAME:-…}`, a pipe — is reported and skipped, the rest of the file still read.
 
+use crate::clip::clip_line;
 use std::path::Path;
 
 /// One change to the environment of the task's Bash calls.
@@ -134,12 +135,7 @@ pub fn parse_into(
 
 fn problem(source: &str, line: usize, text: &[char], why: &str) -> String {
     let text: String = text.iter().collect();
-    let first = text.trim().lines().next().unwrap_or_default().to_owned();
-    let shown = if first.chars().count() > 60 {
-        format!("{}…", first.chars().take(60).collect::<String>())
-    } else {
-        first
-    };
+    let shown = clip_line(text.trim(), 60);
     format!("{source}, line {line}: `{shown}` skipped: {why}")
 }
 

@@ -24,6 +24,7 @@ use serde_json::{json, Map, Value};
 pub use config::{Dialect, Hook, HookAction, HookProblem, HookSource, Matcher};
 pub use template::{TemplateValue, Vars};
 
+use crate::clip::clip_bytes;
 use process::Exit;
 
 /// Every lifecycle point a hook can run at.
@@ -396,7 +397,7 @@ fn interpret(
         if t.is_empty() {
             fallback.to_owned()
         } else {
-            cut(t, 2000)
+            clip_bytes(t, 2000).into_owned()
         }
     };
     let fail_closed = |out: &mut Dispatch, why: String| {
@@ -429,7 +430,7 @@ fn interpret(
     // rawko does not read is shown, so a misspelt field does not pass unnoticed.
     let answer_only = matches!(&parsed, Ok(Some(Value::Object(o))) if o.keys().all(|k| ANSWER_FIELDS.contains(&k.as_str())));
     if !stdout.trim().is_empty() && !answer_only {
-        let shown = cut(stdout, 8000);
+        let shown = clip_bytes(stdout, 8000);
         let mut text = format!("{label}: {shown}");
         let kept = if shown.len() == stdout.len() {
             stdout.len()
@@ -625,17 +626,6 @@ fn secs(d: Duration) -> String {
     } else {
         format!("{s:.1} s")
     }
-}
-
-fn cut(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// AutoAgent's `Stop`: the session ends (`reason`: completed, failed or interrupted). Runs the

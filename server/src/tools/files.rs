@@ -9,7 +9,8 @@ use cap_std::fs::{File, Metadata, OpenOptions};
 use serde_json::Value;
 
 use super::confine::{confine, led_outside, open_failed, Confined};
-use super::{blocking, shown, truncate_to, Args, ToolContext, ToolOutput};
+use super::{blocking, shown, Args, ToolContext, ToolOutput};
+use crate::clip::prefix_bytes;
 
 /// A file whose first bytes hold a NUL is taken for binary, as git and ripgrep do.
 const BINARY_SNIFF_BYTES: usize = 8192;
@@ -205,7 +206,7 @@ fn read_file(
         if text.len() + line_text.len() > ctx.output_cap {
             // Whole lines only, unless the first line alone is over the cap.
             if lines_taken == 0 {
-                text.push_str(truncate_to(line_text, ctx.output_cap));
+                text.push_str(prefix_bytes(line_text, ctx.output_cap));
             }
             cut_at_line = Some(line_number);
             break;

@@ -485,18 +485,6 @@ fn shown(ctx: &ToolContext, path: &Path) -> String {
     }
 }
 
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-fn truncate_to(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::ToolContext;
@@ -655,12 +643,5 @@ mod tests {
             assert!(out.is_error, "{tool} {input}: {out:?}");
             assert_eq!(out.content, expected, "{tool} {input}");
         }
-    }
-
-    #[test]
-    fn truncation_keeps_whole_characters() {
-        assert_eq!(truncate_to("héllo", 2), "h");
-        assert_eq!(truncate_to("héllo", 3), "hé");
-        assert_eq!(truncate_to("abc", 10), "abc");
     }
 }

@@ -20,7 +20,8 @@ use serde_json::Value;
 
 use super::confine::{confine, open_failed, Confined};
 use super::walk::walk;
-use super::{blocking, shown, truncate_to, Args, ToolContext, ToolOutput};
+use super::{blocking, shown, Args, ToolContext, ToolOutput};
+use crate::clip::prefix_bytes;
 
 /// A file whose first bytes hold a NUL is taken for binary and not searched, as ripgrep does.
 const BINARY_SNIFF_BYTES: usize = 8192;
@@ -283,7 +284,7 @@ fn search_file(
         if !regex.is_match(line) {
             continue;
         }
-        let shown_line = truncate_to(line, MAX_LINE_BYTES);
+        let shown_line = prefix_bytes(line, MAX_LINE_BYTES);
         let ellipsis = if shown_line.len() < line.len() {
             " […]"
         } else {
