@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
-use super::parse::{is_markdown, item_line, key_path_line};
+use super::parse::is_markdown;
 use super::{AgentDefinition, AgentSet, Diagnostic, COMPLETE, EXTRA_TOOLS};
 use crate::tools;
+use crate::workflow::yaml::{item_line, key_path_line};
 
 /// Every tool name an agent may use: the built-in tools and [`EXTRA_TOOLS`].
 pub fn known_tools() -> Vec<&'static str> {

@@ -19,6 +19,7 @@ use super::definition::{
     WorkflowRoot, WorkflowSet,
 };
 use super::diagnostic::{Diagnostic, Severity};
+use super::yaml::{item_line, key_path_line, parse_yaml, type_name};
 
 /// The name of the file that makes a directory a workflow.
 pub const WORKFLOW_FILE: &str = "workflow.yaml";
@@ -274,103 +275,15 @@ fn read_text(path: &Path, what: &str) -> Result<(String, Vec<u8>), Diagnostic> {
     }
 }
 
-/// Parses YAML text into a value, turning a syntax error into a located diagnostic.
-/// `line_offset` is added to the parser's line (for frontmatter that starts below a `---` line).
-fn parse_yaml(text: &str, path: &Path, line_offset: usize) -> Result<Value, Diagnostic> {
-    serde_yaml_ng::from_str::<Value>(text).map_err(|e| {
-        let message = format!("invalid YAML: {}", strip_location(&e.to_string()));
-        // The parser places a duplicate key at the start of its mapping; point at the duplicate.
-        if let Some(key) = duplicate_key(&message) {
-            if let Some(line) = nth_key_line(text, key, 2) {
-                return Diagnostic::error(path, message).at_line(Some(line + line_offset));
-            }
-        }
-        match e.location() {
-            Some(loc) => {
-                Diagnostic::error(path, message).at(loc.line() + line_offset, loc.column())
-            }
-            None => Diagnostic::error(path, message),
-        }
-    })
-}
-
-/// The key named by serde_yaml's "duplicate entry with key \"K\"" message.
-fn duplicate_key(message: &str) -> Option<&str> {
-    let rest = message.split("duplicate entry with key \"").nth(1)?;
-    rest.split('"').next()
-}
-
-/// serde_yaml's messages end with "at line L column C"; the diagnostic carries those separately.
-fn strip_location(message: &str) -> &str {
-    match message.find(" at line ") {
-        Some(i) => &message[..i],
-        None => message,
-    }
-}
-
 /// The 1-based line where the top-level `key:` of a YAML document starts.
 fn key_line(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(':'))
-                || l.strip_prefix(&format!("\"{key}\""))
-                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
-        })
-        .map(|i| i + 1)
+    key_path_line(text, &[key])
 }
 
 /// The 1-based line of the `n`th (0-based) item of the top-level `phases:` list, or the
 /// `phases:` line itself when the list is written inline (`phases: [a.md, b.md]`).
 fn entry_line(text: &str, n: usize) -> Option<usize> {
-    let phases = key_line(text, "phases")?;
-    let mut item_indent: Option<usize> = None;
-    let mut seen = 0;
-    for (i, line) in text.lines().enumerate().skip(phases) {
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let indent = line.len() - trimmed.len();
-        let is_item = trimmed == "-" || trimmed.starts_with("- ");
-        match item_indent {
-            None if is_item => item_indent = Some(indent),
-            None => return Some(phases),
-            Some(want) if is_item && indent == want => {}
-            Some(want) if indent > want => continue,
-            Some(_) => break,
-        }
-        if seen == n {
-            return Some(i + 1);
-        }
-        seen += 1;
-    }
-    Some(phases)
-}
-
-/// The 1-based line of the `nth` (1-based) line that starts with `key:`, at any indentation.
-fn nth_key_line(text: &str, key: &str, nth: usize) -> Option<usize> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(':'))
-        })
-        .nth(nth.saturating_sub(1))
-        .map(|(i, _)| i + 1)
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "nothing",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Sequence(_) => "a list",
-        Value::Mapping(_) => "a mapping",
-        Value::Tagged(_) => "a tagged value",
-    }
+    key_line(text, "phases").map(|line| item_line(text, line, n))
 }
 
 /// A scalar as text (pi-workflows coerces list items with `String()`); `None` for collections.

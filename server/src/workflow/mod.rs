@@ -13,6 +13,7 @@ pub mod state;
 pub mod step;
 pub mod texts;
 pub mod tools;
+pub mod yaml;
 
 pub use definition::{
     PhaseDefinition, PhaseEntry, RootKind, RuleError, Show, ToolPolicy, ToolRule,
