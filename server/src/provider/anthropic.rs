@@ -7,13 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::http::{self, ApiKey, EventStream, HttpSettings, Usage};
+use super::http::{self, ApiKey, HttpSettings, StreamParser, Usage};
 use super::{
     ErrorKind, Message, Provider, ProviderError, ProviderSpec, StopReason, TextSink, ToolCall,
     Turn, TurnFuture, TurnRequest,
@@ -105,29 +103,7 @@ impl AnthropicProvider {
         self
     }
 
-    /// Tries a turn up to `max_attempts` times in all, waiting `base_delay` after the first
-    /// failure and doubling (capped at 8 s), or what the server's `retry-after` asks.
-    pub fn with_retry(mut self, max_attempts: u32, base_delay: Duration) -> Self {
-        self.settings.retry.max_attempts = max_attempts.max(1);
-        self.settings.retry.base_delay = base_delay;
-        self
-    }
-
-    /// Fails the turn with `network_error` when the stream sends nothing for `timeout` (default 60 s).
-    pub fn with_stall_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.stall_timeout = timeout;
-        self
-    }
-
-    /// Replaces all retry and timeout settings at once.
-    pub fn with_settings(mut self, settings: HttpSettings) -> Self {
-        self.settings = settings;
-        self
-    }
-
-    pub fn settings(&self) -> &HttpSettings {
-        &self.settings
-    }
+    http::settings_builders!();
 
     /// The token counts of the last successful turn.
     pub fn last_usage(&self) -> Option<Usage> {
@@ -160,33 +136,33 @@ impl AnthropicProvider {
         }
         body
     }
+}
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        on_text: TextSink<'_>,
-    ) -> Result<(Turn, Usage), ProviderError> {
-        let request = self
+fn invalid(message: String) -> ProviderError {
+    ProviderError::new(ErrorKind::InvalidRequest, message)
+}
+
+impl http::Streaming for AnthropicProvider {
+    const NAME: &'static str = "anthropic";
+    type Parser = StreamState;
+
+    fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    fn key(&self) -> Option<&ApiKey> {
+        Some(&self.key)
+    }
+
+    fn request(&self, body: &Value) -> Result<reqwest::RequestBuilder, ProviderError> {
+        Ok(self
             .client
             .post(format!("{}/v1/messages", self.base_url))
             .header("x-api-key", self.key.header("").map_err(invalid)?)
             .header("anthropic-version", API_VERSION)
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .json(body);
-        let response = http::send(request, &self.settings).await?;
-        let mut events = EventStream::new(response, self.settings.stall_timeout);
-        let mut state = StreamState::default();
-        while let Some(event) = events.next().await? {
-            if state.on_event(&event.event, &event.data, on_text)? {
-                break;
-            }
-        }
-        state.finish()
+            .json(body))
     }
-}
-
-fn invalid(message: String) -> ProviderError {
-    ProviderError::new(ErrorKind::InvalidRequest, message)
 }
 
 impl Provider for AnthropicProvider {
@@ -197,28 +173,8 @@ impl Provider for AnthropicProvider {
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
             let body = self.request_body(&request);
-            let streamed = AtomicBool::new(false);
-            let sink = http::tracking_sink(on_text, &streamed);
-            let this = &*self;
-            let (body, sink) = (&body, &sink);
-            let result = http::with_retries(
-                "anthropic",
-                &this.settings.retry,
-                &streamed,
-                move || async move {
-                    this.attempt(body, sink)
-                        .await
-                        .map_err(|e| this.key.redact_error(e))
-                },
-            )
-            .await;
-            let (turn, usage) = result?;
-            tracing::debug!(
-                input_tokens = usage.input_tokens,
-                output_tokens = usage.output_tokens,
-                "anthropic turn"
-            );
-            self.last_usage = Some(usage);
+            let (turn, usage) = http::turn(&*self, &body, on_text).await?;
+            self.last_usage = usage;
             Ok(turn)
         })
     }
@@ -377,7 +333,7 @@ enum Block {
 
 /// The turn as its events arrive.
 #[derive(Debug, Default)]
-struct StreamState {
+pub(crate) struct StreamState {
     open: BTreeMap<u64, Block>,
     text: String,
     tool_calls: Vec<ToolCall>,
@@ -386,7 +342,7 @@ struct StreamState {
     stopped: bool,
 }
 
-impl StreamState {
+impl StreamParser for StreamState {
     /// Takes one event; true when the message is complete.
     fn on_event(
         &mut self,
@@ -458,6 +414,12 @@ impl StreamState {
         Ok(false)
     }
 
+    fn finish(self) -> Result<(Turn, Option<Usage>), ProviderError> {
+        StreamState::finish(self).map(|(turn, usage)| (turn, Some(usage)))
+    }
+}
+
+impl StreamState {
     fn push_text(&mut self, text: &str, on_text: TextSink<'_>) {
         if !text.is_empty() {
             self.text.push_str(text);

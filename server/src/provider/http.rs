@@ -31,7 +31,7 @@ use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use super::{ErrorKind, ProviderError};
+use super::{ErrorKind, ProviderError, TextSink, Turn};
 
 /// How long connecting to the server may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -654,6 +654,115 @@ pub fn tracking_sink<'a>(
         }
     }
 }
+
+/// A provider's reader of its API's streamed events: one per attempt.
+pub(crate) trait StreamParser: Default + Send {
+    /// Takes one event; true when the reply is complete.
+    fn on_event(
+        &mut self,
+        name: &str,
+        data: &str,
+        on_text: TextSink<'_>,
+    ) -> Result<bool, ProviderError>;
+    /// The turn and, when the server sent them, its token counts.
+    fn finish(self) -> Result<(Turn, Option<Usage>), ProviderError>;
+}
+
+/// What [`turn`] needs of a streaming HTTP provider; the rest (attempts, retries, redaction,
+/// the usage log line) is the same for every API.
+pub(crate) trait Streaming: Sync {
+    /// The provider's name, for messages and logs.
+    const NAME: &'static str;
+    type Parser: StreamParser;
+    fn settings(&self) -> &HttpSettings;
+    /// The key whose value is redacted from errors, when there is one.
+    fn key(&self) -> Option<&ApiKey>;
+    /// The request of one attempt, carrying `body` and the API's headers.
+    fn request(&self, body: &Value) -> Result<reqwest::RequestBuilder, ProviderError>;
+}
+
+/// One attempt: send the request and read its stream to the end.
+async fn attempt<P: Streaming>(
+    provider: &P,
+    body: &Value,
+    on_text: TextSink<'_>,
+) -> Result<(Turn, Option<Usage>), ProviderError> {
+    let response = send(provider.request(body)?, provider.settings()).await?;
+    let mut events = EventStream::new(response, provider.settings().stall_timeout);
+    let mut parser = P::Parser::default();
+    while let Some(event) = events.next().await? {
+        if parser.on_event(&event.event, &event.data, on_text)? {
+            break;
+        }
+    }
+    parser.finish()
+}
+
+/// A turn of a streaming HTTP provider: attempts retried by [`with_retries`] (never once text
+/// has streamed), the key redacted from every error, the token counts logged.
+pub(crate) async fn turn<P: Streaming>(
+    provider: &P,
+    body: &Value,
+    on_text: TextSink<'_>,
+) -> Result<(Turn, Option<Usage>), ProviderError> {
+    let streamed = AtomicBool::new(false);
+    let sink = tracking_sink(on_text, &streamed);
+    let sink: TextSink<'_> = &sink;
+    let result = with_retries(
+        P::NAME,
+        &provider.settings().retry,
+        &streamed,
+        move || async move {
+            let result = attempt(provider, body, sink).await;
+            match provider.key() {
+                Some(key) => result.map_err(|e| key.redact_error(e)),
+                None => result,
+            }
+        },
+    )
+    .await;
+    let (turn, usage) = result?;
+    if let Some(usage) = usage {
+        tracing::debug!(
+            input_tokens = usage.input_tokens,
+            output_tokens = usage.output_tokens,
+            "{} turn",
+            P::NAME
+        );
+    }
+    Ok((turn, usage))
+}
+
+/// The builder methods every HTTP provider has for its `settings: HttpSettings` field.
+macro_rules! settings_builders {
+    () => {
+        /// Tries a turn up to `max_attempts` times in all, waiting `base_delay` after the first
+        /// failure and doubling (capped at 8 s), or what the server's `retry-after` asks.
+        pub fn with_retry(mut self, max_attempts: u32, base_delay: std::time::Duration) -> Self {
+            self.settings.retry.max_attempts = max_attempts.max(1);
+            self.settings.retry.base_delay = base_delay;
+            self
+        }
+
+        /// Fails the turn with `network_error` when the stream sends nothing for `timeout`
+        /// (default 60 s).
+        pub fn with_stall_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.settings.stall_timeout = timeout;
+            self
+        }
+
+        /// Replaces all retry and timeout settings at once.
+        pub fn with_settings(mut self, settings: $crate::provider::http::HttpSettings) -> Self {
+            self.settings = settings;
+            self
+        }
+
+        pub fn settings(&self) -> &$crate::provider::http::HttpSettings {
+            &self.settings
+        }
+    };
+}
+pub(super) use settings_builders;
 
 #[cfg(test)]
 mod tests {

@@ -10,13 +10,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::http::{self, ApiKey, EventStream, HttpSettings, Usage};
+use super::http::{self, ApiKey, HttpSettings, StreamParser, Usage};
 use super::{
     ErrorKind, Message, Provider, ProviderError, ProviderSpec, StopReason, TextSink, ToolCall,
     Turn, TurnFuture, TurnRequest,
@@ -119,29 +117,7 @@ impl OpenAiProvider {
         self
     }
 
-    /// Tries a turn up to `max_attempts` times in all, waiting `base_delay` after the first
-    /// failure and doubling (capped at 8 s), or what the server's `retry-after` asks.
-    pub fn with_retry(mut self, max_attempts: u32, base_delay: Duration) -> Self {
-        self.settings.retry.max_attempts = max_attempts.max(1);
-        self.settings.retry.base_delay = base_delay;
-        self
-    }
-
-    /// Fails the turn with `network_error` when the stream sends nothing for `timeout` (default 60 s).
-    pub fn with_stall_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.stall_timeout = timeout;
-        self
-    }
-
-    /// Replaces all retry and timeout settings at once.
-    pub fn with_settings(mut self, settings: HttpSettings) -> Self {
-        self.settings = settings;
-        self
-    }
-
-    pub fn settings(&self) -> &HttpSettings {
-        &self.settings
-    }
+    http::settings_builders!();
 
     /// The token counts of the last successful turn, when the server sent them.
     pub fn last_usage(&self) -> Option<Usage> {
@@ -182,33 +158,34 @@ impl OpenAiProvider {
         }
         body
     }
+}
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        on_text: TextSink<'_>,
-    ) -> Result<(Turn, Option<Usage>), ProviderError> {
-        let mut request = self
+impl http::Streaming for OpenAiProvider {
+    const NAME: &'static str = "openai";
+    type Parser = StreamState;
+
+    fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    fn key(&self) -> Option<&ApiKey> {
+        self.key.as_ref()
+    }
+
+    fn request(&self, body: &Value) -> Result<reqwest::RequestBuilder, ProviderError> {
+        let request = self
             .client
             .post(format!("{}/chat/completions", self.base_url))
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .json(body);
-        if let Some(key) = &self.key {
-            request = request.header(
+        Ok(match &self.key {
+            Some(key) => request.header(
                 reqwest::header::AUTHORIZATION,
                 key.header("Bearer ")
                     .map_err(|m| ProviderError::new(ErrorKind::InvalidRequest, m))?,
-            );
-        }
-        let response = http::send(request, &self.settings).await?;
-        let mut events = EventStream::new(response, self.settings.stall_timeout);
-        let mut state = StreamState::default();
-        while let Some(event) = events.next().await? {
-            if state.on_event(&event.event, &event.data, on_text)? {
-                break;
-            }
-        }
-        state.finish()
+            ),
+            None => request,
+        })
     }
 }
 
@@ -220,31 +197,7 @@ impl Provider for OpenAiProvider {
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
             let body = self.request_body(&request);
-            let streamed = AtomicBool::new(false);
-            let sink = http::tracking_sink(on_text, &streamed);
-            let this = &*self;
-            let (body, sink) = (&body, &sink);
-            let result = http::with_retries(
-                "openai",
-                &this.settings.retry,
-                &streamed,
-                move || async move {
-                    let result = this.attempt(body, sink).await;
-                    match &this.key {
-                        Some(key) => result.map_err(|e| key.redact_error(e)),
-                        None => result,
-                    }
-                },
-            )
-            .await;
-            let (turn, usage) = result?;
-            if let Some(usage) = usage {
-                tracing::debug!(
-                    input_tokens = usage.input_tokens,
-                    output_tokens = usage.output_tokens,
-                    "openai turn"
-                );
-            }
+            let (turn, usage) = http::turn(&*self, &body, on_text).await?;
             self.last_usage = usage;
             Ok(turn)
         })
@@ -357,7 +310,7 @@ struct PartialCall {
 
 /// The turn as its chunks arrive.
 #[derive(Debug, Default)]
-struct StreamState {
+pub(crate) struct StreamState {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
@@ -365,7 +318,7 @@ struct StreamState {
     done: bool,
 }
 
-impl StreamState {
+impl StreamParser for StreamState {
     /// Takes one event; true at `[DONE]`.
     fn on_event(
         &mut self,
