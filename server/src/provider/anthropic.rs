@@ -77,17 +77,13 @@ impl AnthropicProvider {
         configured_key: Option<String>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, String> {
-        let key = configured_key
-            .filter(|k| !k.trim().is_empty())
-            .or_else(|| env(KEY_VAR).filter(|k| !k.trim().is_empty()))
-            .ok_or_else(|| {
-                format!("provider \"anthropic\" needs an API key: set {KEY_VAR} or configure one")
-            })?;
-        let model = spec
-            .model
-            .as_deref()
-            .filter(|m| !m.trim().is_empty())
-            .ok_or("provider \"anthropic\" needs a model (for example claude-sonnet-4-5)")?;
+        let key = http::configured_or_env_key(configured_key, env, KEY_VAR).ok_or_else(|| {
+            format!("provider \"anthropic\" needs an API key: set {KEY_VAR} or configure one")
+        })?;
+        let model = http::spec_model(
+            spec,
+            "provider \"anthropic\" needs a model (for example claude-sonnet-4-5)",
+        )?;
         let base_url = http::base_url(
             spec.base_url.as_deref(),
             env,

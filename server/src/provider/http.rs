@@ -655,6 +655,29 @@ pub fn tracking_sink<'a>(
     }
 }
 
+/// The key a provider uses: `configured` (from rawko's config), else the environment's
+/// `key_var`; a blank one counts as none.
+pub(crate) fn configured_or_env_key(
+    configured: Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+    key_var: &str,
+) -> Option<String> {
+    configured
+        .filter(|k| !k.trim().is_empty())
+        .or_else(|| env(key_var).filter(|k| !k.trim().is_empty()))
+}
+
+/// The model a spec names, or `missing` when it names none (or a blank one).
+pub(crate) fn spec_model<'s>(
+    spec: &'s super::ProviderSpec,
+    missing: &str,
+) -> Result<&'s str, String> {
+    spec.model
+        .as_deref()
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| missing.to_owned())
+}
+
 /// A provider's reader of its API's streamed events: one per attempt.
 pub(crate) trait StreamParser: Default + Send {
     /// Takes one event; true when the reply is complete.

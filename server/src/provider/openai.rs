@@ -87,16 +87,11 @@ impl OpenAiProvider {
         configured_key: Option<String>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, String> {
-        let key = configured_key
-            .filter(|k| !k.trim().is_empty())
-            .or_else(|| env(KEY_VAR).filter(|k| !k.trim().is_empty()));
-        let model = spec
-            .model
-            .as_deref()
-            .filter(|m| !m.trim().is_empty())
-            .ok_or(
-                "provider \"openai\" needs a model (for example gpt-4.1, or llama3.2 with Ollama)",
-            )?;
+        let key = http::configured_or_env_key(configured_key, env, KEY_VAR);
+        let model = http::spec_model(
+            spec,
+            "provider \"openai\" needs a model (for example gpt-4.1, or llama3.2 with Ollama)",
+        )?;
         let base_url = http::base_url(
             spec.base_url.as_deref(),
             env,
