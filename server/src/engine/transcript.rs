@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::workflow::texts::iso_timestamp;
+
 /// The file name beside `events.jsonl`.
 pub const FILE_NAME: &str = "transcript.jsonl";
 
@@ -103,7 +105,7 @@ impl Transcript {
             "type": kind,
             "message": message,
             "uuid": uuid,
-            "timestamp": iso8601(now_millis),
+            "timestamp": iso_timestamp(now_millis),
         });
         if self.write(&line) {
             self.lines += 1;
@@ -158,30 +160,6 @@ fn uuid_for(session: &str, line: u64) -> String {
     )
 }
 
-/// `2026-11-23T19:20:54.123Z` for a time in milliseconds since the epoch.
-fn iso8601(millis: i64) -> String {
-    let secs = millis.div_euclid(1000);
-    let ms = millis.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,9 +171,9 @@ mod tests {
 
     #[test]
     fn timestamps_and_ids_have_claude_codes_shape() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_795_461_654_123), "2026-11-23T19:20:54.123Z");
-        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso_timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_timestamp(1_795_461_654_123), "2026-11-23T19:20:54.123Z");
+        assert_eq!(iso_timestamp(951_782_400_000), "2000-02-29T00:00:00.000Z");
         let id = uuid_for("task-1", 0);
         assert_eq!(id.len(), 36);
         assert_eq!(id.as_bytes()[14], b'4');
