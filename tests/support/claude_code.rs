@@ -4,6 +4,7 @@
 //! on a loopback fake, no other traffic. The run is its own process group (so the `rawko hook` and
 //! `rawko mcp` processes Claude Code starts go with it), killed when the run is dropped.
 
+use super::tail;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -307,13 +308,4 @@ fn collect(mut from: impl Read + Send + 'static) -> Output {
         c.store(true, Ordering::SeqCst);
     });
     Output { bytes, closed }
-}
-
-fn tail(s: &str, max: usize) -> String {
-    let count = s.chars().count();
-    if count <= max {
-        s.to_owned()
-    } else {
-        format!("…{}", s.chars().skip(count - max).collect::<String>())
-    }
 }
