@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clip;
 pub mod clock;
 pub mod config;
+pub mod endpoint;
 pub mod engine;
 pub mod external;
 pub mod hooks;

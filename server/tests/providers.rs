@@ -985,7 +985,7 @@ fn unknown_providers_list_the_known_ones() {
         base_url: None,
         fallbacks: Vec::new(),
     };
-    let e = spec.build().map(|_| ()).unwrap_err();
+    let e = spec.build_with(&|_| None).map(|_| ()).unwrap_err();
     assert_eq!(
         e,
         "unknown provider \"gemini\"; this build knows: scripted, anthropic, openai"

@@ -4,14 +4,13 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::terminal::{ask, Printer};
 use super::{init::STARTER_WORKFLOWS, Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
 use crate::config::{self, Settings};
-use crate::engine::{self, ApprovalAnswer, Outcome, TaskEvent, TaskSpec};
-use crate::provider::scripted::ScriptedProvider;
+use crate::engine::tasks::{Place, StartRequest, Tasks};
+use crate::engine::{ApprovalAnswer, Outcome, TaskEvent};
 use crate::workflow::{default_roots, load};
 
 const DEMO_FILES: &[(&str, &str)] = &[
@@ -91,19 +90,24 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         )?;
         return Ok(EXIT_PROBLEMS);
     }
-    let script = dir.join(".rawko/demo-script.yaml");
-    let provider = match ScriptedProvider::load(&script) {
-        Ok(p) => p,
-        Err(e) => {
-            writeln!(ctx.err, "error: {e}")?;
-            return Ok(EXIT_PROBLEMS);
-        }
-    };
     let (mut settings, _) = config::load(&[], None);
     settings.countdown_tick = options.tick;
     settings = Settings {
         approval_timeout: Duration::from_secs(600),
         ..settings
+    };
+    // The demo's own workflows, no agents and no hooks: it shows the same thing on every machine.
+    let place = Place {
+        workspace: dir.clone(),
+        settings,
+        workflow_roots: default_roots(&dir, ctx.env),
+        agent_roots: Vec::new(),
+    };
+    let request = StartRequest {
+        description: "Add a --shout flag to greet.sh".to_owned(),
+        workflow: Some("feature".to_owned()),
+        script: Some(dir.join(".rawko/demo-script.yaml")),
+        ..StartRequest::default()
     };
 
     writeln!(
@@ -118,31 +122,18 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         .enable_all()
         .build()?;
     let interactive = options.interactive;
-    let out = &mut *ctx.out;
+    let (out, err) = (&mut *ctx.out, &mut *ctx.err);
     let result = runtime.block_on(async move {
-        let (handle, mut events) = engine::spawn(TaskSpec {
-            id: engine::new_task_id(),
-            description: "Add a --shout flag to greet.sh".to_owned(),
-            workflow: Some("feature".to_owned()),
-            workflows: Arc::new(outcome.workflows),
-            agents: Arc::new(crate::agents::AgentSet::default()),
-            provider: Box::new(provider),
-            provider_spec: crate::provider::ProviderSpec {
-                name: "scripted".to_owned(),
-                script: Some(script),
-                ..Default::default()
-            },
-            arbiter: engine::ArbiterSetup::Deterministic,
-            start_agent: None,
-            workspace: dir.clone(),
-            settings,
-            store: None,
-            resume: None,
-            then: None,
-            hooks: Arc::new(crate::hooks::Hooks::none(dir.clone())),
-            session: None,
-            external: None,
-        });
+        let (sink, mut streams) = super::run::one_stream();
+        let tasks = Tasks::new(place, None, sink);
+        tasks.set_trust(Some(true));
+        let handle = match tasks.start(request).await {
+            Ok(started) => started.handle,
+            Err(e) => return Ok(Err(super::run::task_error(err, &e)?)),
+        };
+        let Some(mut events) = streams.recv().await else {
+            return Ok(Ok(None));
+        };
         let mut printer = Printer::new(out);
         let mut finished = None;
         while let Some(event) = events.recv().await {
@@ -171,8 +162,12 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
             printer.show(event)?;
         }
         drop(handle);
-        io::Result::Ok(finished)
+        io::Result::Ok(Ok(finished))
     })?;
+    let result = match result {
+        Ok(finished) => finished,
+        Err(code) => return Ok(code),
+    };
     writeln!(ctx.out)?;
     writeln!(
         ctx.out,

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+use crate::endpoint::{self, CallError};
 use crate::external::claude;
-use crate::external::endpoint::{self, CallError};
 
 /// The longest hook input read from stdin.
 const MAX_INPUT: u64 = 10 * 1024 * 1024;

@@ -469,7 +469,7 @@ pub(super) async fn run(
     // actor ends; without a log, under the runtime directory.
     let temp_dir = TempDir(match &ctl.files {
         Some(files) => files.dir().join("tmp"),
-        None => crate::external::endpoint::runtime_dir(|k| std::env::var_os(k))
+        None => crate::external::runtime_dir(|k| std::env::var_os(k))
             .join("rawko")
             .join("tmp")
             .join(plain_name(&ctl.id)),

@@ -13,6 +13,7 @@ pub use actor::load_replay;
 pub mod arbiter;
 pub mod log;
 pub mod stored;
+pub mod tasks;
 pub mod transcript;
 
 use std::path::PathBuf;

@@ -7,8 +7,6 @@
 //! whether they may run ([`Bridge::decide`]).
 
 pub mod claude;
-mod connections;
-pub mod endpoint;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,7 +15,6 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::clip::clip_bytes;
-use crate::engine::TaskEvent;
 use crate::provider::{
     Message, Provider, ProviderError, StopReason, TextSink, ToolCall, Turn, TurnFuture, TurnRequest,
 };
@@ -72,6 +69,29 @@ pub enum HookCall {
     },
 }
 
+/// What the external agent did that its task shows but does not decide on (the engine turns it
+/// into the task's own output).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BridgeEvent {
+    /// A tool of the agent finished, as PostToolUse reported it.
+    ToolResult {
+        tool_call_id: String,
+        tool: String,
+        text: String,
+        is_error: bool,
+    },
+}
+
+/// Where rawko keeps the files of its local endpoint: `$XDG_RUNTIME_DIR`, else a directory of
+/// this user's in the temporary directory.
+pub fn runtime_dir(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> std::path::PathBuf {
+    if let Some(d) = env("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        return std::path::PathBuf::from(d);
+    }
+    let uid = nix::unistd::getuid();
+    std::env::temp_dir().join(format!("rawko-runtime-{uid}"))
+}
+
 /// What the endpoint, the provider and the task actor share for one external session.
 pub struct Bridge {
     calls: mpsc::UnboundedSender<HookCall>,
@@ -80,7 +100,7 @@ pub struct Bridge {
     /// The phase context now, for SessionStart and UserPromptSubmit.
     context: Mutex<Option<String>>,
     /// Extra notifications of the task (the results PostToolUse reports).
-    events: mpsc::UnboundedSender<TaskEvent>,
+    events: mpsc::UnboundedSender<BridgeEvent>,
 }
 
 impl Bridge {
@@ -88,7 +108,7 @@ impl Bridge {
     pub fn new() -> (
         std::sync::Arc<Self>,
         ExternalProvider,
-        mpsc::UnboundedReceiver<TaskEvent>,
+        mpsc::UnboundedReceiver<BridgeEvent>,
     ) {
         let (calls, rx) = mpsc::unbounded_channel();
         let (events, events_rx) = mpsc::unbounded_channel();
@@ -140,7 +160,7 @@ impl Bridge {
         lock(&self.context).clone()
     }
 
-    pub fn notify(&self, event: TaskEvent) {
+    pub fn notify(&self, event: BridgeEvent) {
         let _ = self.events.send(event);
     }
 }
@@ -212,13 +232,11 @@ impl Provider for ExternalProvider {
                             Value::String(s) => s.clone(),
                             other => other.to_string(),
                         };
-                        self.bridge.notify(TaskEvent::Output {
-                            kind: crate::engine::OutputKind::ToolResult,
+                        self.bridge.notify(BridgeEvent::ToolResult {
+                            tool_call_id: id,
+                            tool,
                             text: clip_bytes(&text, 4000).into_owned(),
-                            tool_call_id: Some(id),
-                            tool: Some(tool),
-                            input: None,
-                            is_error: Some(is_error),
+                            is_error,
                         });
                     }
                 }

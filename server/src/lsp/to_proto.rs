@@ -213,3 +213,20 @@ pub fn workflow_summary(set: &WorkflowSet, def: &WorkflowDefinition) -> Workflow
         source: def.dir.display().to_string(),
     }
 }
+
+pub fn diagnostic(
+    d: &crate::workflow::Diagnostic,
+) -> rawko_protocol::to_server::WorkflowDiagnostic {
+    use crate::workflow::Severity;
+    rawko_protocol::to_server::WorkflowDiagnostic {
+        path: d.path.display().to_string(),
+        line: d.line.and_then(|l| u32::try_from(l).ok()),
+        column: d.column.and_then(|c| u32::try_from(c).ok()),
+        severity: match d.severity {
+            Severity::Error => rawko_protocol::to_server::Severity::Error,
+            Severity::Warning => rawko_protocol::to_server::Severity::Warning,
+        },
+        workflow: d.workflow.clone(),
+        message: d.message.clone(),
+    }
+}

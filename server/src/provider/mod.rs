@@ -200,13 +200,8 @@ impl ProviderSpec {
         label
     }
 
-    /// Builds the provider, with API keys from the environment; the error says what is wrong
-    /// with the spec.
-    pub fn build(&self) -> Result<Box<dyn Provider>, String> {
-        self.build_with(&|_| None)
-    }
-
-    /// Builds the provider; `keys(name)` gives the API key configured for provider `name`, which
+    /// Builds the provider (there is no way without the keys, so no face forgets the `apiKeys`
+    /// setting); the error says what is wrong with the spec. `keys(name)` gives the API key configured for provider `name`, which
     /// goes before the environment's (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`).
     pub fn build_with(
         &self,

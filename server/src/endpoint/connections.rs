@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use jsonrpsee::server::{HttpResponse, StopHandle};
 use tokio::sync::Notify;
 
-use super::endpoint::BoxFuture;
+use super::BoxFuture;
 
 /// What answers one request.
 pub(super) type Handler =

@@ -1,0 +1,264 @@
+//! The endpoint's side of external agents: each hook event is answered from the task of its
+//! session (the task service starts one per session); the MCP tools step the task. See
+//! crate::external.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use super::{BoxFuture, Host};
+use crate::clip::clip;
+use crate::engine::tasks::{TaskError, Tasks};
+use crate::engine::{self, TaskCommand};
+use crate::external::claude::HookAnswer;
+use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
+use crate::provider::ToolCall;
+
+/// What answers the endpoint's calls: the task service.
+#[derive(Clone)]
+pub struct ExternalHost {
+    pub tasks: Arc<Tasks>,
+}
+
+impl ExternalHost {
+    async fn handle(&self, event: String, input: Value, workflow: Option<String>) -> HookAnswer {
+        let session_id = input["session_id"].as_str().unwrap_or_default();
+        let prompt = input["prompt"].as_str();
+        let (task_id, bridge) = match self
+            .tasks
+            .external_session(
+                session_id,
+                workflow,
+                (event == "UserPromptSubmit").then_some(prompt).flatten(),
+            )
+            .await
+        {
+            Ok(s) => (s.task_id, s.bridge),
+            Err(e @ TaskError::Invalid(_)) => {
+                return HookAnswer {
+                    note: Some(format!("rawko: {e}; ignored")),
+                    ..HookAnswer::default()
+                }
+            }
+            Err(e) => {
+                return HookAnswer {
+                    note: Some(format!("rawko: {e}")),
+                    ..HookAnswer::default()
+                }
+            }
+        };
+        if self.tasks.finished(&task_id) {
+            return HookAnswer::pass();
+        }
+        let notice = self.tasks.external_notice(session_id);
+        let mut answer = self.answer(&event, &input, &task_id, &bridge, prompt).await;
+        if let Some(notice) = notice {
+            // Claude Code shows a `systemMessage` to its user; stderr is the fallback.
+            match &mut answer.json {
+                Some(Value::Object(o)) => {
+                    o.insert("systemMessage".to_owned(), json!(notice));
+                }
+                _ if answer.block.is_none() => answer.json = Some(json!({"systemMessage": notice})),
+                _ => answer.note = Some(notice),
+            }
+        }
+        answer
+    }
+
+    /// What rawko answers to one hook event of a session whose task runs.
+    async fn answer(
+        &self,
+        event: &str,
+        input: &Value,
+        task_id: &str,
+        bridge: &Arc<Bridge>,
+        prompt: Option<&str>,
+    ) -> HookAnswer {
+        let task_id = task_id.to_owned();
+        match event {
+            "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
+            "UserPromptSubmit" => {
+                if let (Some(p), Some(h)) = (prompt, self.tasks.handle(&task_id)) {
+                    let _ = h.send(TaskCommand::SendMessage(p.to_owned()));
+                }
+                HookAnswer::context("UserPromptSubmit", bridge.context())
+            }
+            "PreToolUse" => {
+                let tool = input["tool_name"].as_str().unwrap_or_default().to_owned();
+                let tool_input = input["tool_input"].clone();
+                let id = input["tool_use_id"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("ext-call-{}", engine::now_millis()));
+                let (reply, answer) = oneshot::channel();
+                let call = ToolCall {
+                    id,
+                    name: tool,
+                    input: tool_input,
+                };
+                if !bridge.send(HookCall::PreToolUse { call, reply }) {
+                    return HookAnswer::pass();
+                }
+                let wait = crate::external::hook_wait(&self.tasks.settings());
+                let Ok(answer) = tokio::time::timeout(wait, answer).await else {
+                    // Fail closed: a call rawko could not decide on in time does not run.
+                    return HookAnswer::block(format!(
+                        "rawko did not decide about this {} call within {} s, so it is refused; try again",
+                        clip(input["tool_name"].as_str().unwrap_or("tool")),
+                        wait.as_secs()
+                    ));
+                };
+                match answer {
+                    Ok(ToolDecision::Pass) | Err(_) => HookAnswer::pass(),
+                    Ok(ToolDecision::Deny(reason)) => HookAnswer::block(reason),
+                    Ok(ToolDecision::Ask(reason)) => HookAnswer {
+                        json: Some(json!({"hookSpecificOutput": {
+                            "hookEventName": "PreToolUse",
+                            "permissionDecision": "ask",
+                            "permissionDecisionReason": reason
+                        }})),
+                        ..HookAnswer::default()
+                    },
+                    Ok(ToolDecision::Allow { updated_input }) => {
+                        let mut out = json!({"hookSpecificOutput": {
+                            "hookEventName": "PreToolUse",
+                            "permissionDecision": "allow",
+                            "permissionDecisionReason": "allowed in rawko"
+                        }});
+                        if let Some(u) = updated_input {
+                            out["hookSpecificOutput"]["updatedInput"] = u;
+                        }
+                        HookAnswer {
+                            json: Some(out),
+                            ..HookAnswer::default()
+                        }
+                    }
+                }
+            }
+            "PostToolUse" => {
+                bridge.send(HookCall::PostToolUse {
+                    id: input["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+                    tool: input["tool_name"].as_str().unwrap_or_default().to_owned(),
+                    response: input["tool_response"].clone(),
+                });
+                HookAnswer::pass()
+            }
+            "Stop" | "SubagentStop" => {
+                if self
+                    .tasks
+                    .handle(&task_id)
+                    .is_some_and(|h| h.state() == engine::TaskState::Blocked)
+                {
+                    // The task waits on the user (an interrupt, or the reminder cap): the agent
+                    // may stop meanwhile.
+                    return HookAnswer::pass();
+                }
+                let (reply, answer) = oneshot::channel();
+                let last = input["last_assistant_message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                if !bridge.send(HookCall::Stop {
+                    last_message: last,
+                    reply,
+                }) {
+                    return HookAnswer::pass();
+                }
+                let wait = crate::external::hook_wait(&self.tasks.settings());
+                match tokio::time::timeout(wait, answer).await {
+                    Ok(Ok(StopAnswer::Block(reason))) => HookAnswer::block(reason),
+                    Ok(Ok(StopAnswer::Allow) | Err(_)) => HookAnswer::pass(),
+                    Err(_) => HookAnswer {
+                        note: Some(format!(
+                            "rawko: the task did not answer within {} s; the agent may stop",
+                            wait.as_secs()
+                        )),
+                        ..HookAnswer::default()
+                    },
+                }
+            }
+            "SessionEnd" => {
+                if let Some(h) = self.tasks.handle(&task_id) {
+                    let _ = h.send(TaskCommand::Cancel);
+                }
+                HookAnswer::pass()
+            }
+            other => HookAnswer {
+                note: Some(format!(
+                    "rawko: the {} event is not used; ignored",
+                    clip(other)
+                )),
+                ..HookAnswer::default()
+            },
+        }
+    }
+}
+
+/// Sends a command that answers through `reply` and waits for the answer.
+async fn ask(
+    handle: engine::TaskHandle,
+    command: impl FnOnce(oneshot::Sender<Result<String, String>>) -> TaskCommand,
+) -> Result<String, String> {
+    let (reply, answer) = oneshot::channel();
+    handle
+        .send(command(reply))
+        .map_err(|_| "the task has ended".to_owned())?;
+    answer.await.map_err(|_| "the task has ended".to_owned())?
+}
+
+impl Host for ExternalHost {
+    fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer> {
+        let me = self.clone();
+        Box::pin(async move { me.handle(event, input, workflow).await })
+    }
+
+    fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let handle = me
+                .tasks
+                .external_task(session.as_deref())
+                .map_err(|e| e.to_string())?;
+            let action = crate::workflow::step::parse_input(&json!({"action": action}))?;
+            ask(handle, |reply| TaskCommand::Step { action, reply }).await
+        })
+    }
+
+    fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let s = me
+                .tasks
+                .external_task(session.as_deref())
+                .map_err(|e| e.to_string())?
+                .snapshot();
+            Ok(json!({
+                "taskId": s.task_id,
+                "state": s.state.as_str(),
+                "workflow": s.workflow,
+                "breadcrumb": s.breadcrumb_text,
+                "text": s.status_text,
+            }))
+        })
+    }
+
+    fn start(
+        &self,
+        workflow: String,
+        session: Option<String>,
+    ) -> BoxFuture<Result<String, String>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let handle = me
+                .tasks
+                .external_task(session.as_deref())
+                .map_err(|e| e.to_string())?;
+            ask(handle, |reply| TaskCommand::SetWorkflow {
+                key: workflow,
+                reply,
+            })
+            .await
+        })
+    }
+}

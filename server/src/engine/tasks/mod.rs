@@ -1,0 +1,765 @@
+//! The task service: the one place a task is assembled. It owns the running tasks, the store,
+//! the workspace's settings and everything a task is built from (workflows, agents, the provider
+//! with its keys, the arbiter, hooks and trust, the session), and offers what every face needs:
+//! `start`, `resume`, `override_task`, `set_workflow`, `external_session`, `list`, `get`,
+//! `cancel` and the other commands. Faces (the LSP server, `rawko run`, `rawko demo`, the local
+//! endpoint for external agents) call it and build no [`TaskSpec`] themselves; they map its
+//! [`TaskError`] to what their user sees, each in one place.
+//!
+//! Where a task's events go is the face's choice, given once as a [`Sink`]: every task the
+//! service starts (or resumes, or starts for an external session) hands its event stream there.
+
+mod error;
+mod external;
+#[cfg(test)]
+mod tests;
+
+pub use error::TaskError;
+pub use external::ExternalSession;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::{
+    arbiter, load_replay, new_task_id, spawn, stored, ArbiterSetup, TaskCommand, TaskEvent,
+    TaskHandle, TaskSnapshot, TaskSpec, TaskState,
+};
+use crate::agents::AgentSet;
+use crate::clip::clip;
+use crate::config::{self, ConfigProblem, Settings};
+use crate::hooks::session::{SessionRecorder, SessionStatus};
+use crate::hooks::{Dispatch, Hooks};
+use crate::machine::{self, MachineConfig};
+use crate::provider::{Provider, ProviderRequest, ProviderSpec};
+use crate::store::TaskFiles;
+use crate::workflow::step::StepAction;
+use crate::workflow::{LoadOutcome, Show, WorkflowRoot, WorkflowSet};
+
+/// The longest task description or message accepted.
+pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
+
+/// How long a step or a workflow choice may take the task to answer.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
+/// Where a face sends the events of each task the service starts: the task id and its stream.
+pub type Sink = Arc<dyn Fn(String, mpsc::UnboundedReceiver<TaskEvent>) + Send + Sync>;
+
+/// The workspace tasks run in: its folder, its settings, and where its workflows and agents
+/// are defined.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub workspace: PathBuf,
+    pub settings: Settings,
+    pub workflow_roots: Vec<WorkflowRoot>,
+    pub agent_roots: Vec<PathBuf>,
+}
+
+impl Place {
+    /// Reads the settings of `workspace` (its config files, then the editor's `options`) and
+    /// finds its workflow and agent roots. Problems with the settings are returned for the user.
+    pub fn load(
+        workspace: PathBuf,
+        options: Option<&Value>,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> (Place, Vec<ConfigProblem>) {
+        let (settings, problems) = config::load(&config::config_files(&workspace, env), options);
+        let place = Place {
+            workflow_roots: crate::workflow::default_roots(&workspace, env),
+            agent_roots: crate::agents::default_roots(&workspace, env),
+            workspace,
+            settings,
+        };
+        (place, problems)
+    }
+}
+
+/// What a new task is: the user's description and their choices.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest {
+    pub description: String,
+    pub workflow: Option<String>,
+    pub agent: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// A scripted provider's file, relative to the workspace.
+    pub script: Option<PathBuf>,
+    pub base_url: Option<String>,
+}
+
+/// A manual override of the orchestrator (rawko-sdk SPEC-0003's events).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Override {
+    ForceAgent(String),
+    SkipStep,
+    Retry,
+    Reset,
+}
+
+impl Override {
+    fn event(&self) -> machine::Event {
+        match self {
+            Override::ForceAgent(agent) => machine::Event::ForceAgent {
+                agent: agent.clone(),
+            },
+            Override::SkipStep => machine::Event::SkipStep,
+            Override::Retry => machine::Event::Retry,
+            Override::Reset => machine::Event::Reset,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Override::ForceAgent(_) => "forcing an agent",
+            Override::SkipStep => "skipping a step",
+            Override::Retry => "a retry",
+            Override::Reset => "a reset",
+        }
+    }
+}
+
+/// A task the service has just started (or resumed).
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub id: String,
+    pub description: String,
+    pub handle: TaskHandle,
+}
+
+/// The task service. One per process; faces share it behind an `Arc`.
+pub struct Tasks {
+    /// Where tasks are persisted; `None` keeps them in memory only.
+    store: Option<PathBuf>,
+    place: RwLock<Arc<Place>>,
+    running: DashMap<String, TaskHandle>,
+    /// This process's session (`$XDG_STATE_HOME/rawko/sessions/`).
+    session: OnceLock<Arc<SessionRecorder>>,
+    /// The command a session is recorded for when the first task starts (see
+    /// [`Tasks::record_session`]).
+    session_command: OnceLock<String>,
+    /// Whether the workspace's hooks may run: `None` while the user is being asked.
+    trust: watch::Sender<Option<bool>>,
+    /// External agents' sessions, by their session id.
+    external: DashMap<String, external::SessionCell>,
+    sink: Sink,
+}
+
+impl Tasks {
+    /// A service for `place`, persisting in `store`, sending every task's events to `sink`. The
+    /// workspace's hooks do not run until [`Tasks::set_trust`] says they may.
+    pub fn new(place: Place, store: Option<PathBuf>, sink: Sink) -> Arc<Tasks> {
+        crate::provider::failover::set_default_cooldown(place.settings.rate_limit_cooldown);
+        Arc::new(Tasks {
+            store,
+            place: RwLock::new(Arc::new(place)),
+            running: DashMap::new(),
+            session: OnceLock::new(),
+            session_command: OnceLock::new(),
+            trust: watch::Sender::new(Some(false)),
+            external: DashMap::new(),
+            sink,
+        })
+    }
+
+    /// Moves the service to another workspace (or the same one with new settings); tasks already
+    /// running keep what they were started with.
+    pub fn configure(&self, place: Place) {
+        crate::provider::failover::set_default_cooldown(place.settings.rate_limit_cooldown);
+        for note in &place.settings.notes {
+            tracing::info!("{note}");
+        }
+        if let Ok(mut p) = self.place.write() {
+            *p = Arc::new(place);
+        }
+    }
+
+    pub fn place(&self) -> Arc<Place> {
+        self.place
+            .read()
+            .map(|p| p.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.place().workspace.clone()
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.place().settings.clone()
+    }
+
+    pub fn store(&self) -> Option<&Path> {
+        self.store.as_deref()
+    }
+
+    /// Whether the workspace's hooks may run; `None` while the user is being asked (new tasks
+    /// wait for the answer).
+    pub fn set_trust(&self, trusted: Option<bool>) {
+        self.trust.send_replace(trusted);
+    }
+
+    pub fn trust(&self) -> Option<bool> {
+        *self.trust.borrow()
+    }
+
+    /// Starts this process's session record, once; later calls do nothing.
+    pub fn start_session(&self, command: &str, provider: Option<String>) {
+        if self.session.get().is_some() {
+            return;
+        }
+        let Some(store) = &self.store else { return };
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        match SessionRecorder::start(store, &self.workspace(), command, args, provider) {
+            Ok(r) => {
+                let _ = self.session.set(Arc::new(r));
+            }
+            Err(e) => tracing::warn!("cannot record the session: {e}"),
+        }
+    }
+
+    /// Records this process's session as `command` when its first task starts (naming that
+    /// task's provider), for faces that run one task (`rawko run`).
+    pub fn record_session(&self, command: &str) {
+        let _ = self.session_command.set(command.to_owned());
+    }
+
+    /// Starts the session [`Tasks::record_session`] asked for, if it has not started.
+    fn ensure_session(&self, provider: &ProviderSpec) {
+        if let Some(command) = self.session_command.get() {
+            self.start_session(command, Some(provider.name.clone()));
+        }
+    }
+
+    pub fn session(&self) -> Option<Arc<SessionRecorder>> {
+        self.session.get().cloned()
+    }
+
+    /// The session ends with `status` (or, with `None`, as its tasks ended): AutoAgent's Stop
+    /// hooks run with the reason, then the session file is closed. Returns what the hooks said;
+    /// a hook that blocked the end marks the session failed.
+    pub async fn end_session(&self, status: Option<SessionStatus>) -> Dispatch {
+        let Some(session) = self.session.get() else {
+            return Dispatch::default();
+        };
+        let mut status = status.unwrap_or_else(|| session.natural_end());
+        let stop = crate::hooks::session_stop(
+            &self.hooks_now(),
+            session.snapshot().as_ref(),
+            status.as_str(),
+        )
+        .await;
+        let mut error = None;
+        if let Some(reason) = stop.blocked.as_ref().or(stop.halt.as_ref()) {
+            error = Some(format!("Stop hook blocked termination: {reason}"));
+            status = SessionStatus::Failed;
+        }
+        session.end(status, error);
+        stop
+    }
+
+    /// The hooks as the trust stands now (without waiting for an answer).
+    fn hooks_now(&self) -> Hooks {
+        let place = self.place();
+        let trusted = self.trust() == Some(true);
+        Hooks::new(
+            place.settings.hooks_to_run(trusted),
+            self.session().map(|s| s.id()).unwrap_or_default(),
+            place.workspace.clone(),
+        )
+    }
+
+    /// The hooks a new task runs. While the user is asked whether to trust the workspace, this
+    /// waits for the answer (at most the approval timeout).
+    async fn task_hooks(&self) -> Arc<Hooks> {
+        let wait = self.settings().approval_timeout;
+        let mut rx = self.trust.subscribe();
+        let _ = tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await;
+        Arc::new(self.hooks_now())
+    }
+
+    /// The workflows of the workspace, loaded now.
+    pub async fn load_workflows(&self) -> LoadOutcome {
+        let roots = self.place().workflow_roots.clone();
+        tokio::task::spawn_blocking(move || crate::workflow::load(&roots))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// The agents of the workspace, loaded now.
+    pub async fn load_agents(&self) -> AgentSet {
+        let roots = self.place().agent_roots.clone();
+        tokio::task::spawn_blocking(move || crate::agents::load(&roots).agents)
+            .await
+            .unwrap_or_default()
+    }
+
+    fn machine_config(settings: &Settings) -> MachineConfig {
+        MachineConfig {
+            max_iterations: settings.max_iterations,
+            max_failures: settings.max_failures,
+            default_agent: settings.default_agent.clone(),
+        }
+    }
+
+    /// Starts the actor of `spec`, keeps its handle and hands its events to the sink.
+    fn spawn(&self, spec: TaskSpec) -> Started {
+        let id = spec.id.clone();
+        let description = spec.description.clone();
+        let (handle, events) = spawn(spec);
+        self.running.insert(id.clone(), handle.clone());
+        (self.sink)(id.clone(), events);
+        Started {
+            id,
+            description,
+            handle,
+        }
+    }
+
+    /// The provider spec `request` asks for, completed from the configured providers.
+    pub fn provider_spec(&self, request: &StartRequest) -> Result<ProviderSpec, TaskError> {
+        let place = self.place();
+        let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
+        let (name, model, base_url) = (
+            nonempty(&request.provider),
+            nonempty(&request.model),
+            nonempty(&request.base_url),
+        );
+        let script = request
+            .script
+            .as_deref()
+            .filter(|s| !s.as_os_str().is_empty());
+        let wanted = ProviderRequest {
+            name: name.as_deref(),
+            model: model.as_deref(),
+            script,
+            base_url: base_url.as_deref(),
+        };
+        crate::provider::resolve_spec(&wanted, &place.settings.providers, &place.workspace)
+            .map_err(TaskError::Invalid)
+    }
+
+    /// Starts a task.
+    pub async fn start(&self, request: StartRequest) -> Result<Started, TaskError> {
+        let description = request.description.trim().to_owned();
+        if description.is_empty() {
+            return Err(TaskError::Invalid(
+                "description is empty: say what the task is".to_owned(),
+            ));
+        }
+        if description.len() > MAX_MESSAGE_BYTES {
+            return Err(TaskError::Invalid(
+                "description is longer than 1 MiB".to_owned(),
+            ));
+        }
+        let place = self.place();
+        let outcome = self.load_workflows().await;
+        let workflow = match request.workflow.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(key) => Some(runnable_workflow(&outcome, key)?),
+        };
+        let agents = self.load_agents().await;
+        let agent = request.agent.clone().filter(|a| !a.trim().is_empty());
+        if let Some(agent) = &agent {
+            check_agent(&agents, agent)?;
+        }
+        let provider_spec = self.provider_spec(&request)?;
+        let settings = place.settings.clone();
+        let provider = build(&provider_spec, &settings).map_err(TaskError::CannotStart)?;
+        let arbiter = new_arbiter(&settings, &place.workspace)?;
+        self.ensure_session(&provider_spec);
+        let hooks = self.task_hooks().await;
+        Ok(self.spawn(TaskSpec {
+            id: new_task_id(),
+            description,
+            workflow,
+            workflows: Arc::new(outcome.workflows),
+            agents: Arc::new(agents),
+            provider,
+            provider_spec,
+            arbiter,
+            start_agent: agent,
+            workspace: place.workspace.clone(),
+            settings,
+            store: self.store.clone(),
+            resume: None,
+            then: None,
+            hooks,
+            session: self.session(),
+            external: None,
+        }))
+    }
+
+    /// Continues a task: one interrupted in this process goes on; one found unfinished in the
+    /// store is rebuilt from its log and goes on.
+    pub async fn resume(&self, id: &str) -> Result<Option<Started>, TaskError> {
+        let Some(handle) = self.handle(id) else {
+            return self.resume_stored(id, None).await.map(Some);
+        };
+        let state = handle.state();
+        if state != TaskState::Blocked {
+            return Err(TaskError::Conflict(format!(
+                "task \"{}\" is {}, not interrupted",
+                clip(id),
+                state.as_str()
+            )));
+        }
+        self.command(id, TaskCommand::Resume)?;
+        Ok(None)
+    }
+
+    /// Rebuilds a stored task from its log and runs it on (after a restart, or to retry or reset
+    /// a finished one with `then`).
+    async fn resume_stored(
+        &self,
+        id: &str,
+        then: Option<machine::Event>,
+    ) -> Result<Started, TaskError> {
+        let Some(store) = self.store.clone() else {
+            return Err(TaskError::Conflict(
+                "tasks are not persisted here (no state directory), so this one cannot be resumed"
+                    .to_owned(),
+            ));
+        };
+        let dir = TaskFiles::dir_of(&store, id);
+        if !dir.join("events.jsonl").is_file() {
+            return Err(TaskError::unknown_task(id));
+        }
+        let place = self.place();
+        let settings = place.settings.clone();
+        let config = Self::machine_config(&settings);
+        let (files, replay) = tokio::task::spawn_blocking(move || load_replay(&dir, &config))
+            .await
+            .map_err(|e| TaskError::Internal(e.to_string()))?
+            .map_err(|e| {
+                TaskError::Internal(format!("cannot resume task \"{}\": {e}", clip(id)))
+            })?;
+        if let Some((outcome, _)) = &replay.finished {
+            if then.is_none() {
+                return Err(TaskError::Conflict(format!(
+                    "task \"{}\" has already finished ({outcome}); a retry or a reset runs it again",
+                    clip(id)
+                )));
+            }
+        }
+        let outcome = self.load_workflows().await;
+        if let Some(key) = &replay.workflow_key {
+            if outcome.workflows.get(key).is_none() {
+                return Err(TaskError::UnknownWorkflow(format!(
+                    "task \"{}\" ran workflow \"{key}\", which no longer loads",
+                    clip(id)
+                )));
+            }
+        }
+        if replay.provider.name == "external" {
+            return Err(TaskError::Conflict(format!(
+                "task \"{}\" is an external agent's session; it goes on by itself with the agent's next hook event",
+                clip(id)
+            )));
+        }
+        let provider = build(&replay.provider, &settings).map_err(|e| {
+            TaskError::CannotStart(format!("cannot resume task \"{}\": {e}", clip(id)))
+        })?;
+        let arbiter = match &replay.arbiter {
+            None => ArbiterSetup::Deterministic,
+            Some(spec) => ArbiterSetup::Model {
+                provider: build(spec, &settings).map_err(|e| {
+                    TaskError::CannotStart(format!("cannot resume the arbiter: {e}"))
+                })?,
+                spec: spec.clone(),
+            },
+        };
+        let agents = self.load_agents().await;
+        self.ensure_session(&replay.provider);
+        let hooks = self.task_hooks().await;
+        Ok(self.spawn(TaskSpec {
+            id: replay.task_id.clone(),
+            description: replay.description.clone(),
+            workflow: replay.workflow_key.clone(),
+            workflows: Arc::new(outcome.workflows),
+            agents: Arc::new(agents),
+            provider,
+            provider_spec: replay.provider.clone(),
+            arbiter,
+            start_agent: replay.agent.clone(),
+            workspace: replay.workspace.clone(),
+            settings,
+            store: Some(store),
+            resume: Some((files, replay)),
+            then,
+            hooks,
+            session: self.session(),
+            external: None,
+        }))
+    }
+
+    /// An override for the orchestrator: sent to a running task where its machine state takes
+    /// it (the chart says where), or applied to a stored one by resuming it.
+    pub async fn override_task(&self, id: &str, what: Override) -> Result<(), TaskError> {
+        if let Override::ForceAgent(agent) = &what {
+            check_agent(&self.load_agents().await, agent)?;
+        }
+        let event = what.event();
+        if let Some(handle) = self.handle(id) {
+            let state = handle.state();
+            if !state.is_finished() && state != TaskState::Interrupted {
+                // A reset is taken wherever the task is.
+                let machine_state = handle.snapshot().machine_state;
+                if what != Override::Reset && !machine::accepts(&machine_state, event.name()) {
+                    return Err(TaskError::Conflict(format!(
+                        "task \"{}\" is {machine_state}; {} does not apply there",
+                        clip(id),
+                        what.name()
+                    )));
+                }
+                if handle.send(TaskCommand::Override(event.clone())).is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        match (&what, self.state_anywhere(id)) {
+            (_, None) => Err(TaskError::unknown_task(id)),
+            (Override::Retry, Some(TaskState::Failed | TaskState::Interrupted))
+            | (Override::Reset, Some(_))
+            | (_, Some(TaskState::Interrupted)) => {
+                self.resume_stored(id, Some(event)).await.map(drop)
+            }
+            (_, Some(state)) => Err(TaskError::Conflict(format!(
+                "task \"{}\" is {}; {} does not apply",
+                clip(id),
+                state.as_str(),
+                what.name()
+            ))),
+        }
+    }
+
+    /// A task's state, running or stored.
+    fn state_anywhere(&self, id: &str) -> Option<TaskState> {
+        if let Some(h) = self.handle(id) {
+            return Some(h.state());
+        }
+        stored::snapshot(&TaskFiles::dir_of(self.store.as_ref()?, id)).map(|s| s.state)
+    }
+
+    /// Starts a workflow in a running task that runs none yet (an external agent's session).
+    /// Returns the text the task answers.
+    pub async fn set_workflow(&self, id: &str, key: &str) -> Result<String, TaskError> {
+        let outcome = self.load_workflows().await;
+        let key = key.trim();
+        let Some(def) = outcome.workflows.find(key).filter(|d| d.show == Show::User) else {
+            return Err(TaskError::UnknownWorkflow(format!(
+                "unknown workflow \"{}\"",
+                clip(key)
+            )));
+        };
+        let key = def.key.clone();
+        self.ask(id, |reply| TaskCommand::SetWorkflow { key, reply }, None)
+            .await
+    }
+
+    /// `next`, `loop` or `status` in a running task; returns the text to show.
+    pub async fn step(&self, id: &str, action: StepAction) -> Result<String, TaskError> {
+        self.ask(
+            id,
+            |reply| TaskCommand::Step { action, reply },
+            Some(ANSWER_WAIT),
+        )
+        .await
+    }
+
+    /// Sends a command that answers through `reply` and waits for the answer (at most `wait`).
+    async fn ask(
+        &self,
+        id: &str,
+        command: impl FnOnce(oneshot::Sender<Result<String, String>>) -> TaskCommand,
+        wait: Option<Duration>,
+    ) -> Result<String, TaskError> {
+        let (reply, answer) = oneshot::channel();
+        self.command(id, command(reply))?;
+        let answer = match wait {
+            Some(wait) => tokio::time::timeout(wait, answer).await.map_err(|_| {
+                TaskError::Internal(format!(
+                    "the task did not answer within {} s",
+                    wait.as_secs()
+                ))
+            })?,
+            None => answer.await,
+        };
+        match answer {
+            Ok(Ok(text)) => Ok(text),
+            Ok(Err(why)) => Err(TaskError::Conflict(why)),
+            Err(_) => Err(TaskError::Conflict(format!(
+                "task \"{}\" ended before it could answer",
+                clip(id)
+            ))),
+        }
+    }
+
+    pub fn cancel(&self, id: &str) -> Result<(), TaskError> {
+        self.command(id, TaskCommand::Cancel)
+    }
+
+    /// Stops a countdown or the current turn; the task then waits for the user.
+    pub fn interrupt(&self, id: &str) -> Result<(), TaskError> {
+        let handle = self.handle(id).ok_or_else(|| TaskError::unknown_task(id))?;
+        if handle.state() == TaskState::Blocked {
+            return Err(TaskError::Conflict(format!(
+                "task \"{}\" is already interrupted and waits for a message",
+                clip(id)
+            )));
+        }
+        self.command(id, TaskCommand::Interrupt)
+    }
+
+    pub fn send_message(&self, id: &str, text: String) -> Result<(), TaskError> {
+        if text.len() > MAX_MESSAGE_BYTES {
+            return Err(TaskError::Invalid(format!(
+                "message is {} bytes; the limit is {MAX_MESSAGE_BYTES}",
+                text.len()
+            )));
+        }
+        if text.trim().is_empty() {
+            return Err(TaskError::Invalid("message is empty".to_owned()));
+        }
+        self.command(id, TaskCommand::SendMessage(text))
+    }
+
+    /// Sends a command to a task that is still running.
+    fn command(&self, id: &str, command: TaskCommand) -> Result<(), TaskError> {
+        let handle = self.handle(id).ok_or_else(|| TaskError::unknown_task(id))?;
+        let state = handle.state();
+        if state.is_finished() {
+            return Err(TaskError::Conflict(format!(
+                "task \"{}\" has already ended ({})",
+                clip(id),
+                state.as_str()
+            )));
+        }
+        handle
+            .send(command)
+            .map_err(|_| TaskError::Conflict(format!("task \"{}\" has already ended", clip(id))))
+    }
+
+    /// The handle of a task running in this process.
+    pub fn handle(&self, id: &str) -> Option<TaskHandle> {
+        self.running.get(id).map(|h| h.clone())
+    }
+
+    /// Every task of the workspace: those running here, then the stored ones (finished, or
+    /// unfinished and so interrupted), the most recently started first.
+    pub fn list(&self) -> Vec<TaskSnapshot> {
+        let mut tasks: Vec<TaskSnapshot> = self.running.iter().map(|h| h.snapshot()).collect();
+        if let Some(store) = &self.store {
+            let workspace = self.workspace();
+            tasks.extend(
+                crate::store::task_dirs(store)
+                    .into_iter()
+                    .filter_map(|dir| stored::snapshot(&dir))
+                    .filter(|s| s.workspace == workspace && !self.running.contains_key(&s.task_id)),
+            );
+        }
+        // Ids end in a counter that breaks ties.
+        let order = |id: &str| {
+            id.rsplit('-')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        tasks.sort_by(|a, b| {
+            b.started_at
+                .cmp(&a.started_at)
+                .then_with(|| order(&b.task_id).cmp(&order(&a.task_id)))
+        });
+        tasks
+    }
+
+    /// One task with its history, running or stored.
+    pub async fn get(&self, id: &str) -> Result<TaskSnapshot, TaskError> {
+        if let Some(handle) = self.handle(id) {
+            return Ok(handle.snapshot());
+        }
+        let store = self.store.clone();
+        let task = id.to_owned();
+        tokio::task::spawn_blocking(move || {
+            stored::detail(&TaskFiles::dir_of(store.as_ref()?, &task))
+        })
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| TaskError::unknown_task(id))
+    }
+}
+
+/// The key of the workflow `key` names, if it can run as a task's workflow.
+fn runnable_workflow(outcome: &LoadOutcome, key: &str) -> Result<String, TaskError> {
+    let set: &WorkflowSet = &outcome.workflows;
+    let Some(def) = set.find(key) else {
+        let known: Vec<&str> = set
+            .iter()
+            .filter(|d| d.show == Show::User)
+            .map(|d| d.key.as_str())
+            .collect();
+        let message = if outcome.skipped.iter().any(|s| s.key == key) {
+            format!(
+                "workflow \"{}\" has errors; run `rawko workflows validate`",
+                clip(key)
+            )
+        } else if known.is_empty() {
+            format!(
+                "unknown workflow \"{}\"; no workflows are defined (`rawko init` writes a starter)",
+                clip(key)
+            )
+        } else {
+            format!(
+                "unknown workflow \"{}\"; available: {}",
+                clip(key),
+                known.join(", ")
+            )
+        };
+        return Err(TaskError::UnknownWorkflow(message));
+    };
+    if def.show == Show::Workflows {
+        return Err(TaskError::UnknownWorkflow(format!(
+            "workflow \"{}\" is a subworkflow that can only run as part of another workflow",
+            clip(key)
+        )));
+    }
+    Ok(def.key.clone())
+}
+
+/// Whether `agent` is one of `agents` (or the default agent).
+fn check_agent(agents: &AgentSet, agent: &str) -> Result<(), TaskError> {
+    if agent == arbiter::DEFAULT_AGENT || agents.get(agent).is_some() {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = agents.names().collect();
+    names.push(arbiter::DEFAULT_AGENT);
+    Err(TaskError::UnknownAgent(format!(
+        "unknown agent \"{}\"; the agents are {}",
+        clip(agent),
+        names.join(", ")
+    )))
+}
+
+/// Builds a provider with the keys of the settings (`apiKeys`), else the environment's.
+fn build(spec: &ProviderSpec, settings: &Settings) -> Result<Box<dyn Provider>, String> {
+    spec.build_with(&|name| settings.api_keys.get(name))
+}
+
+/// The arbiter the settings ask for.
+fn new_arbiter(settings: &Settings, workspace: &Path) -> Result<ArbiterSetup, TaskError> {
+    let Some(spec) = &settings.arbiter else {
+        return Ok(ArbiterSetup::Deterministic);
+    };
+    let mut spec = spec.clone();
+    if let Some(script) = &spec.script {
+        spec.script = Some(workspace.join(script));
+    }
+    let provider = build(&spec, settings)
+        .map_err(|e| TaskError::CannotStart(format!("the model arbiter cannot start: {e}")))?;
+    Ok(ArbiterSetup::Model { provider, spec })
+}

@@ -1,0 +1,151 @@
+//! A task's events on the wire: one writer per task sends its notifications in order with a
+//! `seq`; an approval is asked in a task of its own, so nothing else waits for the user.
+
+use std::sync::Arc;
+
+use rawko_protocol::to_client::{
+    ApprovalOption, ApproveToolCall, ApproveToolCallParams, Countdown, Output, Status, TaskFinished,
+};
+use rawko_protocol::types::TaskId;
+use tokio::sync::mpsc;
+
+use super::{to_proto, transport};
+use crate::engine::{self, TaskEvent};
+
+/// Sends a task's events to the client in order, numbering its notifications.
+pub(super) async fn write_events(
+    out: Arc<transport::Outgoing>,
+    task_id: String,
+    mut events: mpsc::UnboundedReceiver<TaskEvent>,
+) {
+    let mut seq = 0u64;
+    while let Some(event) = events.recv().await {
+        match event {
+            TaskEvent::Status {
+                state,
+                breadcrumb,
+                text,
+                reason,
+                workflow,
+                breadcrumb_text,
+            } => {
+                seq += 1;
+                out.notify::<Status>(&to_proto::status(
+                    &task_id,
+                    seq,
+                    state,
+                    &breadcrumb,
+                    text,
+                    reason,
+                    workflow,
+                    breadcrumb_text,
+                ));
+            }
+            TaskEvent::Countdown {
+                seconds_left,
+                text,
+                label,
+            } => {
+                seq += 1;
+                out.notify::<Countdown>(&to_proto::countdown(
+                    &task_id,
+                    seq,
+                    seconds_left,
+                    text,
+                    label,
+                ));
+            }
+            TaskEvent::Output {
+                kind,
+                text,
+                tool_call_id,
+                tool,
+                input,
+                is_error,
+            } => {
+                seq += 1;
+                out.notify::<Output>(&to_proto::output(
+                    &task_id,
+                    seq,
+                    kind,
+                    text,
+                    tool_call_id,
+                    tool,
+                    input,
+                    is_error,
+                ));
+            }
+            TaskEvent::Finished { outcome, summary } => {
+                seq += 1;
+                out.notify::<TaskFinished>(&to_proto::finished(&task_id, seq, outcome, summary));
+            }
+            TaskEvent::Approval(request) => {
+                tokio::spawn(ask_approval(out.clone(), task_id.clone(), request));
+            }
+        }
+    }
+}
+
+/// Asks the editor about a blocked call. Runs on its own so nothing else waits for the user; when
+/// the task stops waiting (its timeout, a cancel) the request is withdrawn with `$/cancelRequest`.
+async fn ask_approval(
+    out: Arc<transport::Outgoing>,
+    task_id: String,
+    request: engine::ApprovalRequest,
+) {
+    let engine::ApprovalRequest {
+        tool_call_id,
+        tool,
+        input,
+        phase,
+        reason,
+        summary,
+        expires_at,
+        timeout,
+        mut reply,
+    } = request;
+    if !out.is_ready() {
+        // No editor attached: nobody here can be asked.
+        let _ = reply.send(engine::ApprovalAnswer::NoApprover);
+        return;
+    }
+    let params = ApproveToolCallParams {
+        task_id: TaskId(task_id),
+        tool_call_id,
+        tool,
+        input,
+        phase,
+        reason,
+        options: ApprovalOption::ALL.to_vec(),
+        summary,
+        expires_at: u64::try_from(expires_at).unwrap_or(0),
+        // Whole seconds, rounded up: a timeout under a second is not 0.
+        timeout_seconds: u64::try_from(timeout.as_millis().div_ceil(1000)).unwrap_or(u64::MAX),
+    };
+    let (id, answer) = out.request::<ApproveToolCall>(&params);
+    let answer = tokio::select! {
+        answer = answer => answer,
+        () = reply.closed() => {
+            out.cancel(&id);
+            return;
+        }
+    };
+    let answer = match answer {
+        Ok(Ok(result)) => {
+            match serde_json::from_value::<rawko_protocol::to_client::ApproveToolCallResult>(result)
+            {
+                Ok(r) => to_proto::approval_answer(r.outcome),
+                Err(e) => {
+                    tracing::warn!("the editor's approval answer is not understood: {e}");
+                    engine::ApprovalAnswer::Cancelled
+                }
+            }
+        }
+        Ok(Err(error)) => {
+            tracing::warn!("the editor answered the approval with an error: {error}");
+            engine::ApprovalAnswer::Cancelled
+        }
+        Err(_) => engine::ApprovalAnswer::Cancelled,
+    };
+    let _ = reply.send(answer);
+}

@@ -1,0 +1,170 @@
+//! The task methods: each checks its params, asks the task service and maps its answer.
+
+use rawko_protocol::to_server::*;
+use rawko_protocol::types::TaskId;
+use tower_lsp_server::jsonrpc::Result;
+
+use super::errors::task_error;
+use super::{to_proto, Backend};
+use crate::engine::tasks::{Override, StartRequest};
+
+/// A non-empty string, or nothing.
+fn given(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+impl Backend {
+    pub(super) async fn start_task(&self, params: StartTaskParams) -> Result<StartTaskResult> {
+        let started = self
+            .tasks()
+            .start(StartRequest {
+                description: params.description,
+                workflow: given(params.workflow),
+                agent: given(params.agent),
+                provider: given(params.provider),
+                model: given(params.model),
+                script: given(params.script).map(Into::into),
+                base_url: None,
+            })
+            .await
+            .map_err(task_error)?;
+        Ok(StartTaskResult {
+            task_id: TaskId(started.id),
+        })
+    }
+
+    pub(super) async fn cancel_task(&self, params: CancelTaskParams) -> Result<CancelTaskResult> {
+        self.tasks()
+            .cancel(params.task_id.as_str())
+            .map_err(task_error)?;
+        Ok(CancelTaskResult {})
+    }
+
+    pub(super) async fn step(&self, params: StepParams) -> Result<StepResult> {
+        let text = self
+            .tasks()
+            .step(
+                params.task_id.as_str(),
+                to_proto::step_action(params.action),
+            )
+            .await
+            .map_err(task_error)?;
+        Ok(StepResult { text })
+    }
+
+    pub(super) async fn interrupt(&self, params: InterruptParams) -> Result<InterruptResult> {
+        self.tasks()
+            .interrupt(params.task_id.as_str())
+            .map_err(task_error)?;
+        Ok(InterruptResult {})
+    }
+
+    pub(super) async fn send_message(
+        &self,
+        params: SendMessageParams,
+    ) -> Result<SendMessageResult> {
+        self.tasks()
+            .send_message(params.task_id.as_str(), params.text)
+            .map_err(task_error)?;
+        Ok(SendMessageResult {})
+    }
+
+    pub(super) async fn list_tasks(&self, _: ListTasksParams) -> Result<ListTasksResult> {
+        Ok(ListTasksResult {
+            tasks: self
+                .tasks()
+                .list()
+                .iter()
+                .map(to_proto::task_summary)
+                .collect(),
+        })
+    }
+
+    pub(super) async fn get_task(&self, params: GetTaskParams) -> Result<GetTaskResult> {
+        let snapshot = self
+            .tasks()
+            .get(params.task_id.as_str())
+            .await
+            .map_err(task_error)?;
+        Ok(GetTaskResult {
+            task: to_proto::task_detail(&snapshot),
+        })
+    }
+
+    pub(super) async fn set_workflow(
+        &self,
+        params: SetWorkflowParams,
+    ) -> Result<SetWorkflowResult> {
+        let text = self
+            .tasks()
+            .set_workflow(params.task_id.as_str(), &params.workflow)
+            .await
+            .map_err(task_error)?;
+        Ok(SetWorkflowResult { text })
+    }
+
+    pub(super) async fn resume_task(&self, params: ResumeTaskParams) -> Result<ResumeTaskResult> {
+        self.tasks()
+            .resume(params.task_id.as_str())
+            .await
+            .map_err(task_error)?;
+        Ok(ResumeTaskResult {})
+    }
+
+    async fn override_task(&self, id: &TaskId, what: Override) -> Result<()> {
+        self.tasks()
+            .override_task(id.as_str(), what)
+            .await
+            .map_err(task_error)
+    }
+
+    pub(super) async fn force_agent(&self, params: ForceAgentParams) -> Result<ForceAgentResult> {
+        self.override_task(&params.task_id, Override::ForceAgent(params.agent))
+            .await?;
+        Ok(ForceAgentResult {})
+    }
+
+    pub(super) async fn skip_step(&self, params: SkipStepParams) -> Result<SkipStepResult> {
+        self.override_task(&params.task_id, Override::SkipStep)
+            .await?;
+        Ok(SkipStepResult {})
+    }
+
+    pub(super) async fn retry(&self, params: RetryParams) -> Result<RetryResult> {
+        self.override_task(&params.task_id, Override::Retry).await?;
+        Ok(RetryResult {})
+    }
+
+    pub(super) async fn reset(&self, params: ResetParams) -> Result<ResetResult> {
+        self.override_task(&params.task_id, Override::Reset).await?;
+        Ok(ResetResult {})
+    }
+
+    pub(super) async fn list_workflows(
+        &self,
+        _: ListWorkflowsParams,
+    ) -> Result<ListWorkflowsResult> {
+        let outcome = self.tasks().load_workflows().await;
+        let set = &outcome.workflows;
+        Ok(ListWorkflowsResult {
+            workflows: set
+                .iter()
+                .map(|d| to_proto::workflow_summary(set, d))
+                .collect(),
+        })
+    }
+
+    pub(super) async fn validate_workflows(
+        &self,
+        _: ValidateWorkflowsParams,
+    ) -> Result<ValidateWorkflowsResult> {
+        let outcome = self.tasks().load_workflows().await;
+        Ok(ValidateWorkflowsResult {
+            diagnostics: outcome
+                .diagnostics
+                .iter()
+                .map(to_proto::diagnostic)
+                .collect(),
+        })
+    }
+}

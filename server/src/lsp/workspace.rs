@@ -1,0 +1,183 @@
+//! The server's workspace: where it settles before any editor speaks and again at `initialize`,
+//! the local endpoint for external agents, the editor's answer about trusting the workspace's
+//! hooks, and the end of the session.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rawko_protocol::to_client::{TrustWorkspace, TrustWorkspaceParams, TrustWorkspaceResult};
+use serde_json::Value;
+use tower_lsp_server::lsp_types::MessageType;
+use tower_lsp_server::Client;
+
+use super::{transport, Shared};
+use crate::config::ConfigProblem;
+use crate::engine::tasks::Place;
+use crate::hooks::session::SessionStatus;
+use crate::hooks::trust::{self, Trust};
+
+fn env(key: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(key)
+}
+
+fn current_dir() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// The workspace, its settings (with the editor's options, if given) and whether its hooks may
+/// run, as found now. Problems with the settings are returned for the user.
+pub(super) fn configure(
+    workspace: PathBuf,
+    options: Option<&Value>,
+) -> (Place, Trust, Vec<ConfigProblem>) {
+    let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+    let (place, problems) = Place::load(workspace, options, &env);
+    let trust = trust::check(
+        trust::store_path(env).as_deref(),
+        &place.workspace,
+        place.settings.workspace_hooks.as_ref(),
+    );
+    (place, trust, problems)
+}
+
+/// The folder the server serves before (or without) an editor: `--workspace`, else the current
+/// directory.
+pub(super) fn first_workspace(shared: &Shared) -> PathBuf {
+    shared.options.workspace.clone().unwrap_or_else(current_dir)
+}
+
+/// The folder the editor's `initialize` names, unless `--workspace` was given.
+pub(super) fn editor_workspace(shared: &Shared, from_client: Option<PathBuf>) -> PathBuf {
+    shared
+        .options
+        .workspace
+        .clone()
+        .or(from_client)
+        .unwrap_or_else(current_dir)
+}
+
+/// Opens the local endpoint external agents (Claude Code's hooks) reach, for `workspace`,
+/// replacing (and so closing) the one before.
+pub(super) async fn open_endpoint(shared: Arc<Shared>, workspace: PathBuf) {
+    let host = crate::endpoint::ExternalHost {
+        tasks: shared.tasks.clone(),
+    };
+    let runtime = crate::external::runtime_dir(env);
+    match crate::endpoint::start(Arc::new(host), &workspace, &runtime).await {
+        Ok(endpoint) => {
+            tracing::info!(
+                "endpoint for external agents at {} ({})",
+                endpoint.url,
+                endpoint.file.display()
+            );
+            if let Ok(mut slot) = shared.endpoint.lock() {
+                *slot = Some(endpoint);
+            }
+        }
+        Err(e) => tracing::warn!("cannot start the endpoint for external agents: {e}"),
+    }
+}
+
+/// What the server does before any editor speaks: it settles on `--workspace` (or the current
+/// directory), reads its settings, and opens the endpoint, so a `rawko serve` started in a
+/// terminal gates Claude Code at once. A workspace with hooks it does not trust runs them only
+/// after `rawko trust` (or the editor's question, once one attaches).
+pub(super) async fn early_start(shared: Arc<Shared>) {
+    let (place, trust, problems) = configure(first_workspace(&shared), None);
+    for p in &problems {
+        tracing::warn!("rawko config: {p}");
+    }
+    if matches!(trust, Trust::Untrusted | Trust::Changed) {
+        tracing::warn!(
+            "the hooks in {} do not run until you trust the workspace (`rawko trust`, or the editor's question)",
+            place.workspace.display()
+        );
+    }
+    let workspace = place.workspace.clone();
+    let provider = place.settings.providers.first().map(|p| p.name.clone());
+    let tasks = &shared.tasks;
+    tasks.set_trust(Some(matches!(trust, Trust::NoHooks | Trust::Trusted)));
+    tasks.configure(place);
+    tasks.start_session("serve", provider);
+    open_endpoint(shared, workspace).await;
+}
+
+/// Asks the editor whether the workspace's hooks may run (`rawko/trustWorkspace`), records a
+/// yes, and tells the user what a no (or no answer) means.
+pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, shared: Arc<Shared>) {
+    let place = shared.tasks.place();
+    let (workspace, settings) = (&place.workspace, &place.settings);
+    let section = settings.workspace_hooks.clone();
+    let store = trust::store_path(env);
+    let changed = trust::check(store.as_deref(), workspace, section.as_ref()) == Trust::Changed;
+    let params = TrustWorkspaceParams {
+        workspace: workspace.display().to_string(),
+        hooks: crate::hooks::workspace_hook_lines(&settings.hooks),
+        changed,
+    };
+    let (id, answer) = out.request::<TrustWorkspace>(&params);
+    let trusted = match tokio::time::timeout(settings.approval_timeout, answer).await {
+        Ok(Ok(Ok(result))) => match serde_json::from_value::<TrustWorkspaceResult>(result) {
+            Ok(r) => r.trusted,
+            Err(e) => {
+                tracing::warn!("the editor's trust answer is not understood: {e}");
+                false
+            }
+        },
+        Ok(Ok(Err(error))) => {
+            tracing::warn!("the editor answered rawko/trustWorkspace with an error: {error}");
+            false
+        }
+        Ok(Err(_)) => false,
+        Err(_) => {
+            out.cancel(&id);
+            false
+        }
+    };
+    if trusted {
+        if let (Some(store), Some(section)) = (store, section) {
+            if let Err(e) = trust::record(&store, workspace, &section) {
+                client
+                    .show_message(
+                        MessageType::WARNING,
+                        format!("rawko: cannot record that you trust this workspace: {e}"),
+                    )
+                    .await;
+            }
+        }
+    } else {
+        client
+            .show_message(
+                MessageType::WARNING,
+                format!(
+                    "rawko: the hooks in {} do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
+                    settings.workspace_hook_files_text(workspace)
+                ),
+            )
+            .await;
+    }
+    shared.tasks.set_trust(Some(trusted));
+}
+
+/// The session ends: AutoAgent's Stop hooks run with the reason, then the session file is closed.
+pub(super) async fn end_session(shared: &Shared, interrupted: bool) {
+    // The endpoint goes first: no external agent should reach a server that is ending.
+    if let Ok(mut slot) = shared.endpoint.lock() {
+        slot.take();
+    }
+    let stop = shared
+        .tasks
+        .end_session(interrupted.then_some(SessionStatus::Interrupted))
+        .await;
+    for note in &stop.notes {
+        match note {
+            crate::hooks::Note::Output(t) => tracing::info!("{t}"),
+            note @ (crate::hooks::Note::Error(_) | crate::hooks::Note::ConfigError { .. }) => {
+                tracing::warn!("{}", note.text())
+            }
+        }
+    }
+    if let Some(reason) = stop.blocked.or(stop.halt) {
+        tracing::warn!("Stop hook blocked termination: {reason}");
+    }
+}
