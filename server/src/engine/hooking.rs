@@ -1,5 +1,5 @@
 //! The task actor's side of hooks: what each event tells the hooks, and what the user sees of
-//! their answers. Which event fires where is in actor.rs; what a hook's answer means is in
+//! their answers. Which event fires where is in actor/; what a hook's answer means is in
 //! crate::hooks.
 
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 use super::drive::quote;
 use super::not_done::{self, Countdown, Decision, Facts, Flow, StopHooks, Verdict};
 use super::{Control, Conversation, Stop};
-use crate::engine::arbiter::{self};
+use crate::engine::arbiter;
 use crate::engine::log::LogEvent;
 use crate::engine::{OutputKind, TaskEvent, TaskState};
 use crate::machine::{self, ArbiterDecision, MachineError};
@@ -112,12 +112,7 @@ impl Control {
                     }
                     return Ok(Err(MachineError::new("reminder_limit", why)));
                 }
-                Decision::CountDown => {
-                    countdown = Some(match self.countdown().await? {
-                        true => Countdown::RanOut,
-                        false => Countdown::UserStepped,
-                    })
-                }
+                Decision::CountDown => countdown = Some(self.countdown().await?),
                 Decision::Remind => {
                     self.send_reminder(conversation);
                     return Ok(verdict.ok_or_else(no_verdict));
@@ -175,13 +170,10 @@ impl Control {
         }))
     }
 
-    /// Counts down before the reminder. `Ok(true)`: it ran out and the reminder is due;
-    /// `Ok(false)`: the user stepped in (a message, or a step) and the task goes on.
-    async fn countdown(&mut self) -> Result<bool, machine::Event> {
+    /// Counts down before the reminder (the policy sends it at once when `countdownSeconds` is
+    /// 0): it runs out, or the user steps in (a message, a step, an interrupt and then the user).
+    async fn countdown(&mut self) -> Result<Countdown, machine::Event> {
         let seconds = self.settings.countdown_seconds;
-        if seconds == 0 {
-            return Ok(true);
-        }
         self.set_status(TaskState::Countdown, None, "countdown");
         for left in (1..=seconds).rev() {
             let label = format!("⏳ Auto-continuing in {left}s");
@@ -198,18 +190,19 @@ impl Control {
                 Err(Stop::Interrupt) => {
                     self.record("countdown_interrupted", None, None, None);
                     self.wait_for_user().await?;
-                    return Ok(false);
+                    return Ok(Countdown::UserStepped);
                 }
                 Err(Stop::Message) | Err(Stop::Stepped) => {
                     self.set_status(TaskState::Running, None, "countdown_stopped");
-                    return Ok(false);
+                    return Ok(Countdown::UserStepped);
                 }
                 Err(stop) => return Err(Self::stop_event(stop)),
             }
         }
-        Ok(true)
+        Ok(Countdown::RanOut)
     }
 
+    /// The not-done reminder of the current phase into the conversation: one more in a row.
     fn send_reminder(&mut self, conversation: &mut Conversation) {
         let Some(reminder) = self
             .pos
