@@ -1,5 +1,5 @@
 //! The task actor's side of hooks: what each event tells the hooks, and what the user sees of
-//! their answers. Which event fires where is in actor.rs; what a hook's answer means is in
+//! their answers. Which event fires where is in actor/; what a hook's answer means is in
 //! crate::hooks.
 
 use std::sync::Arc;
@@ -14,8 +14,13 @@ impl Control {
     /// An invocation of `event` with what every event of this task carries: the task, its
     /// workflow and phase, the provider, in AutoAgent's names (and its aliases) and Claude Code's.
     pub(super) fn invocation(&self, event: HookEvent) -> Invocation {
-        let active = self.workflow.as_ref().and_then(|w| w.resolve(&self.set));
+        let active = self
+            .pos
+            .workflow
+            .as_ref()
+            .and_then(|w| w.resolve(&self.pos.set));
         let workflow_key = self
+            .pos
             .workflow
             .as_ref()
             .map(|w| w.workflow_key.clone())
@@ -25,6 +30,7 @@ impl Control {
             .map(|a| (a.current_phase.id.clone(), a.current_phase.name.clone()))
             .unwrap_or_default();
         let transcript = self
+            .persist
             .files
             .as_ref()
             .map(|f| {
@@ -107,14 +113,14 @@ impl Control {
     /// Remembers an event whose hooks may run later (a phase change inside a step).
     pub(super) fn queue_hook(&mut self, inv: Invocation) {
         if self.hooks.any(&inv) {
-            self.queued_hooks.push(inv);
+            self.hook_state.queued.push(inv);
         }
     }
 
     /// Runs the hooks queued so far, in order.
     pub(super) async fn run_queued_hooks(&mut self) {
-        while !self.queued_hooks.is_empty() {
-            let inv = self.queued_hooks.remove(0);
+        while !self.hook_state.queued.is_empty() {
+            let inv = self.hook_state.queued.remove(0);
             self.fire(inv).await;
         }
     }
@@ -128,7 +134,7 @@ impl Control {
                 Note::Output(text) => self.output(OutputKind::HookOutput, text.clone()),
                 Note::Error(text) => self.output(OutputKind::Error, text.clone()),
                 Note::ConfigError { hook, text } => {
-                    if self.config_errors_shown.insert(hook.clone()) {
+                    if self.hook_state.config_errors_shown.insert(hook.clone()) {
                         let text = format!("hook configuration error: {text}");
                         self.output(OutputKind::Error, text.clone());
                         first_config_error.get_or_insert(text);
@@ -224,7 +230,7 @@ impl Control {
             ));
         }
         context.extend(d.context);
-        if self.workflow.is_some() {
+        if self.pos.workflow.is_some() {
             let inv = self.phase_invocation(HookEvent::PhaseEnter);
             self.fire(inv).await;
         }
@@ -236,7 +242,10 @@ impl Control {
     /// Where SessionStart hooks write their `CLAUDE_ENV_FILE`s: the task's directory (none for a
     /// task that is not stored).
     fn session_env_dir(&self) -> Option<std::path::PathBuf> {
-        self.files.as_ref().map(|f| f.dir().join("session-env"))
+        self.persist
+            .files
+            .as_ref()
+            .map(|f| f.dir().join("session-env"))
     }
 
     /// The environment SessionStart hooks wrote to their `CLAUDE_ENV_FILE`s, for the task's Bash
@@ -307,7 +316,7 @@ impl Control {
         if !relevant {
             return (outcome, summary, Vec::new());
         }
-        let mut files: std::collections::BTreeSet<String> = self.files_modified.clone();
+        let mut files: std::collections::BTreeSet<String> = self.hook_state.files_modified.clone();
         files.extend(
             crate::hooks::git::changed_files(
                 &self.hooks.workspace,
@@ -354,15 +363,15 @@ impl Control {
         let inv = self
             .invocation(HookEvent::Stop)
             .only(crate::hooks::Dialect::Claude)
-            .field("stop_hook_active", self.stop_hook_active)
+            .field("stop_hook_active", self.not_done.stop_hook_active)
             .field("last_assistant_message", self.last_output.clone())
-            .field("stopHookActive", self.stop_hook_active);
+            .field("stopHookActive", self.not_done.stop_hook_active);
         if !self.hooks.any(&inv) {
             return Ok(None);
         }
         let d = self.fire_waiting(inv).await?;
         if let Some(halt) = d.halt {
-            self.halt_reason = Some(halt);
+            self.hook_state.halt_reason = Some(halt);
             return Err(Stop::Interrupt);
         }
         let reason = match (d.blocked, d.context.is_empty()) {
@@ -370,7 +379,7 @@ impl Control {
             (None, false) => Some(d.context.join("\n\n")),
             (None, true) => None,
         };
-        self.stop_hook_active = reason.is_some();
+        self.not_done.stop_hook_active = reason.is_some();
         Ok(reason)
     }
 
@@ -383,7 +392,7 @@ impl Control {
             .iter()
             .find_map(|k| input.get(*k).and_then(Value::as_str))
         {
-            self.files_modified.insert(path.to_owned());
+            self.hook_state.files_modified.insert(path.to_owned());
         }
     }
 }

@@ -3,37 +3,117 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::log::LogEvent;
 use super::{HistoryItem, TaskSnapshot, TaskState};
 
-/// A stored task's summary from its snapshot (or, without one, from its log's first record).
-pub fn snapshot(dir: &Path) -> Option<TaskSnapshot> {
-    let from_snapshot = crate::store::read_snapshot(dir).and_then(|v| {
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        let mut state = TaskState::parse(&text("state")?)?;
-        if !state.is_finished() {
-            state = TaskState::Interrupted;
+/// `snapshot.json`: a cache for listing a stored task without replaying its log. The actor
+/// writes it and [`snapshot`] and [`detail`] read it, through this one type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotFile {
+    /// The store's format version ([`crate::store::FORMAT_VERSION`], checked before reading).
+    pub v: u32,
+    pub task_id: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub description: String,
+    #[serde(default)]
+    pub workflow: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub workspace: PathBuf,
+    /// The task's state as the editor shows it (`running`, `complete`…).
+    #[serde(with = "state_name")]
+    pub state: TaskState,
+    /// The orchestrator machine's state.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub machine_state: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub breadcrumb_text: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub started_at: i64,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub updated_at: i64,
+}
+
+impl SnapshotFile {
+    /// The file for a running task's snapshot, written at `now`.
+    pub fn of(snap: TaskSnapshot, machine_state: &str, breadcrumb_text: &str, now: i64) -> Self {
+        SnapshotFile {
+            v: crate::store::FORMAT_VERSION,
+            task_id: snap.task_id,
+            description: snap.description,
+            workflow: snap.workflow,
+            workspace: snap.workspace,
+            state: snap.state,
+            machine_state: machine_state.to_owned(),
+            breadcrumb_text: breadcrumb_text.to_owned(),
+            started_at: snap.started_at,
+            updated_at: now,
         }
-        Some(TaskSnapshot {
-            task_id: text("taskId")?,
-            description: text("description").unwrap_or_default(),
-            workflow: text("workflow"),
+    }
+
+    /// The stored task's snapshot file, if it has a readable one of this version.
+    pub fn read(dir: &Path) -> Option<SnapshotFile> {
+        crate::store::read_snapshot(dir)
+    }
+
+    /// The task as listed: a task that had not finished is interrupted now.
+    pub fn into_task_snapshot(self) -> TaskSnapshot {
+        let state = if self.state.is_finished() {
+            self.state
+        } else {
+            TaskState::Interrupted
+        };
+        TaskSnapshot {
+            task_id: self.task_id,
+            description: self.description,
+            workflow: self.workflow,
             workflow_name: None,
             state,
             breadcrumb: Vec::new(),
-            breadcrumb_text: text("breadcrumbText").unwrap_or_default(),
+            breadcrumb_text: self.breadcrumb_text,
             status_text: String::new(),
-            started_at: v.get("startedAt").and_then(Value::as_i64).unwrap_or(0),
-            updated_at: v.get("updatedAt").and_then(Value::as_i64).unwrap_or(0),
+            started_at: self.started_at,
+            updated_at: self.updated_at,
             history: Vec::new(),
-            workspace: PathBuf::from(text("workspace").unwrap_or_default()),
-            machine_state: text("machineState").unwrap_or_default(),
+            workspace: self.workspace,
+            machine_state: self.machine_state,
             agent: None,
-        })
-    });
-    from_snapshot.or_else(|| detail(dir))
+        }
+    }
+}
+
+/// A `null` reads as the default, like a missing field.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}
+
+/// A [`TaskState`] by its name.
+mod state_name {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(state: &TaskState, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(state.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TaskState, D::Error> {
+        let name = String::deserialize(d)?;
+        TaskState::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown task state \"{name}\"")))
+    }
+}
+
+/// A stored task's summary from its snapshot (or, without one, from its log's first record).
+pub fn snapshot(dir: &Path) -> Option<TaskSnapshot> {
+    SnapshotFile::read(dir)
+        .map(SnapshotFile::into_task_snapshot)
+        .or_else(|| detail(dir))
 }
 
 /// A stored task in full, its history read from its log.
@@ -121,12 +201,82 @@ pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
     let mut snap = snap?;
     snap.state = finished.unwrap_or(TaskState::Interrupted);
     snap.history = history;
-    if let Some(v) = crate::store::read_snapshot(dir) {
-        snap.breadcrumb_text = v
-            .get("breadcrumbText")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+    if let Some(file) = SnapshotFile::read(dir) {
+        snap.breadcrumb_text = file.breadcrumb_text;
     }
     Some(snap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A snapshot as rawko wrote it before the type existed (with `json!` and string keys).
+    const OLD_FORMAT: &str = r#"{"breadcrumbText":"Feature > 📋 Plan [1/4]","description":"add a flag","machineState":"executing","startedAt":1763900000000,"state":"waiting_approval","taskId":"task-1763900000000-1","updatedAt":1763900005000,"v":1,"workflow":"feature","workspace":"/home/u/project"}"#;
+
+    fn dir_with(snapshot: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("snapshot.json"), snapshot).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_old_format_snapshot_reads() {
+        let dir = dir_with(OLD_FORMAT);
+        let file = SnapshotFile::read(dir.path()).unwrap();
+        assert_eq!(
+            file,
+            SnapshotFile {
+                v: 1,
+                task_id: "task-1763900000000-1".to_owned(),
+                description: "add a flag".to_owned(),
+                workflow: Some("feature".to_owned()),
+                workspace: PathBuf::from("/home/u/project"),
+                state: TaskState::WaitingApproval,
+                machine_state: "executing".to_owned(),
+                breadcrumb_text: "Feature > 📋 Plan [1/4]".to_owned(),
+                started_at: 1763900000000,
+                updated_at: 1763900005000,
+            }
+        );
+        let snap = snapshot(dir.path()).unwrap();
+        assert_eq!(snap.task_id, "task-1763900000000-1");
+        assert_eq!(snap.state, TaskState::Interrupted, "it had not finished");
+        assert_eq!(snap.breadcrumb_text, "Feature > 📋 Plan [1/4]");
+        assert_eq!(snap.machine_state, "executing");
+        assert_eq!(snap.started_at, 1763900000000);
+        assert_eq!(snap.updated_at, 1763900005000);
+        assert_eq!(snap.workspace, PathBuf::from("/home/u/project"));
+    }
+
+    #[test]
+    fn what_is_written_reads_back_with_the_same_field_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let file: SnapshotFile = serde_json::from_str(OLD_FORMAT).unwrap();
+        let written = serde_json::to_value(&file).unwrap();
+        let old: Value = serde_json::from_str(OLD_FORMAT).unwrap();
+        assert_eq!(written, old);
+        crate::store::write_atomic(&dir.path().join("snapshot.json"), &file).unwrap();
+        assert_eq!(SnapshotFile::read(dir.path()), Some(file));
+    }
+
+    #[test]
+    fn missing_and_null_fields_read_as_before() {
+        let dir = dir_with(
+            r#"{"v":1,"taskId":"t","state":"complete","description":null,"workflow":null}"#,
+        );
+        let snap = snapshot(dir.path()).unwrap();
+        assert_eq!(snap.state, TaskState::Complete);
+        assert_eq!(snap.description, "");
+        assert_eq!(snap.workflow, None);
+        assert_eq!(snap.started_at, 0);
+        // Without a known state, or of another version, the snapshot is not read (the log is).
+        for unreadable in [
+            r#"{"v":1,"taskId":"t","state":"dreaming"}"#,
+            r#"{"v":1,"taskId":"t"}"#,
+            r#"{"v":2,"taskId":"t","state":"complete"}"#,
+        ] {
+            assert_eq!(SnapshotFile::read(dir_with(unreadable).path()), None);
+        }
+    }
 }

@@ -195,13 +195,19 @@ impl TaskFiles {
     }
 
     /// Writes the snapshot by writing a temporary file, syncing it and renaming it over the old one.
-    pub fn write_snapshot(&self, snapshot: &Value) -> Result<(), StoreError> {
+    pub fn write_snapshot<T: serde::Serialize + ?Sized>(
+        &self,
+        snapshot: &T,
+    ) -> Result<(), StoreError> {
         write_atomic(&self.dir.join("snapshot.json"), snapshot)
     }
 }
 
 /// Writes JSON to `path` through a synced temporary file and a rename.
-pub fn write_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
+pub fn write_atomic<T: serde::Serialize + ?Sized>(
+    path: &Path,
+    value: &T,
+) -> Result<(), StoreError> {
     let tmp = path.with_extension("json.tmp");
     let body = serde_json::to_vec(value).map_err(|e| StoreError::Io {
         path: path.to_owned(),
@@ -270,11 +276,14 @@ pub fn read_log(path: &Path) -> Result<LogContents, StoreError> {
     Ok(contents)
 }
 
-/// Reads a snapshot, if there is a readable one of this version.
-pub fn read_snapshot(dir: &Path) -> Option<Value> {
+/// Reads a snapshot, if there is a readable one of this version (the version is checked first).
+pub fn read_snapshot<T: serde::de::DeserializeOwned>(dir: &Path) -> Option<T> {
     let text = fs::read(dir.join("snapshot.json")).ok()?;
     let value: Value = serde_json::from_slice(&text).ok()?;
-    (value.get("v").and_then(Value::as_u64) == Some(u64::from(FORMAT_VERSION))).then_some(value)
+    if value.get("v").and_then(Value::as_u64) != Some(u64::from(FORMAT_VERSION)) {
+        return None;
+    }
+    serde_json::from_value(value).ok()
 }
 
 /// The directories of every stored task.
@@ -363,10 +372,10 @@ mod tests {
         let files = TaskFiles::create(dir.path(), "t").unwrap();
         files.write_snapshot(&json!({"v": 1, "n": 1})).unwrap();
         files.write_snapshot(&json!({"v": 1, "n": 2})).unwrap();
-        assert_eq!(read_snapshot(files.dir()).unwrap()["n"], 2);
+        assert_eq!(read_snapshot::<Value>(files.dir()).unwrap()["n"], 2);
         assert!(!files.dir().join("snapshot.json.tmp").exists());
         fs::write(files.dir().join("snapshot.json"), "{\"v\": 9}").unwrap();
-        assert!(read_snapshot(files.dir()).is_none());
+        assert!(read_snapshot::<Value>(files.dir()).is_none());
     }
 
     #[test]

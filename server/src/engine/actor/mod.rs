@@ -1,0 +1,571 @@
+//! The task actor. The orchestrator machine decides what happens next (select an agent, run it,
+//! evaluate the run, finish); this actor does it: the arbiter's choices, the agent loop with the
+//! phase gate, approvals and `workflow_step`, the countdown and the not-done reminder. Every event
+//! is appended to the task's log before it is announced, so a killed task resumes where it
+//! stopped. Every await point also listens for commands, so a cancel, an interrupt, a step or an
+//! override from the editor acts at once whatever the task is doing.
+//!
+//! - `mod.rs`: [`Control`], the actor's state in groups, and [`run`], which starts or resumes a
+//!   task.
+//! - `drive.rs`: the machine's effects run in turn, events applied, the arbiter's selection.
+//! - `agent.rs`: the agent loop (model turns, tool calls, the gate, `workflow_step`).
+//! - `approval.rs`: approvals of blocked calls.
+//! - `commands.rs`: [`Control::wait`], which serves commands while the task awaits anything, and
+//!   the waits for the user.
+//! - `evaluate.rs`: the arbiter's evaluation and what the not-done policy decides, done.
+//! - `not_done.rs`: the not-done policy itself, a pure function with table tests.
+//! - `status.rs`: events, the log, the history, the status and snapshot, the task's end.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+use super::arbiter::DEFAULT_AGENT;
+use super::log::{LogEvent, Replay};
+use super::{
+    now_millis, ArbiterSetup, Outcome, TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState,
+};
+use crate::agents::AgentSet;
+use crate::config::Settings;
+use crate::machine::{self, Effect, Machine, MachineConfig, MachineError};
+use crate::provider::{Message, ToolCall, ToolDescription, ToolResult};
+use crate::store::TaskFiles;
+use crate::tools::ToolContext;
+use crate::workflow::texts;
+use crate::workflow::{WorkflowSet, WorkflowState};
+
+mod agent;
+mod approval;
+mod commands;
+mod drive;
+mod evaluate;
+mod not_done;
+mod status;
+
+use agent::tool_descriptions;
+
+/// Why a wait ended early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Stop {
+    Cancel,
+    Interrupt,
+    /// A user message arrived (only when the wait asked to stop for one).
+    Message,
+    /// A step from the editor changed the workflow (only when the wait asked to stop for one).
+    Stepped,
+    /// An override from the editor: the machine takes it as an event.
+    Override(machine::Event),
+}
+
+/// How an agent run ended.
+enum RunEnd {
+    /// The model ended its turn without tool calls (or hit the agent's turn limit).
+    Done(String),
+    Failed(MachineError),
+    /// Cancelled, or an override that replaces the run.
+    Event(machine::Event),
+}
+
+/// The part of the actor that waits and reacts to commands: everything but the conversation
+/// and the providers, which the awaited futures borrow.
+pub(super) struct Control {
+    pub(super) id: String,
+    pub(super) description: String,
+    /// Where the task is in its workflow.
+    pub(super) pos: Position,
+    /// The orchestrator machine and what its arbiter chooses from.
+    orch: Orchestration,
+    settings: Settings,
+    /// Where events go, where the snapshot is shared, where commands come from.
+    channels: Channels,
+    /// The task's log, transcript and snapshot on disk.
+    pub(super) persist: Persist,
+    /// The keys and secrets rawko holds: redacted from everything announced or logged.
+    pub(super) secrets: crate::secrets::Secrets,
+    pub(super) state: TaskState,
+    /// What came in and was not handled yet.
+    pending: Pending,
+    /// The "always" answers and what the last approval decided.
+    approvals: Approvals,
+    /// What the not-done policy counts.
+    pub(super) not_done: NotDoneCounts,
+    pub(super) last_output: String,
+    pub(super) hooks: Arc<crate::hooks::Hooks>,
+    /// What the task keeps about its hooks.
+    pub(super) hook_state: HookState,
+    session: Option<Arc<crate::hooks::session::SessionRecorder>>,
+    pub(super) provider_name: String,
+    pub(super) started_at: i64,
+    /// The external agent this task stands for, if it is one.
+    external: Option<Arc<crate::external::Bridge>>,
+    /// Whether the task said that its Bash commands run without the kernel sandbox (once).
+    unconfined_note_shown: bool,
+}
+
+/// The workflows a task can run and where it is in one.
+pub(super) struct Position {
+    pub(super) set: Arc<WorkflowSet>,
+    pub(super) workflow: Option<WorkflowState>,
+}
+
+/// The orchestrator machine and what the arbiter chooses from.
+struct Orchestration {
+    machine: Machine,
+    agents: Arc<AgentSet>,
+    default_agent: String,
+    model_arbiter: bool,
+    /// Whether the last agent run ended at the agent's turn limit.
+    hit_max_iterations: bool,
+}
+
+/// The actor's ends of its channels.
+struct Channels {
+    events: mpsc::UnboundedSender<TaskEvent>,
+    snapshot: Arc<Mutex<TaskSnapshot>>,
+    commands: mpsc::UnboundedReceiver<TaskCommand>,
+}
+
+/// The task's files.
+#[derive(Default)]
+pub(super) struct Persist {
+    pub(super) files: Option<TaskFiles>,
+    /// The conversation in Claude Code's transcript format, for hooks (beside the log).
+    pub(super) transcript: Option<super::transcript::Transcript>,
+    /// Set when the log could not be written: the task stops, since it could not be resumed.
+    log_error: Option<String>,
+}
+
+/// What came in and waits to be handled.
+#[derive(Default)]
+struct Pending {
+    /// User messages for the next turn.
+    messages: VecDeque<String>,
+    /// Tool calls of the last turn that a resumed task still has to run, and the results the
+    /// turn already has.
+    calls: Vec<ToolCall>,
+    results: Vec<ToolResult>,
+}
+
+/// Approvals: the answers remembered for the task, and the last one.
+#[derive(Default)]
+struct Approvals {
+    always_allowed: HashSet<String>,
+    always_rejected: HashSet<String>,
+    /// No editor could be asked about the last blocked call: an external agent is told to ask its
+    /// own user, with this reason.
+    ask_agent: Option<String>,
+    /// Whether the user allowed the last blocked call (an external agent is told so).
+    approved: bool,
+}
+
+/// What the not-done policy counts (see [`not_done`]).
+#[derive(Default)]
+pub(super) struct NotDoneCounts {
+    /// Reminders (and Stop hooks that sent the agent on) since the user last spoke or the
+    /// workflow last moved.
+    pub(super) reminders_in_row: u32,
+    /// Whether the agent goes on because a Stop hook blocked its last stop.
+    pub(super) stop_hook_active: bool,
+}
+
+/// What the task keeps about its hooks.
+#[derive(Default)]
+pub(super) struct HookState {
+    /// Hook events waiting for the next point where hooks can run.
+    pub(super) queued: Vec<crate::hooks::Invocation>,
+    /// Files the task's Write and Edit calls changed.
+    pub(super) files_modified: std::collections::BTreeSet<String>,
+    /// Why the task waits for the user, when a hook (not the user) stopped it.
+    pub(super) halt_reason: Option<String>,
+    /// The hooks whose configuration error the user was told about (once per task).
+    pub(super) config_errors_shown: HashSet<String>,
+}
+
+/// The conversation the provider continues.
+struct Conversation {
+    messages: Vec<Message>,
+    tools: Vec<ToolDescription>,
+}
+
+pub(super) async fn run(
+    spec: TaskSpec,
+    snapshot: Arc<Mutex<TaskSnapshot>>,
+    events: mpsc::UnboundedSender<TaskEvent>,
+    commands: mpsc::UnboundedReceiver<TaskCommand>,
+) {
+    let TaskSpec {
+        id,
+        description,
+        workflow,
+        workflows,
+        agents,
+        mut provider,
+        provider_spec,
+        arbiter,
+        start_agent,
+        workspace,
+        settings,
+        store,
+        resume,
+        then,
+        hooks,
+        session,
+        external,
+    } = spec;
+    let provider_name = provider_spec.name.clone();
+    let started_at = snapshot
+        .lock()
+        .map(|s| s.started_at)
+        .unwrap_or_else(|_| now_millis());
+    let default_agent = start_agent
+        .clone()
+        .or_else(|| settings.default_agent.clone())
+        .or_else(|| {
+            // Without a workflow, a workspace's agents run the task, the planner first.
+            (workflow.is_none() && !agents.is_empty()).then(|| {
+                agents
+                    .get("planner")
+                    .map(|a| a.name.clone())
+                    .or_else(|| agents.names().next().map(str::to_owned))
+                    .unwrap_or_else(|| DEFAULT_AGENT.to_owned())
+            })
+        })
+        .flatten_default();
+    let machine_config = MachineConfig {
+        max_iterations: settings.max_iterations,
+        max_failures: settings.max_failures,
+        default_agent: Some(default_agent.clone()),
+    };
+    let (model_arbiter, mut arbiter_provider, arbiter_spec) = match arbiter {
+        ArbiterSetup::Deterministic => (false, None, None),
+        ArbiterSetup::Model { provider, spec } => (true, Some(provider), Some(spec)),
+    };
+    let mut ctl = Control {
+        id: id.clone(),
+        description: description.clone(),
+        pos: Position {
+            set: workflows,
+            workflow: None,
+        },
+        orch: Orchestration {
+            machine: Machine::new(machine_config),
+            agents,
+            default_agent,
+            model_arbiter,
+            hit_max_iterations: false,
+        },
+        settings,
+        channels: Channels {
+            events,
+            snapshot,
+            commands,
+        },
+        persist: Persist::default(),
+        secrets: Default::default(),
+        state: TaskState::Running,
+        pending: Pending::default(),
+        approvals: Approvals::default(),
+        not_done: NotDoneCounts::default(),
+        last_output: String::new(),
+        hooks,
+        session,
+        provider_name,
+        started_at,
+        hook_state: HookState::default(),
+        external,
+        unconfined_note_shown: false,
+    };
+    if let Some(session) = &ctl.session {
+        session.task_started(&id);
+    }
+    ctl.secrets = crate::secrets::Secrets::new(&ctl.settings, |k| std::env::var(k).ok());
+    let mut tools = match ToolContext::new(&workspace) {
+        Ok(mut tools) => {
+            tools.bash_timeout = ctl.settings.bash_timeout;
+            tools.env_remove = ctl.secrets.env_names().to_vec();
+            tools.sandbox.settings = ctl.settings.sandbox.clone();
+            Arc::new(tools)
+        }
+        Err(e) => {
+            ctl.finish(
+                Outcome::Failed,
+                format!("cannot use workspace {}: {e}", workspace.display()),
+            );
+            return;
+        }
+    };
+    let mut conversation = Conversation {
+        messages: Vec::new(),
+        tools: tool_descriptions(),
+    };
+
+    let mut effects: VecDeque<Effect> = VecDeque::new();
+    match resume {
+        None => {
+            if let Some(dir) = &store {
+                match TaskFiles::create(dir, &id) {
+                    Ok(files) => ctl.persist.files = Some(files),
+                    Err(e) => tracing::warn!("task {id} is not persisted: {e}"),
+                }
+            }
+            ctl.log(LogEvent::Started {
+                task_id: id.clone(),
+                description: description.clone(),
+                workflow: workflow.clone(),
+                workspace: workspace.clone(),
+                provider: provider_spec,
+                agent: start_agent,
+                arbiter: arbiter_spec,
+                started_at,
+            });
+            let mut first_message = description.clone();
+            if let Some(key) = &workflow {
+                match WorkflowState::start(&ctl.pos.set, key, &description, &id, started_at) {
+                    Ok(state) => {
+                        if let Some(def) = ctl.pos.set.get(&state.workflow_key) {
+                            let initial = texts::initial_message(def, &ctl.pos.set, &description);
+                            if !initial.trim().is_empty() {
+                                first_message = initial;
+                            }
+                        }
+                        ctl.log(LogEvent::Workflow {
+                            state: state.clone(),
+                        });
+                        ctl.pos.workflow = Some(state);
+                    }
+                    Err(e) => {
+                        ctl.finish(Outcome::Failed, format!("cannot start workflow: {e}"));
+                        return;
+                    }
+                }
+            }
+            ctl.set_status(TaskState::Running, None, "task started");
+            match ctl.start_hooks(&first_message, false).await {
+                Ok(context) => {
+                    first_message = super::hooking::with_context(first_message, &context)
+                }
+                Err(reason) => {
+                    ctl.finish(Outcome::Failed, reason);
+                    return;
+                }
+            }
+            ctl.log(LogEvent::UserMessage {
+                text: first_message.clone(),
+                source: "initial".to_owned(),
+            });
+            conversation.messages.push(Message::User(first_message));
+            effects.extend(ctl.apply(machine::Event::StartTask {
+                task: description.clone(),
+            }));
+        }
+        Some((files, replay)) => {
+            ctl.persist.files = Some(files);
+            let replay = *replay;
+            provider.resume_after(replay.turns_played);
+            if let Some(p) = &mut arbiter_provider {
+                p.resume_after(replay.arbiter_turns);
+            }
+            conversation.messages = replay.messages;
+            ctl.pos.workflow = replay.workflow;
+            if ctl.pos.workflow.is_none() {
+                if let Some(key) = &replay.workflow_key {
+                    // Killed after the task's start was recorded but before its workflow's: the
+                    // workflow starts now, so the task never runs with fewer restrictions than
+                    // it was started with.
+                    match WorkflowState::start(
+                        &ctl.pos.set,
+                        key,
+                        &description,
+                        &id,
+                        replay.started_at,
+                    ) {
+                        Ok(state) => {
+                            ctl.log(LogEvent::Workflow {
+                                state: state.clone(),
+                            });
+                            ctl.pos.workflow = Some(state);
+                        }
+                        Err(e) => {
+                            ctl.finish(
+                                Outcome::Failed,
+                                format!(
+                                    "cannot resume: the workflow \"{key}\" the task was started with cannot start again: {e}"
+                                ),
+                            );
+                            return;
+                        }
+                    }
+                }
+            }
+            if conversation.messages.is_empty() {
+                // Killed before the first message was recorded: it goes in now.
+                let first = ctl
+                    .pos
+                    .workflow
+                    .as_ref()
+                    .and_then(|w| ctl.pos.set.get(&w.workflow_key))
+                    .map(|def| texts::initial_message(def, &ctl.pos.set, &description))
+                    .filter(|m| !m.trim().is_empty())
+                    .unwrap_or_else(|| description.clone());
+                ctl.log(LogEvent::UserMessage {
+                    text: first.clone(),
+                    source: "initial".to_owned(),
+                });
+                conversation.messages.push(Message::User(first));
+            }
+            ctl.orch.machine = replay.machine;
+            ctl.not_done.reminders_in_row = replay.reminders_in_row;
+            ctl.approvals.always_allowed = replay.always_allowed;
+            ctl.approvals.always_rejected = replay.always_rejected;
+            ctl.pending.calls = replay.pending_calls;
+            ctl.pending.results = replay.pending_results;
+            ctl.last_output = conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Assistant { text, .. } if !text.trim().is_empty() => {
+                        Some(text.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            if replay.finished.is_some() {
+                ctl.log(LogEvent::Reopened {
+                    reason: then.as_ref().map_or("resumed", |e| e.name()).to_owned(),
+                });
+            }
+            ctl.record(
+                "resumed",
+                None,
+                None,
+                Some(format!("from {} recorded events", replay.records)),
+            );
+            ctl.set_status(TaskState::Running, None, "resumed");
+            if let Ok(context) = ctl.start_hooks("", true).await {
+                if !context.is_empty() {
+                    let text = context.join("\n\n");
+                    ctl.log(LogEvent::UserMessage {
+                        text: text.clone(),
+                        source: "hook".to_owned(),
+                    });
+                    conversation.messages.push(Message::User(text));
+                }
+            }
+            if let Some(event) = then {
+                effects.extend(ctl.apply_override(event, &mut conversation));
+            } else {
+                effects.extend(ctl.effects_to_continue());
+            }
+        }
+    }
+
+    // Bash's TMPDIR: beside the task's log (kept for a resumed task), removed when the task's
+    // actor ends; without a log, under the runtime directory.
+    let temp_dir = TempDir(match &ctl.persist.files {
+        Some(files) => files.dir().join("tmp"),
+        None => crate::external::runtime_dir(|k| std::env::var_os(k))
+            .join("rawko")
+            .join("tmp")
+            .join(plain_name(&ctl.id)),
+    });
+    Arc::make_mut(&mut tools).sandbox.temp_dir = Some(temp_dir.0.clone());
+
+    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
+    let bash_env = ctl.session_env();
+    if !bash_env.0.is_empty() {
+        Arc::make_mut(&mut tools).bash_env = bash_env;
+    }
+
+    if ctl.external.is_some() {
+        // An external agent waits on each answer: its log is written without an fsync per event
+        // (it still survives a crash of rawko, not one of the machine).
+        if let Some(files) = &mut ctl.persist.files {
+            files.set_durable(false);
+        }
+    }
+    let (outcome, summary) = ctl
+        .drive(
+            effects,
+            &mut conversation,
+            provider.as_mut(),
+            &mut arbiter_provider,
+            &tools,
+        )
+        .await;
+    ctl.end(outcome, summary).await;
+    drop(temp_dir);
+}
+
+/// `id` as one plain path component: letters, digits, `-`, `_` and `.` kept, anything else `_`, so
+/// an id from a client never names a directory outside the one it is joined to.
+fn plain_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .take(200)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.trim_start_matches('.') {
+        "" => "_".to_owned(),
+        rest => rest.to_owned(),
+    }
+}
+
+/// The task's temporary directory, removed with everything in it when the actor ends (also by a
+/// panic).
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        match std::fs::remove_dir_all(&self.0) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                tracing::warn!("cannot remove {}: {e}", self.0.display())
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `Option<String>::flatten_default`: the default agent name when none was chosen.
+trait FlattenDefault {
+    fn flatten_default(self) -> String;
+}
+
+impl FlattenDefault for Option<String> {
+    fn flatten_default(self) -> String {
+        self.unwrap_or_else(|| DEFAULT_AGENT.to_owned())
+    }
+}
+
+/// Rebuilds a task from its log directory, ready for [`super::spawn`]'s resume.
+pub fn load_replay(
+    dir: &std::path::Path,
+    config: &MachineConfig,
+) -> Result<(TaskFiles, Box<Replay>), String> {
+    let (files, contents) = TaskFiles::open(dir).map_err(|e| e.to_string())?;
+    let replay = super::log::replay(&contents.records, config)?;
+    Ok((files, Box::new(replay)))
+}
+
+#[cfg(test)]
+mod plain_name_tests {
+    use super::plain_name;
+
+    #[test]
+    fn an_id_becomes_one_plain_path_component() {
+        assert_eq!(plain_name("task-1795-1"), "task-1795-1");
+        assert_eq!(plain_name("ext-a.b_c"), "ext-a.b_c");
+        assert_eq!(plain_name("../../etc"), "_.._etc");
+        assert_eq!(plain_name(".."), "_");
+        assert_eq!(plain_name(""), "_");
+        assert_eq!(plain_name("a/b\0c"), "a_b_c");
+        assert_eq!(plain_name(&"x".repeat(300)).len(), 200);
+    }
+}

@@ -1,0 +1,328 @@
+//! What the task tells: events (redacted), its log, its history and snapshot, its status, and
+//! its end.
+
+use super::Control;
+use crate::engine::log::LogEvent;
+use crate::engine::{
+    now_millis, Crumb, HistoryItem, Outcome, OutputKind, TaskEvent, TaskState, WorkflowName,
+};
+use crate::workflow::texts;
+
+impl Control {
+    pub(in crate::engine) fn emit(&self, mut event: TaskEvent) {
+        if !self.secrets.is_empty() {
+            let s = &self.secrets;
+            match &mut event {
+                TaskEvent::Status {
+                    text,
+                    reason,
+                    breadcrumb_text,
+                    ..
+                } => {
+                    s.scrub(text);
+                    s.scrub(breadcrumb_text);
+                    if let Some(r) = reason {
+                        s.scrub(r);
+                    }
+                }
+                TaskEvent::Countdown { text, label, .. } => {
+                    s.scrub(text);
+                    s.scrub(label);
+                }
+                TaskEvent::Output { text, input, .. } => {
+                    s.scrub(text);
+                    if let Some(i) = input {
+                        s.scrub_value(i);
+                    }
+                }
+                TaskEvent::Approval(request) => {
+                    s.scrub_value(&mut request.input);
+                    s.scrub(&mut request.reason);
+                    s.scrub(&mut request.summary);
+                }
+                TaskEvent::Finished { summary, .. } => s.scrub(summary),
+            }
+        }
+        // The face may have gone (the editor closed); the task still runs to its end.
+        let _ = self.channels.events.send(event);
+    }
+
+    /// Appends an event to the task's log (on disk before anything is announced).
+    pub(super) fn log(&mut self, event: LogEvent) {
+        let Some(files) = &mut self.persist.files else {
+            return;
+        };
+        let value = match serde_json::to_value(&event) {
+            Ok(mut v) => {
+                self.secrets.scrub_value(&mut v);
+                v
+            }
+            Err(e) => {
+                tracing::error!("cannot serialise a log event: {e}");
+                return;
+            }
+        };
+        let now = now_millis();
+        if let Err(e) = files.append(now, &value) {
+            tracing::error!("task {}: cannot write its log: {e}", self.id);
+            if self.persist.log_error.is_none() {
+                self.persist.log_error = Some(format!("cannot write the task log: {e}"));
+            }
+        }
+        let dir = files.dir().to_owned();
+        self.persist
+            .transcript
+            .get_or_insert_with(|| {
+                crate::engine::transcript::Transcript::open(&dir, &self.id, &self.hooks.workspace)
+            })
+            .record(&value, now);
+    }
+
+    pub(in crate::engine) fn output(&self, kind: OutputKind, text: impl Into<String>) {
+        self.emit(TaskEvent::Output {
+            kind,
+            text: text.into(),
+            tool_call_id: None,
+            tool: None,
+            input: None,
+            is_error: None,
+        });
+    }
+
+    pub(in crate::engine) fn record(
+        &self,
+        event: &str,
+        before: Option<String>,
+        after: Option<String>,
+        detail: Option<String>,
+    ) {
+        self.record_guarded(event, before, after, None, detail);
+    }
+
+    pub(super) fn record_guarded(
+        &self,
+        event: &str,
+        before: Option<String>,
+        after: Option<String>,
+        guard: Option<String>,
+        detail: Option<String>,
+    ) {
+        if let Ok(mut snap) = self.channels.snapshot.lock() {
+            let at = now_millis();
+            snap.updated_at = at;
+            snap.history.push(HistoryItem {
+                at,
+                event: event.to_owned(),
+                state_before: before,
+                state_after: after,
+                guard,
+                detail,
+            });
+        }
+    }
+
+    /// The breadcrumb of the current position, and its text.
+    pub(super) fn breadcrumb(&self) -> (Vec<Crumb>, String) {
+        let Some(active) = self
+            .pos
+            .workflow
+            .as_ref()
+            .and_then(|w| w.resolve(&self.pos.set))
+        else {
+            let text = match &self.pos.workflow {
+                Some(w) => self
+                    .pos
+                    .set
+                    .get(&w.workflow_key)
+                    .map_or_else(|| w.workflow_key.clone(), |d| d.name.clone()),
+                None => self.description.clone(),
+            };
+            return (Vec::new(), text);
+        };
+        let crumbs = active
+            .breadcrumb
+            .iter()
+            .map(|l| Crumb {
+                name: l.name.to_owned(),
+                phase_name: l.phase_name.to_owned(),
+                emoji: l.emoji.to_owned(),
+                index: l.index,
+                total: l.total,
+            })
+            .collect();
+        (crumbs, active.breadcrumb_text())
+    }
+
+    /// Announces the task's state. `reason` says why, when it matters.
+    pub(in crate::engine) fn set_status(
+        &mut self,
+        state: TaskState,
+        reason: Option<String>,
+        event: &str,
+    ) {
+        let before = self.state;
+        self.state = state;
+        let (breadcrumb, crumb_text) = self.breadcrumb();
+        let text = match state {
+            TaskState::Running => crumb_text.clone(),
+            TaskState::WaitingApproval => format!("{crumb_text} — waiting for approval"),
+            TaskState::Countdown => format!("{crumb_text} — auto-continuing"),
+            TaskState::Blocked => format!("{crumb_text} — interrupted; send a message to continue"),
+            TaskState::Interrupted => format!("{crumb_text} — interrupted; resume to continue"),
+            TaskState::Complete => format!("{crumb_text} — complete"),
+            TaskState::Failed => format!("{crumb_text} — failed"),
+            TaskState::Cancelled => format!("{crumb_text} — cancelled"),
+        };
+        let workflow = self.pos.workflow.as_ref().map(|w| WorkflowName {
+            key: w.workflow_key.clone(),
+            name: self
+                .pos
+                .set
+                .get(&w.workflow_key)
+                .map_or_else(|| w.workflow_key.clone(), |d| d.name.clone()),
+        });
+        if let Ok(mut snap) = self.channels.snapshot.lock() {
+            snap.state = state;
+            snap.breadcrumb = breadcrumb.clone();
+            snap.breadcrumb_text = crumb_text.clone();
+            snap.status_text = text.clone();
+            // A workflow started later (`rawko/setWorkflow`) shows in listTasks/getTask too.
+            if let Some(w) = &workflow {
+                snap.workflow = Some(w.key.clone());
+                snap.workflow_name = Some(w.name.clone());
+            }
+        }
+        let first = self
+            .channels
+            .snapshot
+            .lock()
+            .map(|s| s.history.is_empty())
+            .unwrap_or(false);
+        self.record(
+            event,
+            (!first).then(|| before.as_str().to_owned()),
+            Some(state.as_str().to_owned()),
+            reason.clone(),
+        );
+        self.write_snapshot(&crumb_text);
+        if let Some(bridge) = &self.external {
+            bridge.set_context(
+                self.pos
+                    .workflow
+                    .as_ref()
+                    .and_then(|w| w.resolve(&self.pos.set))
+                    .map(|a| a.context_prompt(&self.pos.set)),
+            );
+        }
+        self.emit(TaskEvent::Status {
+            state,
+            breadcrumb,
+            text,
+            reason,
+            workflow,
+            breadcrumb_text: crumb_text,
+        });
+    }
+
+    /// The snapshot: a cache for listing tasks without replaying their logs.
+    pub(super) fn write_snapshot(&self, crumb_text: &str) {
+        let Some(files) = &self.persist.files else {
+            return;
+        };
+        let snap = match self.channels.snapshot.lock() {
+            Ok(s) => s.clone(),
+            Err(_) => return,
+        };
+        let file = crate::engine::stored::SnapshotFile::of(
+            snap,
+            self.orch.machine.state.name(),
+            crumb_text,
+            now_millis(),
+        );
+        if let Err(e) = files.write_snapshot(&file) {
+            tracing::warn!("task {}: cannot write its snapshot: {e}", self.id);
+        }
+    }
+
+    /// Ends a task that ran: the end hooks, then [`Self::finish`].
+    pub(super) async fn end(&mut self, outcome: Outcome, summary: String) {
+        let (outcome, summary, files) = self.end_hooks_before(outcome, summary).await;
+        self.finish_logged(outcome, &summary);
+        self.end_hooks_after(outcome, &files).await;
+        self.finish_announced(outcome, summary);
+    }
+
+    /// Ends the task: the last output, the final status, and `Finished` (logged first).
+    pub(super) fn finish(&mut self, outcome: Outcome, summary: String) {
+        self.finish_logged(outcome, &summary);
+        self.finish_announced(outcome, summary);
+    }
+
+    /// The first half of the end: logged, and the completion (or error) shown.
+    pub(super) fn finish_logged(&mut self, outcome: Outcome, summary: &str) {
+        let summary = summary.to_owned();
+        tracing::debug!(task = %self.id, ?outcome, %summary, "task finished");
+        let message = self.pos.workflow.as_ref().and_then(|w| {
+            let def = self.pos.set.get(&w.workflow_key)?;
+            match outcome {
+                Outcome::Complete if !w.active => {
+                    Some(texts::finished_message(def, &self.pos.set, w))
+                }
+                Outcome::Cancelled => {
+                    let mut cancelled = w.clone();
+                    cancelled.cancelled = true;
+                    Some(texts::finished_message(def, &self.pos.set, &cancelled))
+                }
+                _ => None,
+            }
+        });
+        self.log(LogEvent::Finished {
+            outcome: outcome_name(outcome).to_owned(),
+            summary: summary.clone(),
+        });
+        match outcome {
+            Outcome::Complete => self.output(
+                OutputKind::Completion,
+                message.unwrap_or_else(|| summary.clone()),
+            ),
+            Outcome::Cancelled => self.output(
+                OutputKind::Completion,
+                message.unwrap_or_else(|| "❌ Task cancelled".to_owned()),
+            ),
+            Outcome::Failed => self.output(OutputKind::Error, format!("task failed: {summary}")),
+        }
+    }
+
+    /// The second half: the final status and `Finished`, the task's last notification.
+    pub(super) fn finish_announced(&mut self, outcome: Outcome, summary: String) {
+        if let Some(session) = &self.session {
+            session.task_finished(&self.id, outcome_name(outcome));
+        }
+        if let Some(w) = &mut self.pos.workflow {
+            if outcome == Outcome::Cancelled {
+                w.active = false;
+                w.cancelled = true;
+            }
+            w.completion_notified = true;
+        }
+        let (state, reason) = match outcome {
+            Outcome::Complete => (TaskState::Complete, None),
+            Outcome::Failed => (TaskState::Failed, Some(summary.clone())),
+            Outcome::Cancelled => (TaskState::Cancelled, Some(summary.clone())),
+        };
+        self.set_status(state, reason, "finished");
+        if let Some(bridge) = &self.external {
+            // Nothing the external agent still waits on may hang: it is answered now.
+            bridge.close();
+        }
+        self.emit(TaskEvent::Finished { outcome, summary });
+    }
+}
+
+pub(super) fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Complete => "complete",
+        Outcome::Failed => "failed",
+        Outcome::Cancelled => "cancelled",
+    }
+}
