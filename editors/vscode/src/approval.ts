@@ -27,8 +27,6 @@ export interface ApprovalOptions {
   onWithdrawn?(params: ApproveToolCallParams): void;
   /** Called with each answer the user gave. */
   onAnswered?(params: ApproveToolCallParams, outcome: ApprovalOutcome): void;
-  /** Called whenever the line of pending requests changed. */
-  onDidChange?(): void;
 }
 
 interface ApprovalItem extends vscode.QuickPickItem {
@@ -48,11 +46,6 @@ const OPTION_LABELS: Record<string, [string, (tool: string) => string]> = {
   reject_once: ['$(close) Deny', () => 'refuse this call; the agent is told why'],
   reject_always: ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`],
 };
-
-/** The tools whose input can be shown as a diff of the file they change. */
-export function hasDiffPreview(tool: string): boolean {
-  return tool === 'Write' || tool === 'Edit';
-}
 
 /** `1:05`: minutes and seconds left. */
 export function formatLeft(ms: number): string {
@@ -84,14 +77,9 @@ export class Approvals {
         resolve,
         cancelSubscription: { dispose: () => undefined },
       };
-      entry.cancelSubscription = token.onCancellationRequested(() => this.withdraw(entry));
+      entry.cancelSubscription = token.onCancellationRequested(() => this.settle(entry, 'cancelled', false));
       this.pending.push(entry);
-      this.options.onDidChange?.();
-      if (this.shown) {
-        this.updateTitle(this.shown);
-      } else {
-        this.showHead();
-      }
+      this.next();
     });
   }
 
@@ -100,27 +88,20 @@ export class Approvals {
     return this.pending.filter((p) => taskId === undefined || p.params.taskId === taskId).length;
   }
 
-  /** The request shown (or to be shown next), for tests and the status bar. */
-  current(): ApproveToolCallParams | undefined {
-    return (this.shown ?? this.pending[0])?.params;
-  }
-
   /** Shows the prompt again after it was hidden, preferring a request of `taskId`. */
   reveal(taskId?: string): boolean {
-    if (this.pending.length === 0) {
+    // The shown request, when there is one, is always the head of the line.
+    const index = Math.max(0, this.pending.findIndex((p) => taskId === undefined || p.params.taskId === taskId));
+    const entry = this.pending[index];
+    if (!entry) {
       return false;
     }
-    if (taskId !== undefined && this.shown?.params.taskId !== taskId) {
-      const index = this.pending.findIndex((p) => p.params.taskId === taskId);
-      if (index > 0) {
-        const [entry] = this.pending.splice(index, 1);
-        if (entry) {
-          this.pending.unshift(entry);
-        }
-        this.closePicker();
-      }
+    if (index > 0) {
+      this.pending.splice(index, 1);
+      this.pending.unshift(entry);
+      this.closePicker();
     }
-    if (this.picker && this.shown === this.pending[0]) {
+    if (this.picker) {
       this.picker.show();
     } else {
       this.showHead();
@@ -135,43 +116,30 @@ export class Approvals {
       entry.cancelSubscription.dispose();
       entry.resolve({ outcome: 'cancelled' });
     }
-    this.options.onDidChange?.();
   }
 
-  private answer(entry: Pending, outcome: ApprovalOutcome): void {
-    if (!this.remove(entry)) {
-      return;
-    }
-    this.options.onAnswered?.(entry.params, outcome);
-    entry.resolve({ outcome });
-    this.next();
-  }
-
-  private withdraw(entry: Pending): void {
-    if (!this.remove(entry)) {
-      return;
-    }
-    this.options.onWithdrawn?.(entry.params);
-    entry.resolve({ outcome: 'cancelled' });
-    this.next();
-  }
-
-  /** Takes `entry` out of the line; false when it was no longer there. */
-  private remove(entry: Pending): boolean {
+  /** Takes `entry` out of the line with the user's answer, or `cancelled` when rawko withdrew it. */
+  private settle(entry: Pending, outcome: ApprovalOutcome, byUser: boolean): void {
     const index = this.pending.indexOf(entry);
     if (index < 0) {
-      return false;
+      return; // settled already
     }
     this.pending.splice(index, 1);
     entry.cancelSubscription.dispose();
     if (this.shown === entry) {
       this.closePicker();
     }
-    return true;
+    if (byUser) {
+      this.options.onAnswered?.(entry.params, outcome);
+    } else {
+      this.options.onWithdrawn?.(entry.params);
+    }
+    entry.resolve({ outcome });
+    this.next();
   }
 
+  /** Shows the head of the line, or updates the shown prompt's count of waiting requests. */
   private next(): void {
-    this.options.onDidChange?.();
     if (this.shown) {
       this.updateTitle(this.shown);
     } else {
@@ -212,7 +180,7 @@ export class Approvals {
         return;
       }
       if (item.outcome) {
-        this.answer(entry, item.outcome);
+        this.settle(entry, item.outcome, true);
       }
     });
     picker.onDidHide(() => {
@@ -220,7 +188,6 @@ export class Approvals {
       // the status bar offers it again.
       if (this.picker === picker) {
         this.closePicker();
-        this.options.onDidChange?.();
       }
     });
 
@@ -241,13 +208,11 @@ export class Approvals {
         items.push({ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome });
       }
     }
-    if (hasDiffPreview(params.tool)) {
+    // Write and Edit (the tools that name a file and its new text) get a diff preview.
+    const change = proposeChange(params.tool, params.input, undefined);
+    if (change) {
       items.push({ label: '', kind: this.vs.QuickPickItemKind.Separator });
-      items.push({
-        label: '$(diff) Open diff preview',
-        description: proposeChange(params.tool, params.input, undefined)?.path ?? '',
-        diff: true,
-      });
+      items.push({ label: '$(diff) Open diff preview', description: change.path, diff: true });
     }
     return items;
   }
