@@ -158,12 +158,9 @@ export class RawkoClient {
     this.client = undefined;
     this.events.stopped();
     if (client) {
-      try {
-        if (client.state !== State.Stopped) {
-          await client.stop(2000);
-        }
-      } catch {
-        // The process is gone either way.
+      // A failed stop or dispose changes nothing: the process is gone either way.
+      if (client.state !== State.Stopped) {
+        await client.stop(2000).catch(() => undefined);
       }
       await client.dispose().catch(() => undefined);
     }

@@ -177,8 +177,3 @@ export class TaskStore {
     }
   }
 }
-
-/** Whether `task` is active in the user's sense: not finished. */
-export function isUnfinished(task: { state: string }): boolean {
-  return !isFinished(task.state);
-}
