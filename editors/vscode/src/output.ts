@@ -16,6 +16,9 @@ export interface Sink {
 /** How many lines of a tool result are shown before the rest is summarised. */
 export const RESULT_LINES = 12;
 
+/** The line start of the kinds that are one marked line of text. */
+const MARKERS = new Map(Object.entries({ reminder: '↻ reminder: ', hook_output: '⚓ hook: ', completion: '🏁 ', error: '✗ error: ' }));
+
 function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
   return line.trim();
@@ -74,20 +77,8 @@ export class OutputFormatter {
         this.line(`⟪ context injected: ${firstLine(text)} (${lines} line${lines === 1 ? '' : 's'}) ⟫`);
         return;
       }
-      case 'reminder':
-        this.line(`↻ reminder: ${text}`);
-        return;
-      case 'hook_output':
-        this.line(`⚓ hook: ${text}`);
-        return;
-      case 'completion':
-        this.line(`🏁 ${text}`);
-        return;
-      case 'error':
-        this.line(`✗ error: ${text}`);
-        return;
       default:
-        this.line(`[${String(params.kind)}] ${text}`);
+        this.line(`${MARKERS.get(params.kind) ?? `[${String(params.kind)}] `}${text}`);
     }
   }
 
@@ -100,7 +91,7 @@ export class OutputFormatter {
   }
 
   /** Writes `text` on a line of its own. */
-  line(text: string): void {
+  private line(text: string): void {
     if (!this.atLineStart) {
       this.write('\n');
     }

@@ -34,6 +34,12 @@ const STATE_ICONS: Record<string, string> = {
   cancelled: '$(circle-slash)',
 };
 
+/** The states that wait for the user: the command a click runs, and its hint. */
+const WAITING = new Map<string, [string, string]>([
+  ['countdown', ['rawko.interrupt', 'Click to interrupt the countdown.']],
+  ['waiting_approval', ['rawko.showApproval', 'Click to answer the approval.']],
+]);
+
 export function stateIcon(state: string): string {
   return STATE_ICONS[state] ?? '$(question)';
 }
@@ -95,65 +101,40 @@ export function renderStatus(
   }
   rows.push(['Id', task.taskId]);
 
-  let command: StatusLook['command'];
-  let hint: string;
-  if (task.state === 'countdown') {
-    command = { command: 'rawko.interrupt', arguments: [task.taskId] };
-    hint = 'Click to interrupt the countdown.';
-  } else if (task.state === 'waiting_approval') {
-    command = { command: 'rawko.showApproval', arguments: [task.taskId] };
-    hint = 'Click to answer the approval.';
-  } else {
-    command = { command: 'rawko.showOutput', arguments: [task.taskId] };
-    hint = 'Click to show the task output.';
-  }
-
-  let background: StatusLook['background'];
-  if (task.state === 'waiting_approval' || task.state === 'countdown') {
-    background = 'warning';
-  } else if (task.state === 'failed') {
-    background = 'error';
-  }
-  return { text, tooltip: { title: `rawko: ${task.state.replace(/_/g, ' ')}`, rows, hint }, command, background };
+  const waits = WAITING.get(task.state);
+  const [command, hint] = waits ?? ['rawko.showOutput', 'Click to show the task output.'];
+  return {
+    text,
+    tooltip: { title: `rawko: ${task.state.replace(/_/g, ' ')}`, rows, hint },
+    command: { command, arguments: [task.taskId] },
+    background: waits ? 'warning' : task.state === 'failed' ? 'error' : undefined,
+  };
 }
 
+/** The item without a task to show: the server's state, and what a click does about it. */
+const IDLE: Record<ServerState, { text: string; title: string; hint: string; command: string; background?: 'error' }> = {
+  starting: { text: '$(loading~spin) rawko', title: 'rawko: starting', hint: 'The rawko server is starting.', command: 'rawko.showOutput' },
+  stopped: {
+    text: '$(warning) rawko stopped',
+    title: 'rawko: server stopped',
+    hint: 'Click to restart the server.',
+    command: 'rawko.restartServer',
+    background: 'error',
+  },
+  missing: {
+    text: '$(warning) rawko not installed',
+    title: 'rawko: binary not found',
+    hint: 'Install rawko or set rawko.server.path, then click to try again.',
+    command: 'rawko.restartServer',
+    background: 'error',
+  },
+  running: { text: '$(hubot) rawko', title: 'rawko: ready', hint: 'Click to start a task.', command: 'rawko.start' },
+};
+
 function renderIdle(server: ServerState, hasTask: boolean): StatusLook {
-  switch (server) {
-    case 'starting':
-      return {
-        text: '$(loading~spin) rawko',
-        tooltip: { title: 'rawko: starting', rows: [], hint: 'The rawko server is starting.' },
-        command: { command: 'rawko.showOutput', arguments: [] },
-      };
-    case 'stopped':
-      return {
-        text: '$(warning) rawko stopped',
-        tooltip: {
-          title: 'rawko: server stopped',
-          rows: [],
-          hint: hasTask ? 'Click to restart the server; tasks resume from the task store.' : 'Click to restart the server.',
-        },
-        command: { command: 'rawko.restartServer', arguments: [] },
-        background: 'error',
-      };
-    case 'missing':
-      return {
-        text: '$(warning) rawko not installed',
-        tooltip: {
-          title: 'rawko: binary not found',
-          rows: [],
-          hint: 'Install rawko or set rawko.server.path, then click to try again.',
-        },
-        command: { command: 'rawko.restartServer', arguments: [] },
-        background: 'error',
-      };
-    case 'running':
-      return {
-        text: '$(hubot) rawko',
-        tooltip: { title: 'rawko: ready', rows: [], hint: 'Click to start a task.' },
-        command: { command: 'rawko.start', arguments: [] },
-      };
-  }
+  const { text, title, hint, command, background } = IDLE[server];
+  const resume = server === 'stopped' && hasTask ? 'Click to restart the server; tasks resume from the task store.' : hint;
+  return { text, tooltip: { title, rows: [], hint: resume }, command: { command, arguments: [] }, background };
 }
 
 /** Keeps one status bar item in step with the task store and the server's state. */
@@ -178,11 +159,6 @@ export class StatusBar {
   setServerState(state: ServerState): void {
     this.server = state;
     this.render();
-  }
-
-  /** What the item shows now; for tests and for the output channel's log. */
-  get text(): string {
-    return this.item.text;
   }
 
   render(): void {
