@@ -1,9 +1,7 @@
 /**
  * The command palette's Rawko commands. Each is a method here, written against `Vs` and an `Rpc`
  * (the language client while the server runs) so the unit tests can drive them. A command that
- * needs a task takes the one it was given (the status bar passes its task), else the active one,
- * else asks among the tasks it applies to. A command that needs the server while it is down says
- * so instead of failing.
+ * needs the server while it is down says so instead of failing.
  */
 import type * as vscode from 'vscode';
 import type { RequestParam, RequestType } from 'vscode-jsonrpc';
@@ -12,9 +10,11 @@ import {
   ErrorCode,
   isFinished,
   Requests,
+  type Empty,
   type StartTaskParams,
   type StatusParams,
   type StepAction,
+  type TaskParams,
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
@@ -47,9 +47,8 @@ interface WorkflowItem extends vscode.QuickPickItem {
   key: string | undefined;
 }
 
-interface TaskItem extends vscode.QuickPickItem {
-  task: TaskSummary;
-}
+/** A task as a task pick shows it: rawko's summary, or what the store knows when rawko cannot list them. */
+type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
 
 interface ActionItem extends vscode.QuickPickItem {
   run(): Promise<void>;
@@ -70,6 +69,13 @@ const PICK_WORKFLOW_BUTTON = 'Pick Workflow';
 export function runsNoWorkflow(task: TaskFacts): boolean {
   return task.state === 'running' && !task.workflow;
 }
+
+/** What rawko's error codes mean to a command that could not `verb`, said before rawko's message. */
+const ERROR_MEANINGS: Record<number, (verb: string) => string> = {
+  [ErrorCode.taskStateConflict]: (verb) => `cannot ${verb} now: `,
+  [ErrorCode.unknownTask]: () => 'the task is gone: ',
+  [ErrorCode.workflowNotFound]: () => 'no such workflow: ',
+};
 
 /** The error's message as rawko wrote it (one short line), and its code when it has one. */
 function errorOf(error: unknown): { message: string; code?: number } {
@@ -129,20 +135,9 @@ export class Commands {
     if (!pick) {
       return undefined;
     }
-    const settings = this.host.settings();
-    const params: StartTaskParams = { description: description.trim() };
-    if (pick.key !== undefined) {
-      params.workflow = pick.key;
-    }
-    if (settings.provider) {
-      params.provider = settings.provider;
-    }
-    if (settings.model) {
-      params.model = settings.model;
-    }
-    if (settings.script) {
-      params.script = settings.script;
-    }
+    // A workflow, provider, model or script left empty is not sent: the server's default applies.
+    const chosen = Object.entries({ workflow: pick.key, ...this.host.settings() }).filter(([, value]) => value);
+    const params: StartTaskParams = { description: description.trim(), ...Object.fromEntries(chosen) };
     try {
       const { taskId } = await rpc.request(Requests.startTask, params);
       this.store.started(taskId, params.description, pick.key);
@@ -276,49 +271,31 @@ export class Commands {
 
   private actionsFor(rpc: Rpc, task: TaskSummary): ActionItem[] {
     const id = task.taskId;
+    // Resume and Retry run the task again, and follow it.
+    const rerun = (label: string, description: string, type: RequestType<TaskParams, Empty, void>, note: string): ActionItem => ({
+      label,
+      description,
+      run: async () => {
+        await rpc.request(type, { taskId: id });
+        this.store.setActive(id);
+        this.host.note(id, note);
+        this.host.showOutput(true);
+      },
+    });
     const actions: ActionItem[] = [];
     if (task.state === 'interrupted' || task.state === 'blocked') {
-      actions.push({
-        label: '$(debug-continue) Resume',
-        description: 'continue from the last recorded step',
-        run: async () => {
-          await rpc.request(Requests.resumeTask, { taskId: id });
-          this.store.setActive(id);
-          this.host.note(id, 'resumed');
-          this.host.showOutput(true);
-        },
-      });
+      actions.push(rerun('$(debug-continue) Resume', 'continue from the last recorded step', Requests.resumeTask, 'resumed'));
     }
     if (task.state === 'failed') {
-      actions.push({
-        label: '$(refresh) Retry',
-        description: 'try again from the task log',
-        run: async () => {
-          await rpc.request(Requests.retry, { taskId: id });
-          this.store.setActive(id);
-          this.host.note(id, 'retried');
-          this.host.showOutput(true);
-        },
-      });
+      actions.push(rerun('$(refresh) Retry', 'try again from the task log', Requests.retry, 'retried'));
     }
     actions.push({
       label: '$(output) Follow',
       description: 'show it in the status bar and the output',
-      run: () => {
-        this.store.setActive(id);
-        this.host.showOutput(false);
-        return Promise.resolve();
-      },
+      run: () => Promise.resolve(this.showOutput(id)),
     });
     if (!isFinished(task.state)) {
-      actions.push({
-        label: '$(close) Cancel',
-        description: 'stop the task',
-        run: async () => {
-          await rpc.request(Requests.cancelTask, { taskId: id });
-          this.host.note(id, 'cancelled by you');
-        },
-      });
+      actions.push({ label: '$(close) Cancel', description: 'stop the task', run: () => this.cancel(id) });
     }
     return actions;
   }
@@ -372,15 +349,8 @@ export class Commands {
       await action(rpc, id);
     } catch (error) {
       const { message, code } = errorOf(error);
-      const why =
-        code === ErrorCode.taskStateConflict
-          ? `cannot ${verb} now: ${message}`
-          : code === ErrorCode.unknownTask
-            ? `the task is gone: ${message}`
-            : code === ErrorCode.workflowNotFound
-              ? `no such workflow: ${message}`
-              : message;
-      void this.vs.window.showErrorMessage(`rawko: ${why}`);
+      const meaning = code === undefined ? '' : (ERROR_MEANINGS[code]?.(verb) ?? '');
+      void this.vs.window.showErrorMessage(`rawko: ${meaning}${message}`);
     }
   }
 
@@ -393,18 +363,11 @@ export class Commands {
     if (active && fits(active)) {
       return active.taskId;
     }
-    let tasks: TaskSummary[];
+    let tasks: TaskRow[];
     try {
       tasks = (await rpc.request(Requests.listTasks, {})).tasks ?? [];
     } catch {
-      tasks = this.store.all().map((t) => ({
-        taskId: t.taskId,
-        description: t.description ?? t.taskId,
-        workflow: t.workflow,
-        state: t.state,
-        breadcrumbText: t.breadcrumbText,
-        startedAt: t.updatedAt,
-      }));
+      tasks = this.store.all();
     }
     const candidates = tasks.filter(fits);
     if (candidates.length === 0) {
@@ -421,7 +384,8 @@ export class Commands {
     return picked?.task.taskId;
   }
 
-  private needServer(): Rpc | undefined {
+  /** The client, or undefined (and an error message) while the server is not running. */
+  needServer(): Rpc | undefined {
     const rpc = this.host.rpc();
     if (!rpc) {
       void this.vs.window.showErrorMessage('rawko: the server is not running (Rawko: Restart Server starts it)');
@@ -430,11 +394,11 @@ export class Commands {
   }
 }
 
-function taskItem(task: TaskSummary): TaskItem {
-  const when = new Date(task.startedAt);
+function taskItem<T extends TaskRow>(task: T): vscode.QuickPickItem & { task: T } {
+  const when = new Date(task.startedAt ?? NaN);
   const started = Number.isFinite(when.getTime()) ? when.toLocaleString() : '';
   return {
-    label: `${stateIcon(task.state)} ${task.description}`,
+    label: `${stateIcon(task.state)} ${task.description ?? task.taskId}`,
     description: task.breadcrumbText,
     detail: [task.state.replace(/_/g, ' '), task.workflow, started, task.taskId].filter(Boolean).join(' · '),
     task,

@@ -166,9 +166,8 @@ class Context {
   }
 
   private async validate(reveal: boolean): Promise<void> {
-    const rpc = this.client.rpc();
+    const rpc = this.commands.needServer();
     if (!rpc) {
-      void vscode.window.showErrorMessage('rawko: the server is not running (Rawko: Restart Server starts it)');
       return;
     }
     let list: WorkflowDiagnostic[];
@@ -241,7 +240,7 @@ class Context {
   async dispose(): Promise<void> {
     this.approvals.dispose();
     await this.client.dispose();
-    this.sequencer.dispose();
+    this.sequencer.reset();
     this.status.dispose();
     this.diagnostics.dispose();
     this.output.dispose();
