@@ -1,26 +1,71 @@
 /**
  * The extension's entry point: builds one context (task store, sequencer, status bar, output,
- * approvals, client), registers the Rawko commands and starts `rawko serve`.
+ * approvals), registers the Rawko commands and starts `rawko serve` as a vscode-languageclient
+ * client over stdio with the rawko handlers registered (approvals, workspace trust, the four task
+ * notifications into the sequencer). It finds the binary first and says how to install it when it
+ * is missing; a server that stops unexpectedly is restarted once with a message, a second stop
+ * leaves it stopped.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import { Approvals } from './approval';
-import { RawkoClient } from './client';
 import { systemClock } from './clock';
-import { Commands, PICK_WORKFLOW_COMMAND } from './commands';
-import * as config from './config';
+import { Commands, PICK_WORKFLOW_COMMAND, type Rpc } from './commands';
 import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
 import { proposeChange } from './preview';
-import { isFinished, Requests, type ApproveToolCallParams, type TaskNotification, type WorkflowDiagnostic } from './protocol';
+import {
+  isFinished,
+  Notifications,
+  Requests,
+  ServerRequests,
+  type ApproveToolCallParams,
+  type TaskNotification,
+  type WorkflowDiagnostic,
+} from './protocol';
 import { Sequencer } from './sequencer';
+import { CrashPolicy, resolveServerCommand } from './server';
 import { StatusBar } from './status';
 import { TaskStore } from './tasks';
+import { askTrust } from './trust';
 
 const PREVIEW_SCHEME = 'rawko-preview';
 
+/** The settings that only a restarted server picks up. */
+const RESTART_SETTINGS = ['rawko.server.path', 'rawko.approvalTimeoutSeconds'];
+
 let context: Context | undefined;
+
+/** A `rawko.*` text setting (package.json), read afresh each time: empty when unset. */
+function setting(key: string): string {
+  const value = vscode.workspace.getConfiguration('rawko').get<unknown>(key);
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** The settings handed to `rawko serve` in `initialize`; they override its config files. */
+function initializationOptions(): Record<string, unknown> {
+  const timeout = vscode.workspace.getConfiguration('rawko').get<unknown>('approvalTimeoutSeconds');
+  return typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? { approvalTimeoutSeconds: Math.floor(timeout) } : {};
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
 
 export async function activate(extension: vscode.ExtensionContext): Promise<void> {
   context = new Context(extension);
@@ -43,8 +88,11 @@ class Context {
   readonly previews = new Map<string, string>();
   readonly sequencer: Sequencer;
   readonly approvals: Approvals;
-  readonly client: RawkoClient;
   readonly commands: Commands;
+  /** The connection to `rawko serve`, its log, and whether it may restart after a crash. */
+  private client: LanguageClient | undefined;
+  private readonly serverLog = vscode.window.createOutputChannel('rawko Server', { log: true });
+  private readonly crashes = new CrashPolicy();
   /** Tasks whose description was asked of the server already. */
   private readonly described = new Set<string>();
   private previewCount = 0;
@@ -62,19 +110,9 @@ class Context {
       onWithdrawn: (params) =>
         this.formatter.note(params.taskId, `the approval of ${params.tool} was withdrawn by rawko (timed out or the task ended)`),
     });
-    this.client = new RawkoClient(this.approvals, {
-      notification: (note) => this.sequencer.push(note),
-      serverState: (state) => this.status.setServerState(state),
-      started: () => {
-        this.sequencer.reset();
-        this.store.clear();
-        this.described.clear();
-      },
-      stopped: () => this.approvals.dispose(),
-    });
     this.commands = new Commands(vscode, this.store, this.approvals, {
-      rpc: () => this.client.rpc(),
-      settings: () => config.startSettings(),
+      rpc: () => this.rpc(),
+      settings: () => ({ provider: setting('provider'), model: setting('model'), script: setting('script') }),
       showOutput: (preserveFocus) => this.output.show(preserveFocus),
       note: (taskId, text) => this.formatter.note(taskId, text),
     });
@@ -104,7 +142,7 @@ class Context {
     register(PICK_WORKFLOW_COMMAND, (...args) => this.commands.pickWorkflow(taskArg(args)));
     register('rawko.showApproval', (...args) => this.commands.showApproval(taskArg(args)));
     register('rawko.validateWorkflows', () => this.validate(true));
-    register('rawko.restartServer', () => this.client.restart());
+    register('rawko.restartServer', () => this.restart());
     ext.subscriptions.push(
       vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, {
         provideTextDocumentContent: (uri) => this.previews.get(uri.toString()) ?? '',
@@ -115,14 +153,134 @@ class Context {
         }
       }),
       vscode.workspace.onDidChangeConfiguration((change) => {
-        if (config.RESTART_SETTINGS.some((key) => change.affectsConfiguration(key))) {
+        if (RESTART_SETTINGS.some((key) => change.affectsConfiguration(key))) {
           void vscode.window
             .showInformationMessage('rawko: restart the server to apply the changed settings?', 'Restart Server')
-            .then((choice) => choice && this.client.restart());
+            .then((choice) => choice && this.restart());
         }
       }),
     );
-    await this.client.start();
+    await this.startServer();
+  }
+
+  /** The client while the server runs. */
+  private rpc(): Rpc | undefined {
+    const client = this.client;
+    return client?.state === State.Running ? { request: (type, params) => client.sendRequest(type, params) } : undefined;
+  }
+
+  private showLog(): void {
+    this.serverLog.show(true);
+  }
+
+  private async startServer(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const resolved = resolveServerCommand(setting('server.path'), folder, process.env, isExecutable);
+    if ('missing' in resolved) {
+      this.status.setServerState('missing');
+      this.serverLog.error(resolved.missing);
+      void vscode.window.showErrorMessage(`rawko: ${resolved.missing}`, 'Open Settings').then((choice) => {
+        if (choice === 'Open Settings') {
+          void vscode.commands.executeCommand('workbench.action.openSettings', 'rawko.server.path');
+        }
+      });
+      return;
+    }
+    this.status.setServerState('starting');
+    const serverOptions: ServerOptions = {
+      command: resolved.command,
+      args: ['serve'],
+      options: { cwd: folder ?? process.cwd() },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.serverLog,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: initializationOptions(),
+      errorHandler: {
+        error: (_error, _message, count) =>
+          count !== undefined && count <= 3 ? { action: ErrorAction.Continue } : { action: ErrorAction.Shutdown },
+        closed: () => {
+          this.approvals.dispose();
+          if (this.crashes.onCrash() === 'restart') {
+            void vscode.window
+              .showWarningMessage(
+                'rawko: the server stopped unexpectedly and was restarted. Interrupted tasks can be resumed with Rawko: Show Tasks.',
+                'Show Server Log',
+              )
+              .then((choice) => choice && this.showLog());
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.status.setServerState('stopped');
+          void vscode.window
+            .showErrorMessage('rawko: the server stopped again and was not restarted.', 'Restart Server', 'Show Server Log')
+            .then((choice) => {
+              if (choice === 'Restart Server') {
+                void vscode.commands.executeCommand('rawko.restartServer');
+              } else if (choice === 'Show Server Log') {
+                this.showLog();
+              }
+            });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient('rawko', 'rawko', serverOptions, clientOptions);
+    this.client = client;
+
+    client.onRequest(ServerRequests.approveToolCall, (params, token) => this.approvals.ask(params, token));
+    client.onRequest(ServerRequests.trustWorkspace, (params) => askTrust(vscode, params));
+    client.onNotification(Notifications.status, (params) => this.sequencer.push({ kind: 'status', params }));
+    client.onNotification(Notifications.countdown, (params) => this.sequencer.push({ kind: 'countdown', params }));
+    client.onNotification(Notifications.output, (params) => this.sequencer.push({ kind: 'output', params }));
+    client.onNotification(Notifications.taskFinished, (params) => this.sequencer.push({ kind: 'taskFinished', params }));
+    client.onDidChangeState((change) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (change.newState === State.Running) {
+        // A (re)started server: what the extension knew of tasks is stale.
+        this.sequencer.reset();
+        this.store.clear();
+        this.described.clear();
+        this.status.setServerState('running');
+      } else if (change.newState === State.Starting) {
+        this.status.setServerState('starting');
+      }
+    });
+
+    try {
+      await client.start();
+    } catch (error) {
+      if (this.client === client) {
+        this.status.setServerState('stopped');
+        const message = error instanceof Error ? error.message : String(error);
+        this.serverLog.error(`rawko serve did not start: ${message}`);
+        void vscode.window
+          .showErrorMessage(`rawko: the server did not start: ${message}`, 'Show Server Log')
+          .then((choice) => choice && this.showLog());
+      }
+    }
+  }
+
+  private async stopServer(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.approvals.dispose(); // pending approvals are moot
+    if (client) {
+      // A failed stop or dispose changes nothing: the process is gone either way.
+      if (client.state !== State.Stopped) {
+        await client.stop(2000).catch(() => undefined);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  /** Rawko: Restart Server: a fresh server, and a fresh allowance of one automatic restart. */
+  private async restart(): Promise<void> {
+    this.crashes.reset();
+    await this.stopServer();
+    await this.startServer();
   }
 
   private deliver(note: TaskNotification): void {
@@ -153,13 +311,11 @@ class Context {
 
   /** Fills in a task from `rawko/getTask` (after a gap in `seq`, or for a task started elsewhere). */
   private async refresh(taskId: string): Promise<void> {
-    const rpc = this.client.rpc();
-    if (!rpc) {
-      return;
-    }
     try {
-      const { task } = await rpc.request(Requests.getTask, { taskId });
-      this.store.describe(task);
+      const answer = await this.rpc()?.request(Requests.getTask, { taskId });
+      if (answer) {
+        this.store.describe(answer.task);
+      }
     } catch {
       // The task is gone; its notifications say all there is.
     }
@@ -238,8 +394,8 @@ class Context {
   }
 
   async dispose(): Promise<void> {
-    this.approvals.dispose();
-    await this.client.dispose();
+    await this.stopServer();
+    this.serverLog.dispose();
     this.sequencer.reset();
     this.status.dispose();
     this.diagnostics.dispose();

@@ -71,35 +71,25 @@ export function renderStatus(
   // rawko's status line (`Feature > 🧪 Test [3/4] — complete`); until the first one comes, the
   // description stands in.
   const label = task.text || (task.description ? shorten(task.description, 40) : 'rawko');
-  const reasonFresh =
-    task.reason !== undefined && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
+  const fresh = task.reason && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
+  const text =
+    task.state === 'countdown' && task.countdown
+      ? `${task.countdown.label} — click to interrupt${others}`
+      : `${stateIcon(task.state)} ${label}${fresh ? ` — ${task.reason ?? ''}` : ''}${others}`;
 
-  let text: string;
-  if (task.state === 'countdown' && task.countdown) {
-    text = `${task.countdown.label} — click to interrupt`;
-  } else {
-    text = `${stateIcon(task.state)} ${label}${reasonFresh ? ` — ${task.reason ?? ''}` : ''}`;
-  }
-  text += others;
-
-  const rows: [string, string][] = [];
-  rows.push(['Task', task.description ?? task.taskId]);
-  const phase = phaseLine(task);
-  if (phase) {
-    rows.push(['Phase', phase]);
-  }
-  if (task.breadcrumb.length > 1) {
-    rows.push(['Breadcrumb', task.breadcrumbText]);
-  }
-  rows.push(['State', task.state.replace(/_/g, ' ')]);
-  if (task.reason) {
-    rows.push(['Reason', task.reason]);
-  }
-  if (task.summary) {
-    rows.push(['Summary', shorten(task.summary, 200)]);
-  }
-  rows.push(['Id', task.taskId]);
+  // The tooltip's rows; a row without a value is left out.
+  const rows = (
+    [
+      ['Task', task.description ?? task.taskId],
+      ['Phase', phaseLine(task)],
+      ['Breadcrumb', task.breadcrumb.length > 1 ? task.breadcrumbText : undefined],
+      ['State', task.state.replace(/_/g, ' ')],
+      ['Reason', task.reason || undefined],
+      ['Summary', task.summary ? shorten(task.summary, 200) : undefined],
+      ['Id', task.taskId],
+    ] satisfies [string, string | undefined][]
+  ).filter((row): row is [string, string] => row[1] !== undefined);
 
   const waits = WAITING.get(task.state);
   const [command, hint] = waits ?? ['rawko.showOutput', 'Click to show the task output.'];

@@ -7,37 +7,27 @@
 import type { Clock } from './clock';
 import {
   isFinished,
-  type BreadcrumbItem,
   type CountdownParams,
   type StatusParams,
   type TaskFinishedParams,
   type TaskSummary,
 } from './protocol';
 
-export interface TaskView {
-  taskId: string;
+/** A task as rawko last told of it (`rawko/status`, `rawko/countdown`, `rawko/taskFinished`), and what the extension adds. */
+export interface TaskView
+  extends Pick<StatusParams, 'taskId' | 'state' | 'breadcrumb' | 'breadcrumbText' | 'text' | 'workflow' | 'reason'>,
+    Partial<Pick<TaskFinishedParams, 'outcome' | 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
   description?: string;
-  workflow?: string;
-  state: string;
-  breadcrumb: BreadcrumbItem[];
-  /** Where the task is, without its state, e.g. `Feature > 🧪 Test [3/4]`. */
-  breadcrumbText: string;
-  /** The status line, e.g. `Feature > 🧪 Test [3/4] — waiting for approval`. */
-  text: string;
-  /** Why the state last changed, when the server said, and when that was. */
-  reason?: string;
+  /** When the reason came, and whether it outlives the next change (it told of an outcome, not of a wait). */
   reasonAt?: number;
-  /** Whether the reason outlives the next change (it told of an outcome, not of a wait). */
   reasonSticky?: boolean;
   /** The running auto-continue countdown, while the state is `countdown`. */
-  countdown?: { secondsLeft: number; label: string };
-  outcome?: string;
-  summary?: string;
+  countdown?: Pick<CountdownParams, 'secondsLeft' | 'label'>;
   updatedAt: number;
 }
 
-export type Listener = (task: TaskView | undefined) => void;
+type Listener = (task: TaskView | undefined) => void;
 
 export class TaskStore {
   private readonly tasks = new Map<string, TaskView>();
