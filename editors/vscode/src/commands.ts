@@ -8,6 +8,7 @@ import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { Approvals } from './approval';
 import {
   ErrorCode,
+  isBusy,
   isFinished,
   Requests,
   type Empty,
@@ -18,6 +19,7 @@ import {
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
+import { firstLine } from './output';
 import { stateIcon } from './status';
 import type { TaskStore } from './tasks';
 import type { Vs } from './vs';
@@ -47,18 +49,14 @@ interface WorkflowItem extends vscode.QuickPickItem {
   key: string | undefined;
 }
 
-/** A task as a task pick shows it: rawko's summary, or what the store knows when rawko cannot list them. */
+/**
+ * A task as a command sees it, to decide whether it applies and to offer it in a pick: rawko's
+ * summary, or what the store knows when rawko cannot list the tasks.
+ */
 type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
 
 interface ActionItem extends vscode.QuickPickItem {
   run(): Promise<void>;
-}
-
-/** What a command looks at to decide whether a task is one it applies to. */
-export interface TaskFacts {
-  state: string;
-  /** The key of the workflow the task runs; absent when it runs none. */
-  workflow?: string;
 }
 
 /** The id of the command that starts a workflow in a task that runs none yet. */
@@ -66,7 +64,7 @@ export const PICK_WORKFLOW_COMMAND = 'rawko.pickWorkflow';
 const PICK_WORKFLOW_BUTTON = 'Pick Workflow';
 
 /** A task Rawko: Pick Workflow applies to: running, with no workflow. */
-export function runsNoWorkflow(task: TaskFacts): boolean {
+export function runsNoWorkflow(task: TaskRow): boolean {
   return task.state === 'running' && !task.workflow;
 }
 
@@ -78,15 +76,10 @@ const ERROR_MEANINGS: Record<number, (verb: string) => string> = {
 };
 
 /** The error's message as rawko wrote it (one short line), and its code when it has one. */
-function errorOf(error: unknown): { message: string; code?: number } {
-  if (typeof error === 'object' && error !== null) {
-    const e = error as { message?: unknown; code?: unknown };
-    return {
-      message: typeof e.message === 'string' ? e.message : JSON.stringify(error),
-      code: typeof e.code === 'number' ? e.code : undefined,
-    };
-  }
-  return { message: String(error) };
+export function errorOf(error: unknown): { message: string; code?: number } {
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  const text = typeof message === 'string' ? message : typeof error === 'string' ? error : JSON.stringify(error);
+  return { message: text, code: typeof code === 'number' ? code : undefined };
 }
 
 export function workflowItems(workflows: WorkflowSummary[], withNone = true): WorkflowItem[] {
@@ -196,21 +189,15 @@ export class Commands {
     await this.onTask(verb, taskId, (t) => !isFinished(t.state), async (rpc, id) => {
       const { text } = await rpc.request(Requests.step, { taskId: id, action });
       this.host.note(id, text);
-      const first = text.split('\n').find((l) => l.trim() !== '') ?? text;
-      void this.vs.window.showInformationMessage(`rawko: ${first.replace(/\*\*/g, '')}`);
+      void this.vs.window.showInformationMessage(`rawko: ${firstLine(text).replace(/\*\*/g, '')}`);
     });
   }
 
   async interrupt(taskId?: string): Promise<void> {
-    await this.onTask(
-      'interrupt',
-      taskId,
-      (t) => t.state === 'countdown' || t.state === 'running' || t.state === 'waiting_approval',
-      async (rpc, id) => {
-        await rpc.request(Requests.interrupt, { taskId: id });
-        this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
-      },
-    );
+    await this.onTask('interrupt', taskId, (t) => isBusy(t.state), async (rpc, id) => {
+      await rpc.request(Requests.interrupt, { taskId: id });
+      this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
+    });
   }
 
   showOutput(taskId?: string): void {
@@ -334,7 +321,7 @@ export class Commands {
   private async onTask(
     verb: string,
     taskId: string | undefined,
-    fits: (task: TaskFacts) => boolean,
+    fits: (task: TaskRow) => boolean,
     action: (rpc: Rpc, taskId: string) => Promise<void>,
   ): Promise<void> {
     const rpc = this.needServer();
@@ -354,11 +341,7 @@ export class Commands {
     }
   }
 
-  private async pickTask(
-    rpc: Rpc,
-    verb: string,
-    fits: (task: TaskFacts) => boolean,
-  ): Promise<string | undefined> {
+  private async pickTask(rpc: Rpc, verb: string, fits: (task: TaskRow) => boolean): Promise<string | undefined> {
     const active = this.store.active();
     if (active && fits(active)) {
       return active.taskId;

@@ -20,7 +20,7 @@ import {
 } from 'vscode-languageclient/node';
 import { Approvals } from './approval';
 import { systemClock } from './clock';
-import { Commands, PICK_WORKFLOW_COMMAND, type Rpc } from './commands';
+import { Commands, errorOf, PICK_WORKFLOW_COMMAND, type Rpc } from './commands';
 import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
 import { proposeChange } from './preview';
@@ -330,7 +330,7 @@ class Context {
     try {
       list = (await rpc.request(Requests.validateWorkflows, {})).diagnostics ?? [];
     } catch (error) {
-      void vscode.window.showErrorMessage(`rawko: could not validate the workflows: ${error instanceof Error ? error.message : String(error)}`);
+      void vscode.window.showErrorMessage(`rawko: could not validate the workflows: ${errorOf(error).message}`);
       return;
     }
     this.diagnostics.clear();

@@ -19,7 +19,8 @@ export const RESULT_LINES = 12;
 /** The line start of the kinds that are one marked line of text. */
 const MARKERS = new Map(Object.entries({ reminder: '↻ reminder: ', hook_output: '⚓ hook: ', completion: '🏁 ', error: '✗ error: ' }));
 
-function firstLine(text: string): string {
+/** The first line that is not blank, trimmed. */
+export function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
   return line.trim();
 }

@@ -236,6 +236,11 @@ export type TaskNotification = {
   [K in keyof typeof Notifications]: { kind: K; params: ParamsOf<(typeof Notifications)[K]> };
 }[keyof typeof Notifications];
 
+/** The states in which a task works or waits for the user (the ones Rawko: Interrupt applies to). */
+export function isBusy(state: string): boolean {
+  return state === 'running' || state === 'waiting_approval' || state === 'countdown';
+}
+
 /** The states after which a task sends nothing more. */
 export function isFinished(state: string): boolean {
   return state === 'complete' || state === 'failed' || state === 'cancelled';

@@ -7,6 +7,7 @@
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
+import { isBusy } from './protocol';
 import type { TaskStore, TaskView } from './tasks';
 import type { Vs } from './vs';
 
@@ -154,9 +155,7 @@ export class StatusBar {
   render(): void {
     const task = this.store.active();
     const now = this.clock.now();
-    const others = this.store
-      .all()
-      .filter((t) => t.taskId !== task?.taskId && (t.state === 'running' || t.state === 'waiting_approval' || t.state === 'countdown')).length;
+    const others = this.store.all().filter((t) => t.taskId !== task?.taskId && isBusy(t.state)).length;
     const look = renderStatus(this.server, task, now, others);
     this.item.text = look.text;
     const tooltip = new this.vs.MarkdownString('', true);
