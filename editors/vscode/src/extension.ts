@@ -52,6 +52,11 @@ function setting(key: string): string {
   return typeof value === 'string' ? value.trim() : '';
 }
 
+/** Shows `message` with a button per action; a click on one runs it. */
+function offer(show: typeof vscode.window.showErrorMessage, message: string, actions: Record<string, () => unknown>): void {
+  void show(message, ...Object.keys(actions)).then((choice) => choice && actions[choice]?.());
+}
+
 /** The settings handed to `rawko serve` in `initialize`; they override its config files. */
 function initializationOptions(): Record<string, unknown> {
   const timeout = vscode.workspace.getConfiguration('rawko').get<unknown>('approvalTimeoutSeconds');
@@ -154,9 +159,9 @@ class Context {
       }),
       vscode.workspace.onDidChangeConfiguration((change) => {
         if (RESTART_SETTINGS.some((key) => change.affectsConfiguration(key))) {
-          void vscode.window
-            .showInformationMessage('rawko: restart the server to apply the changed settings?', 'Restart Server')
-            .then((choice) => choice && this.restart());
+          offer(vscode.window.showInformationMessage, 'rawko: restart the server to apply the changed settings?', {
+            'Restart Server': () => this.restart(),
+          });
         }
       }),
     );
@@ -179,10 +184,8 @@ class Context {
     if ('missing' in resolved) {
       this.status.setServerState('missing');
       this.serverLog.error(resolved.missing);
-      void vscode.window.showErrorMessage(`rawko: ${resolved.missing}`, 'Open Settings').then((choice) => {
-        if (choice === 'Open Settings') {
-          void vscode.commands.executeCommand('workbench.action.openSettings', 'rawko.server.path');
-        }
+      offer(vscode.window.showErrorMessage, `rawko: ${resolved.missing}`, {
+        'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', 'rawko.server.path'),
       });
       return;
     }
@@ -203,24 +206,18 @@ class Context {
         closed: () => {
           this.approvals.dispose();
           if (this.crashes.onCrash() === 'restart') {
-            void vscode.window
-              .showWarningMessage(
-                'rawko: the server stopped unexpectedly and was restarted. Interrupted tasks can be resumed with Rawko: Show Tasks.',
-                'Show Server Log',
-              )
-              .then((choice) => choice && this.showLog());
+            offer(
+              vscode.window.showWarningMessage,
+              'rawko: the server stopped unexpectedly and was restarted. Interrupted tasks can be resumed with Rawko: Show Tasks.',
+              { 'Show Server Log': () => this.showLog() },
+            );
             return { action: CloseAction.Restart, handled: true };
           }
           this.status.setServerState('stopped');
-          void vscode.window
-            .showErrorMessage('rawko: the server stopped again and was not restarted.', 'Restart Server', 'Show Server Log')
-            .then((choice) => {
-              if (choice === 'Restart Server') {
-                void vscode.commands.executeCommand('rawko.restartServer');
-              } else if (choice === 'Show Server Log') {
-                this.showLog();
-              }
-            });
+          offer(vscode.window.showErrorMessage, 'rawko: the server stopped again and was not restarted.', {
+            'Restart Server': () => this.restart(),
+            'Show Server Log': () => this.showLog(),
+          });
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
@@ -256,9 +253,7 @@ class Context {
         this.status.setServerState('stopped');
         const message = error instanceof Error ? error.message : String(error);
         this.serverLog.error(`rawko serve did not start: ${message}`);
-        void vscode.window
-          .showErrorMessage(`rawko: the server did not start: ${message}`, 'Show Server Log')
-          .then((choice) => choice && this.showLog());
+        offer(vscode.window.showErrorMessage, `rawko: the server did not start: ${message}`, { 'Show Server Log': () => this.showLog() });
       }
     }
   }

@@ -76,7 +76,7 @@ export function renderStatus(
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
   const text =
     task.state === 'countdown' && task.countdown
-      ? `${task.countdown.label} — click to interrupt${others}`
+      ? `${task.countdown} — click to interrupt${others}`
       : `${stateIcon(task.state)} ${label}${fresh ? ` — ${task.reason ?? ''}` : ''}${others}`;
 
   // The tooltip's rows; a row without a value is left out.

@@ -16,15 +16,14 @@ import {
 /** A task as rawko last told of it (`rawko/status`, `rawko/countdown`, `rawko/taskFinished`), and what the extension adds. */
 export interface TaskView
   extends Pick<StatusParams, 'taskId' | 'state' | 'breadcrumb' | 'breadcrumbText' | 'text' | 'workflow' | 'reason'>,
-    Partial<Pick<TaskFinishedParams, 'outcome' | 'summary'>> {
+    Partial<Pick<TaskFinishedParams, 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
   description?: string;
   /** When the reason came, and whether it outlives the next change (it told of an outcome, not of a wait). */
   reasonAt?: number;
   reasonSticky?: boolean;
-  /** The running auto-continue countdown, while the state is `countdown`. */
-  countdown?: Pick<CountdownParams, 'secondsLeft' | 'label'>;
-  updatedAt: number;
+  /** The running auto-continue countdown's label (`⏳ Auto-continuing in 3s`), while the state is `countdown`. */
+  countdown?: string;
 }
 
 type Listener = (task: TaskView | undefined) => void;
@@ -111,7 +110,6 @@ export class TaskStore {
       task.reasonAt = undefined;
       task.reasonSticky = false;
     }
-    task.updatedAt = this.clock.now();
     this.adopt(task);
     this.emit(task);
   }
@@ -119,21 +117,18 @@ export class TaskStore {
   countdown(params: CountdownParams): void {
     const task = this.ensure(params.taskId);
     task.state = 'countdown';
-    task.countdown = { secondsLeft: params.secondsLeft, label: params.label };
-    task.updatedAt = this.clock.now();
+    task.countdown = params.label;
     this.adopt(task);
     this.emit(task);
   }
 
   finished(params: TaskFinishedParams): void {
     const task = this.ensure(params.taskId);
-    task.outcome = params.outcome;
     task.summary = params.summary;
     task.countdown = undefined;
     if (!isFinished(task.state)) {
       task.state = params.outcome;
     }
-    task.updatedAt = this.clock.now();
     this.emit(task);
   }
 
@@ -155,7 +150,7 @@ export class TaskStore {
   private ensure(taskId: string): TaskView {
     let task = this.tasks.get(taskId);
     if (!task) {
-      task = { taskId, state: 'running', breadcrumb: [], breadcrumbText: '', text: '', updatedAt: this.clock.now() };
+      task = { taskId, state: 'running', breadcrumb: [], breadcrumbText: '', text: '' };
       this.tasks.set(taskId, task);
     }
     return task;
