@@ -55,9 +55,8 @@ export function formatLeft(ms: number): string {
 
 export class Approvals {
   private readonly pending: Pending[] = [];
+  /** The prompt, while it shows the head of the line. */
   private picker: vscode.QuickPick<ApprovalItem> | undefined;
-  /** The request the picker shows. */
-  private shown: Pending | undefined;
   private ticker: Timer | undefined;
 
   constructor(
@@ -90,7 +89,6 @@ export class Approvals {
 
   /** Shows the prompt again after it was hidden, preferring a request of `taskId`. */
   reveal(taskId?: string): boolean {
-    // The shown request, when there is one, is always the head of the line.
     const index = Math.max(0, this.pending.findIndex((p) => taskId === undefined || p.params.taskId === taskId));
     const entry = this.pending[index];
     if (!entry) {
@@ -124,11 +122,11 @@ export class Approvals {
     if (index < 0) {
       return; // settled already
     }
-    this.pending.splice(index, 1);
-    entry.cancelSubscription.dispose();
-    if (this.shown === entry) {
+    if (index === 0) {
       this.closePicker();
     }
+    this.pending.splice(index, 1);
+    entry.cancelSubscription.dispose();
     if (byUser) {
       this.options.onAnswered?.(entry.params, outcome);
     } else {
@@ -140,8 +138,8 @@ export class Approvals {
 
   /** Shows the head of the line, or updates the shown prompt's count of waiting requests. */
   private next(): void {
-    if (this.shown) {
-      this.updateTitle(this.shown);
+    if (this.picker) {
+      this.updateTitle();
     } else {
       this.showHead();
     }
@@ -155,12 +153,11 @@ export class Approvals {
     const { params } = entry;
     const picker = this.vs.window.createQuickPick<ApprovalItem>();
     this.picker = picker;
-    this.shown = entry;
     picker.ignoreFocusOut = true;
     picker.matchOnDescription = false;
     picker.placeholder = params.reason;
     picker.items = this.items(params);
-    this.updateTitle(entry);
+    this.updateTitle();
 
     picker.onDidAccept(() => {
       const item = picker.selectedItems[0] ?? picker.activeItems[0];
@@ -171,7 +168,7 @@ export class Approvals {
         picker.selectedItems = [];
         void this.options.openDiff(params).then(
           () => {
-            if (this.shown === entry) {
+            if (this.picker === picker) {
               picker.show();
             }
           },
@@ -192,7 +189,7 @@ export class Approvals {
     });
 
     this.ticker = this.clock.setInterval(() => {
-      if (this.updateTitle(entry) <= 0) {
+      if (this.updateTitle() <= 0) {
         this.ticker?.cancel();
         this.ticker = undefined;
       }
@@ -217,9 +214,12 @@ export class Approvals {
     return items;
   }
 
-  /** Sets the picker's title; returns the milliseconds left until rawko's deadline. */
-  private updateTitle(entry: Pending): number {
-    const { params } = entry;
+  /** Sets the prompt's title; returns the milliseconds left until rawko's deadline. */
+  private updateTitle(): number {
+    const params = this.pending[0]?.params;
+    if (!this.picker || !params) {
+      return 0;
+    }
     const left = params.expiresAt - this.clock.now();
     let title = `rawko: ${params.summary} — blocked in phase ${params.phase}`;
     title += left > 0 ? ` (denied in ${formatLeft(left)})` : ' (timing out)';
@@ -227,9 +227,7 @@ export class Approvals {
     if (waiting > 0) {
       title += ` [+${waiting} waiting]`;
     }
-    if (this.picker && this.shown === entry) {
-      this.picker.title = title;
-    }
+    this.picker.title = title;
     return left;
   }
 
@@ -238,7 +236,6 @@ export class Approvals {
     this.ticker = undefined;
     const picker = this.picker;
     this.picker = undefined;
-    this.shown = undefined;
     picker?.dispose();
   }
 }

@@ -98,8 +98,6 @@ class Context {
   private client: LanguageClient | undefined;
   private readonly serverLog = vscode.window.createOutputChannel('rawko Server', { log: true });
   private readonly crashes = new CrashPolicy();
-  /** Tasks whose description was asked of the server already. */
-  private readonly described = new Set<string>();
   private previewCount = 0;
 
   constructor(private readonly extension: vscode.ExtensionContext) {
@@ -121,31 +119,23 @@ class Context {
       showOutput: (preserveFocus) => this.output.show(preserveFocus),
       note: (taskId, text) => this.formatter.note(taskId, text),
     });
-    // Tasks that another client or an external agent started arrive as plain notifications:
-    // ask the server what they are about.
-    this.store.onDidChange((task) => {
-      if (task && task.description === undefined && !this.described.has(task.taskId)) {
-        this.described.add(task.taskId);
-        void this.refresh(task.taskId);
-      }
-    });
   }
 
   async start(): Promise<void> {
     const ext = this.extension;
-    const register = (id: string, run: (...args: unknown[]) => unknown): void => {
-      ext.subscriptions.push(vscode.commands.registerCommand(id, run));
+    // The argument a command may get (from the status bar or a notice) is the task it is for.
+    const register = (id: string, run: (taskId: string | undefined) => unknown): void => {
+      ext.subscriptions.push(vscode.commands.registerCommand(id, (arg: unknown) => run(typeof arg === 'string' ? arg : undefined)));
     };
-    const taskArg = (args: unknown[]): string | undefined => (typeof args[0] === 'string' ? args[0] : undefined);
     register('rawko.start', () => this.commands.start());
-    register('rawko.cancel', (...args) => this.commands.cancel(taskArg(args)));
-    register('rawko.nextPhase', (...args) => this.commands.step('next', taskArg(args)));
-    register('rawko.loopPhase', (...args) => this.commands.step('loop', taskArg(args)));
-    register('rawko.interrupt', (...args) => this.commands.interrupt(taskArg(args)));
-    register('rawko.showOutput', (...args) => this.commands.showOutput(taskArg(args)));
+    register('rawko.cancel', (id) => this.commands.cancel(id));
+    register('rawko.nextPhase', (id) => this.commands.step('next', id));
+    register('rawko.loopPhase', (id) => this.commands.step('loop', id));
+    register('rawko.interrupt', (id) => this.commands.interrupt(id));
+    register('rawko.showOutput', (id) => this.commands.showOutput(id));
     register('rawko.showTasks', () => this.commands.showTasks());
-    register(PICK_WORKFLOW_COMMAND, (...args) => this.commands.pickWorkflow(taskArg(args)));
-    register('rawko.showApproval', (...args) => this.commands.showApproval(taskArg(args)));
+    register(PICK_WORKFLOW_COMMAND, (id) => this.commands.pickWorkflow(id));
+    register('rawko.showApproval', (id) => this.commands.showApproval(id));
     register('rawko.validateWorkflows', () => this.validate(true));
     register('rawko.restartServer', () => this.restart());
     ext.subscriptions.push(
@@ -239,7 +229,6 @@ class Context {
         // A (re)started server: what the extension knew of tasks is stale.
         this.sequencer.reset();
         this.store.clear();
-        this.described.clear();
         this.status.setServerState('running');
       } else if (change.newState === State.Starting) {
         this.status.setServerState('starting');
@@ -279,6 +268,10 @@ class Context {
   }
 
   private deliver(note: TaskNotification): void {
+    if (!this.store.get(note.params.taskId)) {
+      // A task another client or an external agent started: ask the server what it is about.
+      void this.refresh(note.params.taskId);
+    }
     switch (note.kind) {
       case 'status': {
         const before = this.store.get(note.params.taskId)?.state;
@@ -365,12 +358,7 @@ class Context {
       return;
     }
     const file = path.resolve(folder, probe.path);
-    let current: string | undefined;
-    try {
-      current = await fs.promises.readFile(file, 'utf8');
-    } catch {
-      current = undefined;
-    }
+    const current = await fs.promises.readFile(file, 'utf8').catch(() => undefined); // undefined: a new file
     const proposal = proposeChange(params.tool, params.input, current);
     if (!proposal) {
       return;
