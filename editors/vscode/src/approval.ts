@@ -40,12 +40,13 @@ interface Pending {
   cancelSubscription: { dispose(): void };
 }
 
-const OPTION_LABELS: Record<string, [string, (tool: string) => string]> = {
-  allow_once: ['$(check) Allow once', () => 'run this call'],
-  allow_always: ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`],
-  reject_once: ['$(close) Deny', () => 'refuse this call; the agent is told why'],
-  reject_always: ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`],
-};
+/** The options rawko may offer: each one's label and description (an option this version does not know is left out). */
+const OPTION_LABELS = new Map<string, [string, (tool: string) => string]>([
+  ['allow_once', ['$(check) Allow once', () => 'run this call']],
+  ['allow_always', ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`]],
+  ['reject_once', ['$(close) Deny', () => 'refuse this call; the agent is told why']],
+  ['reject_always', ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`]],
+]);
 
 /** `1:05`: minutes and seconds left. */
 export function formatLeft(ms: number): string {
@@ -198,13 +199,10 @@ export class Approvals {
   }
 
   private items(params: ApproveToolCallParams): ApprovalItem[] {
-    const items: ApprovalItem[] = [];
-    for (const option of params.options) {
-      const known = OPTION_LABELS[option];
-      if (known) {
-        items.push({ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome });
-      }
-    }
+    const items: ApprovalItem[] = params.options.flatMap((option) => {
+      const known = OPTION_LABELS.get(option);
+      return known ? [{ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome }] : [];
+    });
     // Write and Edit (the tools that name a file and its new text) get a diff preview.
     const change = proposeChange(params.tool, params.input, undefined);
     if (change) {

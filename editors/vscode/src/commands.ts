@@ -241,40 +241,35 @@ export class Commands {
     }
     const task = picked.task;
     this.store.describe(task);
-    const actions = this.actionsFor(rpc, task);
+    const actions = this.actionsFor(task);
     const chosen =
       actions.length === 1
         ? actions[0]
         : await this.vs.window.showQuickPick(actions, { title: `Rawko: ${task.description}`, placeHolder: 'What to do' });
-    if (!chosen) {
-      return;
-    }
-    try {
-      await chosen.run();
-    } catch (error) {
-      void this.vs.window.showErrorMessage(`rawko: ${errorOf(error).message}`);
-    }
+    await chosen?.run();
   }
 
-  private actionsFor(rpc: Rpc, task: TaskSummary): ActionItem[] {
+  /** What Rawko: Show Tasks offers to do with a task; each action says why when rawko refuses it. */
+  private actionsFor(task: TaskSummary): ActionItem[] {
     const id = task.taskId;
     // Resume and Retry run the task again, and follow it.
-    const rerun = (label: string, description: string, type: RequestType<TaskParams, Empty, void>, note: string): ActionItem => ({
+    const rerun = (label: string, description: string, type: RequestType<TaskParams, Empty, void>, verb: string, note: string): ActionItem => ({
       label,
       description,
-      run: async () => {
-        await rpc.request(type, { taskId: id });
-        this.store.setActive(id);
-        this.host.note(id, note);
-        this.host.showOutput(true);
-      },
+      run: () =>
+        this.onTask(verb, id, () => true, async (rpc) => {
+          await rpc.request(type, { taskId: id });
+          this.store.setActive(id);
+          this.host.note(id, note);
+          this.host.showOutput(true);
+        }),
     });
     const actions: ActionItem[] = [];
     if (task.state === 'interrupted' || task.state === 'blocked') {
-      actions.push(rerun('$(debug-continue) Resume', 'continue from the last recorded step', Requests.resumeTask, 'resumed'));
+      actions.push(rerun('$(debug-continue) Resume', 'continue from the last recorded step', Requests.resumeTask, 'resume', 'resumed'));
     }
     if (task.state === 'failed') {
-      actions.push(rerun('$(refresh) Retry', 'try again from the task log', Requests.retry, 'retried'));
+      actions.push(rerun('$(refresh) Retry', 'try again from the task log', Requests.retry, 'retry', 'retried'));
     }
     actions.push({
       label: '$(output) Follow',

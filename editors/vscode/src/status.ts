@@ -158,18 +158,12 @@ export class StatusBar {
     const others = this.store.all().filter((t) => t.taskId !== task?.taskId && isBusy(t.state)).length;
     const look = renderStatus(this.server, task, now, others);
     this.item.text = look.text;
-    const tooltip = new this.vs.MarkdownString('', true);
-    tooltip.appendMarkdown('**');
-    tooltip.appendText(look.tooltip.title);
-    tooltip.appendMarkdown('**\n\n');
+    // The server's texts go in as text (escaped), the labels and the layout as Markdown.
+    const tooltip = new this.vs.MarkdownString('', true).appendMarkdown('**').appendText(look.tooltip.title).appendMarkdown('**\n\n');
     for (const [label, value] of look.tooltip.rows) {
-      tooltip.appendMarkdown(`${label}: `);
-      tooltip.appendText(value);
-      tooltip.appendMarkdown('  \n');
+      tooltip.appendMarkdown(`${label}: `).appendText(value).appendMarkdown('  \n');
     }
-    tooltip.appendMarkdown('\n');
-    tooltip.appendText(look.tooltip.hint);
-    this.item.tooltip = tooltip;
+    this.item.tooltip = tooltip.appendMarkdown('\n').appendText(look.tooltip.hint);
     this.item.command = { title: 'rawko', ...look.command };
     this.item.backgroundColor =
       look.background === undefined
