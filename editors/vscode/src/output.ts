@@ -25,13 +25,6 @@ export function firstLine(text: string): string {
   return line.trim();
 }
 
-function indent(text: string, prefix: string): string {
-  return text
-    .split('\n')
-    .map((line) => `${prefix}${line}`)
-    .join('\n');
-}
-
 function clip(text: string, lines: number): string {
   const all = text.replace(/\n+$/, '').split('\n');
   if (all.length <= lines) {
@@ -67,7 +60,7 @@ export class OutputFormatter {
         const name = params.tool ? `${params.tool}: ` : '';
         if (body.includes('\n')) {
           this.line(`  ${marker} ${name}`);
-          this.line(indent(body, '    '));
+          this.line(body.replace(/^/gm, '    ')); // indented
         } else {
           this.line(`  ${marker} ${name}${body}`);
         }

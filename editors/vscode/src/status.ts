@@ -53,11 +53,7 @@ function shorten(text: string, max: number): string {
 /** The phase a task is in, from the innermost breadcrumb item: `🧪 Test [3/4] in Feature`. */
 export function phaseLine(task: TaskView): string | undefined {
   const inner = task.breadcrumb[task.breadcrumb.length - 1];
-  if (!inner) {
-    return undefined;
-  }
-  const emoji = inner.emoji ? `${inner.emoji} ` : '';
-  return `${emoji}${inner.phaseName} [${inner.index}/${inner.total}] in ${inner.name}`;
+  return inner && `${inner.emoji ? `${inner.emoji} ` : ''}${inner.phaseName} [${inner.index}/${inner.total}] in ${inner.name}`;
 }
 
 export function renderStatus(
@@ -172,16 +168,8 @@ export class StatusBar {
 
     // Take the reason out of the text once it is old.
     this.reasonTimer?.cancel();
-    this.reasonTimer = undefined;
-    if (task?.reasonAt !== undefined) {
-      const left = task.reasonAt + REASON_MILLIS - now;
-      if (left > 0) {
-        this.reasonTimer = this.clock.setTimeout(() => {
-          this.reasonTimer = undefined;
-          this.render();
-        }, left);
-      }
-    }
+    const left = task?.reasonAt === undefined ? 0 : task.reasonAt + REASON_MILLIS - now;
+    this.reasonTimer = left > 0 ? this.clock.setTimeout(() => this.render(), left) : undefined;
   }
 
   dispose(): void {
