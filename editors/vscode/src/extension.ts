@@ -91,35 +91,28 @@ class Context {
   readonly status = new StatusBar(vscode, systemClock, this.store);
   readonly diagnostics = vscode.languages.createDiagnosticCollection('rawko');
   readonly previews = new Map<string, string>();
-  readonly sequencer: Sequencer;
-  readonly approvals: Approvals;
-  readonly commands: Commands;
+  readonly sequencer = new Sequencer(systemClock, (note) => this.deliver(note), (taskId) => void this.refresh(taskId));
+  readonly approvals = new Approvals(vscode, systemClock, {
+    openDiff: (params) => this.openDiff(params),
+    onAnswered: (params, outcome) =>
+      this.formatter.note(params.taskId, `${params.tool} ${outcome.replace(/_/g, ' ')} (your answer)`),
+    onWithdrawn: (params) =>
+      this.formatter.note(params.taskId, `the approval of ${params.tool} was withdrawn by rawko (timed out or the task ended)`),
+  });
+  readonly commands = new Commands(vscode, this.store, this.approvals, {
+    rpc: () => this.rpc(),
+    settings: () => ({ provider: setting('provider'), model: setting('model'), script: setting('script') }),
+    showOutput: (preserveFocus) => this.output.show(preserveFocus),
+    note: (taskId, text) => this.formatter.note(taskId, text),
+  });
   /** The connection to `rawko serve`, its log, and whether it may restart after a crash. */
   private client: LanguageClient | undefined;
   private readonly serverLog = vscode.window.createOutputChannel('rawko Server', { log: true });
   private readonly crashes = new CrashPolicy();
   private previewCount = 0;
 
-  constructor(private readonly extension: vscode.ExtensionContext) {
-    this.sequencer = new Sequencer(
-      systemClock,
-      (note) => this.deliver(note),
-      (taskId) => void this.refresh(taskId),
-    );
-    this.approvals = new Approvals(vscode, systemClock, {
-      openDiff: (params) => this.openDiff(params),
-      onAnswered: (params, outcome) =>
-        this.formatter.note(params.taskId, `${params.tool} ${outcome.replace(/_/g, ' ')} (your answer)`),
-      onWithdrawn: (params) =>
-        this.formatter.note(params.taskId, `the approval of ${params.tool} was withdrawn by rawko (timed out or the task ended)`),
-    });
-    this.commands = new Commands(vscode, this.store, this.approvals, {
-      rpc: () => this.rpc(),
-      settings: () => ({ provider: setting('provider'), model: setting('model'), script: setting('script') }),
-      showOutput: (preserveFocus) => this.output.show(preserveFocus),
-      note: (taskId, text) => this.formatter.note(taskId, text),
-    });
-  }
+  constructor(private readonly extension: vscode.ExtensionContext) {}
+
 
   async start(): Promise<void> {
     const ext = this.extension;

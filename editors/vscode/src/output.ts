@@ -21,8 +21,7 @@ const MARKERS = new Map(Object.entries({ reminder: '↻ reminder: ', hook_output
 
 /** The first line that is not blank, trimmed. */
 export function firstLine(text: string): string {
-  const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
-  return line.trim();
+  return (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
 }
 
 function clip(text: string, lines: number): string {
