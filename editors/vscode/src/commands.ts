@@ -6,6 +6,7 @@
 import type * as vscode from 'vscode';
 import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { Approvals } from './approval';
+import { firstLine } from './output';
 import {
   ErrorCode,
   isBusy,
@@ -19,7 +20,6 @@ import {
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
-import { firstLine } from './output';
 import { stateIcon } from './status';
 import type { TaskStore } from './tasks';
 import type { Vs } from './vs';
