@@ -27,8 +27,6 @@ export interface ApprovalOptions {
   onWithdrawn?(params: ApproveToolCallParams): void;
   /** Called with each answer the user gave. */
   onAnswered?(params: ApproveToolCallParams, outcome: ApprovalOutcome): void;
-  /** Called whenever the line of pending requests changed. */
-  onDidChange?(): void;
 }
 
 interface ApprovalItem extends vscode.QuickPickItem {
@@ -42,17 +40,13 @@ interface Pending {
   cancelSubscription: { dispose(): void };
 }
 
-const OPTION_LABELS: Record<string, [string, (tool: string) => string]> = {
-  allow_once: ['$(check) Allow once', () => 'run this call'],
-  allow_always: ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`],
-  reject_once: ['$(close) Deny', () => 'refuse this call; the agent is told why'],
-  reject_always: ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`],
-};
-
-/** The tools whose input can be shown as a diff of the file they change. */
-export function hasDiffPreview(tool: string): boolean {
-  return tool === 'Write' || tool === 'Edit';
-}
+/** The options rawko may offer: each one's label and description (an option this version does not know is left out). */
+const OPTION_LABELS = new Map<string, [string, (tool: string) => string]>([
+  ['allow_once', ['$(check) Allow once', () => 'run this call']],
+  ['allow_always', ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`]],
+  ['reject_once', ['$(close) Deny', () => 'refuse this call; the agent is told why']],
+  ['reject_always', ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`]],
+]);
 
 /** `1:05`: minutes and seconds left. */
 export function formatLeft(ms: number): string {
@@ -62,9 +56,8 @@ export function formatLeft(ms: number): string {
 
 export class Approvals {
   private readonly pending: Pending[] = [];
+  /** The prompt, while it shows the head of the line. */
   private picker: vscode.QuickPick<ApprovalItem> | undefined;
-  /** The request the picker shows. */
-  private shown: Pending | undefined;
   private ticker: Timer | undefined;
 
   constructor(
@@ -84,14 +77,9 @@ export class Approvals {
         resolve,
         cancelSubscription: { dispose: () => undefined },
       };
-      entry.cancelSubscription = token.onCancellationRequested(() => this.withdraw(entry));
+      entry.cancelSubscription = token.onCancellationRequested(() => this.settle(entry, 'cancelled', false));
       this.pending.push(entry);
-      this.options.onDidChange?.();
-      if (this.shown) {
-        this.updateTitle(this.shown);
-      } else {
-        this.showHead();
-      }
+      this.next();
     });
   }
 
@@ -100,27 +88,19 @@ export class Approvals {
     return this.pending.filter((p) => taskId === undefined || p.params.taskId === taskId).length;
   }
 
-  /** The request shown (or to be shown next), for tests and the status bar. */
-  current(): ApproveToolCallParams | undefined {
-    return (this.shown ?? this.pending[0])?.params;
-  }
-
   /** Shows the prompt again after it was hidden, preferring a request of `taskId`. */
   reveal(taskId?: string): boolean {
-    if (this.pending.length === 0) {
+    const index = Math.max(0, this.pending.findIndex((p) => taskId === undefined || p.params.taskId === taskId));
+    const entry = this.pending[index];
+    if (!entry) {
       return false;
     }
-    if (taskId !== undefined && this.shown?.params.taskId !== taskId) {
-      const index = this.pending.findIndex((p) => p.params.taskId === taskId);
-      if (index > 0) {
-        const [entry] = this.pending.splice(index, 1);
-        if (entry) {
-          this.pending.unshift(entry);
-        }
-        this.closePicker();
-      }
+    if (index > 0) {
+      this.pending.splice(index, 1);
+      this.pending.unshift(entry);
+      this.closePicker();
     }
-    if (this.picker && this.shown === this.pending[0]) {
+    if (this.picker) {
       this.picker.show();
     } else {
       this.showHead();
@@ -135,45 +115,32 @@ export class Approvals {
       entry.cancelSubscription.dispose();
       entry.resolve({ outcome: 'cancelled' });
     }
-    this.options.onDidChange?.();
   }
 
-  private answer(entry: Pending, outcome: ApprovalOutcome): void {
-    if (!this.remove(entry)) {
-      return;
+  /** Takes `entry` out of the line with the user's answer, or `cancelled` when rawko withdrew it. */
+  private settle(entry: Pending, outcome: ApprovalOutcome, byUser: boolean): void {
+    const index = this.pending.indexOf(entry);
+    if (index < 0) {
+      return; // settled already
     }
-    this.options.onAnswered?.(entry.params, outcome);
+    if (index === 0) {
+      this.closePicker();
+    }
+    this.pending.splice(index, 1);
+    entry.cancelSubscription.dispose();
+    if (byUser) {
+      this.options.onAnswered?.(entry.params, outcome);
+    } else {
+      this.options.onWithdrawn?.(entry.params);
+    }
     entry.resolve({ outcome });
     this.next();
   }
 
-  private withdraw(entry: Pending): void {
-    if (!this.remove(entry)) {
-      return;
-    }
-    this.options.onWithdrawn?.(entry.params);
-    entry.resolve({ outcome: 'cancelled' });
-    this.next();
-  }
-
-  /** Takes `entry` out of the line; false when it was no longer there. */
-  private remove(entry: Pending): boolean {
-    const index = this.pending.indexOf(entry);
-    if (index < 0) {
-      return false;
-    }
-    this.pending.splice(index, 1);
-    entry.cancelSubscription.dispose();
-    if (this.shown === entry) {
-      this.closePicker();
-    }
-    return true;
-  }
-
+  /** Shows the head of the line, or updates the shown prompt's count of waiting requests. */
   private next(): void {
-    this.options.onDidChange?.();
-    if (this.shown) {
-      this.updateTitle(this.shown);
+    if (this.picker) {
+      this.updateTitle();
     } else {
       this.showHead();
     }
@@ -187,12 +154,11 @@ export class Approvals {
     const { params } = entry;
     const picker = this.vs.window.createQuickPick<ApprovalItem>();
     this.picker = picker;
-    this.shown = entry;
     picker.ignoreFocusOut = true;
     picker.matchOnDescription = false;
     picker.placeholder = params.reason;
     picker.items = this.items(params);
-    this.updateTitle(entry);
+    this.updateTitle();
 
     picker.onDidAccept(() => {
       const item = picker.selectedItems[0] ?? picker.activeItems[0];
@@ -203,7 +169,7 @@ export class Approvals {
         picker.selectedItems = [];
         void this.options.openDiff(params).then(
           () => {
-            if (this.shown === entry) {
+            if (this.picker === picker) {
               picker.show();
             }
           },
@@ -212,7 +178,7 @@ export class Approvals {
         return;
       }
       if (item.outcome) {
-        this.answer(entry, item.outcome);
+        this.settle(entry, item.outcome, true);
       }
     });
     picker.onDidHide(() => {
@@ -220,12 +186,11 @@ export class Approvals {
       // the status bar offers it again.
       if (this.picker === picker) {
         this.closePicker();
-        this.options.onDidChange?.();
       }
     });
 
     this.ticker = this.clock.setInterval(() => {
-      if (this.updateTitle(entry) <= 0) {
+      if (this.updateTitle() <= 0) {
         this.ticker?.cancel();
         this.ticker = undefined;
       }
@@ -234,27 +199,25 @@ export class Approvals {
   }
 
   private items(params: ApproveToolCallParams): ApprovalItem[] {
-    const items: ApprovalItem[] = [];
-    for (const option of params.options) {
-      const known = OPTION_LABELS[option];
-      if (known) {
-        items.push({ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome });
-      }
-    }
-    if (hasDiffPreview(params.tool)) {
+    const items: ApprovalItem[] = params.options.flatMap((option) => {
+      const known = OPTION_LABELS.get(option);
+      return known ? [{ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome }] : [];
+    });
+    // Write and Edit (the tools that name a file and its new text) get a diff preview.
+    const change = proposeChange(params.tool, params.input, undefined);
+    if (change) {
       items.push({ label: '', kind: this.vs.QuickPickItemKind.Separator });
-      items.push({
-        label: '$(diff) Open diff preview',
-        description: proposeChange(params.tool, params.input, undefined)?.path ?? '',
-        diff: true,
-      });
+      items.push({ label: '$(diff) Open diff preview', description: change.path, diff: true });
     }
     return items;
   }
 
-  /** Sets the picker's title; returns the milliseconds left until rawko's deadline. */
-  private updateTitle(entry: Pending): number {
-    const { params } = entry;
+  /** Sets the prompt's title; returns the milliseconds left until rawko's deadline. */
+  private updateTitle(): number {
+    const params = this.pending[0]?.params;
+    if (!this.picker || !params) {
+      return 0;
+    }
     const left = params.expiresAt - this.clock.now();
     let title = `rawko: ${params.summary} — blocked in phase ${params.phase}`;
     title += left > 0 ? ` (denied in ${formatLeft(left)})` : ' (timing out)';
@@ -262,9 +225,7 @@ export class Approvals {
     if (waiting > 0) {
       title += ` [+${waiting} waiting]`;
     }
-    if (this.picker && this.shown === entry) {
-      this.picker.title = title;
-    }
+    this.picker.title = title;
     return left;
   }
 
@@ -273,7 +234,6 @@ export class Approvals {
     this.ticker = undefined;
     const picker = this.picker;
     this.picker = undefined;
-    this.shown = undefined;
     picker?.dispose();
   }
 }

@@ -1,20 +1,22 @@
 /**
  * The command palette's Rawko commands. Each is a method here, written against `Vs` and an `Rpc`
  * (the language client while the server runs) so the unit tests can drive them. A command that
- * needs a task takes the one it was given (the status bar passes its task), else the active one,
- * else asks among the tasks it applies to. A command that needs the server while it is down says
- * so instead of failing.
+ * needs the server while it is down says so instead of failing.
  */
 import type * as vscode from 'vscode';
 import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { Approvals } from './approval';
+import { firstLine } from './output';
 import {
   ErrorCode,
+  isBusy,
   isFinished,
   Requests,
+  type Empty,
   type StartTaskParams,
   type StatusParams,
   type StepAction,
+  type TaskParams,
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
@@ -47,19 +49,14 @@ interface WorkflowItem extends vscode.QuickPickItem {
   key: string | undefined;
 }
 
-interface TaskItem extends vscode.QuickPickItem {
-  task: TaskSummary;
-}
+/**
+ * A task as a command sees it, to decide whether it applies and to offer it in a pick: rawko's
+ * summary, or what the store knows when rawko cannot list the tasks.
+ */
+type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
 
 interface ActionItem extends vscode.QuickPickItem {
   run(): Promise<void>;
-}
-
-/** What a command looks at to decide whether a task is one it applies to. */
-export interface TaskFacts {
-  state: string;
-  /** The key of the workflow the task runs; absent when it runs none. */
-  workflow?: string;
 }
 
 /** The id of the command that starts a workflow in a task that runs none yet. */
@@ -67,20 +64,22 @@ export const PICK_WORKFLOW_COMMAND = 'rawko.pickWorkflow';
 const PICK_WORKFLOW_BUTTON = 'Pick Workflow';
 
 /** A task Rawko: Pick Workflow applies to: running, with no workflow. */
-export function runsNoWorkflow(task: TaskFacts): boolean {
+export function runsNoWorkflow(task: TaskRow): boolean {
   return task.state === 'running' && !task.workflow;
 }
 
+/** What rawko's error codes mean to a command that could not `verb`, said before rawko's message. */
+const ERROR_MEANINGS: Record<number, (verb: string) => string> = {
+  [ErrorCode.taskStateConflict]: (verb) => `cannot ${verb} now: `,
+  [ErrorCode.unknownTask]: () => 'the task is gone: ',
+  [ErrorCode.workflowNotFound]: () => 'no such workflow: ',
+};
+
 /** The error's message as rawko wrote it (one short line), and its code when it has one. */
-function errorOf(error: unknown): { message: string; code?: number } {
-  if (typeof error === 'object' && error !== null) {
-    const e = error as { message?: unknown; code?: unknown };
-    return {
-      message: typeof e.message === 'string' ? e.message : JSON.stringify(error),
-      code: typeof e.code === 'number' ? e.code : undefined,
-    };
-  }
-  return { message: String(error) };
+export function errorOf(error: unknown): { message: string; code?: number } {
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  const text = typeof message === 'string' ? message : typeof error === 'string' ? error : JSON.stringify(error);
+  return { message: text, code: typeof code === 'number' ? code : undefined };
 }
 
 export function workflowItems(workflows: WorkflowSummary[], withNone = true): WorkflowItem[] {
@@ -129,20 +128,9 @@ export class Commands {
     if (!pick) {
       return undefined;
     }
-    const settings = this.host.settings();
-    const params: StartTaskParams = { description: description.trim() };
-    if (pick.key !== undefined) {
-      params.workflow = pick.key;
-    }
-    if (settings.provider) {
-      params.provider = settings.provider;
-    }
-    if (settings.model) {
-      params.model = settings.model;
-    }
-    if (settings.script) {
-      params.script = settings.script;
-    }
+    // A workflow, provider, model or script left empty is not sent: the server's default applies.
+    const chosen = Object.entries({ workflow: pick.key, ...this.host.settings() }).filter(([, value]) => value);
+    const params: StartTaskParams = { description: description.trim(), ...Object.fromEntries(chosen) };
     try {
       const { taskId } = await rpc.request(Requests.startTask, params);
       this.store.started(taskId, params.description, pick.key);
@@ -201,21 +189,15 @@ export class Commands {
     await this.onTask(verb, taskId, (t) => !isFinished(t.state), async (rpc, id) => {
       const { text } = await rpc.request(Requests.step, { taskId: id, action });
       this.host.note(id, text);
-      const first = text.split('\n').find((l) => l.trim() !== '') ?? text;
-      void this.vs.window.showInformationMessage(`rawko: ${first.replace(/\*\*/g, '')}`);
+      void this.vs.window.showInformationMessage(`rawko: ${firstLine(text).replace(/\*\*/g, '')}`);
     });
   }
 
   async interrupt(taskId?: string): Promise<void> {
-    await this.onTask(
-      'interrupt',
-      taskId,
-      (t) => t.state === 'countdown' || t.state === 'running' || t.state === 'waiting_approval',
-      async (rpc, id) => {
-        await rpc.request(Requests.interrupt, { taskId: id });
-        this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
-      },
-    );
+    await this.onTask('interrupt', taskId, (t) => isBusy(t.state), async (rpc, id) => {
+      await rpc.request(Requests.interrupt, { taskId: id });
+      this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
+    });
   }
 
   showOutput(taskId?: string): void {
@@ -259,66 +241,43 @@ export class Commands {
     }
     const task = picked.task;
     this.store.describe(task);
-    const actions = this.actionsFor(rpc, task);
+    const actions = this.actionsFor(task);
     const chosen =
       actions.length === 1
         ? actions[0]
         : await this.vs.window.showQuickPick(actions, { title: `Rawko: ${task.description}`, placeHolder: 'What to do' });
-    if (!chosen) {
-      return;
-    }
-    try {
-      await chosen.run();
-    } catch (error) {
-      void this.vs.window.showErrorMessage(`rawko: ${errorOf(error).message}`);
-    }
+    await chosen?.run();
   }
 
-  private actionsFor(rpc: Rpc, task: TaskSummary): ActionItem[] {
+  /** What Rawko: Show Tasks offers to do with a task; each action says why when rawko refuses it. */
+  private actionsFor(task: TaskSummary): ActionItem[] {
     const id = task.taskId;
+    // Resume and Retry run the task again, and follow it.
+    const rerun = (label: string, description: string, type: RequestType<TaskParams, Empty, void>, verb: string, note: string): ActionItem => ({
+      label,
+      description,
+      run: () =>
+        this.onTask(verb, id, () => true, async (rpc) => {
+          await rpc.request(type, { taskId: id });
+          this.store.setActive(id);
+          this.host.note(id, note);
+          this.host.showOutput(true);
+        }),
+    });
     const actions: ActionItem[] = [];
     if (task.state === 'interrupted' || task.state === 'blocked') {
-      actions.push({
-        label: '$(debug-continue) Resume',
-        description: 'continue from the last recorded step',
-        run: async () => {
-          await rpc.request(Requests.resumeTask, { taskId: id });
-          this.store.setActive(id);
-          this.host.note(id, 'resumed');
-          this.host.showOutput(true);
-        },
-      });
+      actions.push(rerun('$(debug-continue) Resume', 'continue from the last recorded step', Requests.resumeTask, 'resume', 'resumed'));
     }
     if (task.state === 'failed') {
-      actions.push({
-        label: '$(refresh) Retry',
-        description: 'try again from the task log',
-        run: async () => {
-          await rpc.request(Requests.retry, { taskId: id });
-          this.store.setActive(id);
-          this.host.note(id, 'retried');
-          this.host.showOutput(true);
-        },
-      });
+      actions.push(rerun('$(refresh) Retry', 'try again from the task log', Requests.retry, 'retry', 'retried'));
     }
     actions.push({
       label: '$(output) Follow',
       description: 'show it in the status bar and the output',
-      run: () => {
-        this.store.setActive(id);
-        this.host.showOutput(false);
-        return Promise.resolve();
-      },
+      run: () => Promise.resolve(this.showOutput(id)),
     });
     if (!isFinished(task.state)) {
-      actions.push({
-        label: '$(close) Cancel',
-        description: 'stop the task',
-        run: async () => {
-          await rpc.request(Requests.cancelTask, { taskId: id });
-          this.host.note(id, 'cancelled by you');
-        },
-      });
+      actions.push({ label: '$(close) Cancel', description: 'stop the task', run: () => this.cancel(id) });
     }
     return actions;
   }
@@ -357,7 +316,7 @@ export class Commands {
   private async onTask(
     verb: string,
     taskId: string | undefined,
-    fits: (task: TaskFacts) => boolean,
+    fits: (task: TaskRow) => boolean,
     action: (rpc: Rpc, taskId: string) => Promise<void>,
   ): Promise<void> {
     const rpc = this.needServer();
@@ -372,39 +331,21 @@ export class Commands {
       await action(rpc, id);
     } catch (error) {
       const { message, code } = errorOf(error);
-      const why =
-        code === ErrorCode.taskStateConflict
-          ? `cannot ${verb} now: ${message}`
-          : code === ErrorCode.unknownTask
-            ? `the task is gone: ${message}`
-            : code === ErrorCode.workflowNotFound
-              ? `no such workflow: ${message}`
-              : message;
-      void this.vs.window.showErrorMessage(`rawko: ${why}`);
+      const meaning = code === undefined ? '' : (ERROR_MEANINGS[code]?.(verb) ?? '');
+      void this.vs.window.showErrorMessage(`rawko: ${meaning}${message}`);
     }
   }
 
-  private async pickTask(
-    rpc: Rpc,
-    verb: string,
-    fits: (task: TaskFacts) => boolean,
-  ): Promise<string | undefined> {
+  private async pickTask(rpc: Rpc, verb: string, fits: (task: TaskRow) => boolean): Promise<string | undefined> {
     const active = this.store.active();
     if (active && fits(active)) {
       return active.taskId;
     }
-    let tasks: TaskSummary[];
+    let tasks: TaskRow[];
     try {
       tasks = (await rpc.request(Requests.listTasks, {})).tasks ?? [];
     } catch {
-      tasks = this.store.all().map((t) => ({
-        taskId: t.taskId,
-        description: t.description ?? t.taskId,
-        workflow: t.workflow,
-        state: t.state,
-        breadcrumbText: t.breadcrumbText,
-        startedAt: t.updatedAt,
-      }));
+      tasks = this.store.all();
     }
     const candidates = tasks.filter(fits);
     if (candidates.length === 0) {
@@ -421,7 +362,8 @@ export class Commands {
     return picked?.task.taskId;
   }
 
-  private needServer(): Rpc | undefined {
+  /** The client, or undefined (and an error message) while the server is not running. */
+  needServer(): Rpc | undefined {
     const rpc = this.host.rpc();
     if (!rpc) {
       void this.vs.window.showErrorMessage('rawko: the server is not running (Rawko: Restart Server starts it)');
@@ -430,11 +372,11 @@ export class Commands {
   }
 }
 
-function taskItem(task: TaskSummary): TaskItem {
-  const when = new Date(task.startedAt);
+function taskItem<T extends TaskRow>(task: T): vscode.QuickPickItem & { task: T } {
+  const when = new Date(task.startedAt ?? NaN);
   const started = Number.isFinite(when.getTime()) ? when.toLocaleString() : '';
   return {
-    label: `${stateIcon(task.state)} ${task.description}`,
+    label: `${stateIcon(task.state)} ${task.description ?? task.taskId}`,
     description: task.breadcrumbText,
     detail: [task.state.replace(/_/g, ' '), task.workflow, started, task.taskId].filter(Boolean).join(' · '),
     task,

@@ -1,26 +1,76 @@
 /**
  * The extension's entry point: builds one context (task store, sequencer, status bar, output,
- * approvals, client), registers the Rawko commands and starts `rawko serve`.
+ * approvals), registers the Rawko commands and starts `rawko serve` as a vscode-languageclient
+ * client over stdio with the rawko handlers registered (approvals, workspace trust, the four task
+ * notifications into the sequencer). It finds the binary first and says how to install it when it
+ * is missing; a server that stops unexpectedly is restarted once with a message, a second stop
+ * leaves it stopped.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import { Approvals } from './approval';
-import { RawkoClient } from './client';
 import { systemClock } from './clock';
-import { Commands, PICK_WORKFLOW_COMMAND } from './commands';
-import * as config from './config';
+import { Commands, errorOf, PICK_WORKFLOW_COMMAND, type Rpc } from './commands';
 import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
 import { proposeChange } from './preview';
-import { isFinished, Requests, type ApproveToolCallParams, type TaskNotification, type WorkflowDiagnostic } from './protocol';
+import {
+  isFinished,
+  Notifications,
+  Requests,
+  ServerRequests,
+  type ApproveToolCallParams,
+  type TaskNotification,
+  type WorkflowDiagnostic,
+} from './protocol';
 import { Sequencer } from './sequencer';
+import { CrashPolicy, resolveServerCommand } from './server';
 import { StatusBar } from './status';
 import { TaskStore } from './tasks';
+import { askTrust } from './trust';
 
 const PREVIEW_SCHEME = 'rawko-preview';
 
+/** The settings that only a restarted server picks up. */
+const RESTART_SETTINGS = ['rawko.server.path', 'rawko.approvalTimeoutSeconds'];
+
 let context: Context | undefined;
+
+/** A `rawko.*` text setting (package.json), read afresh each time: empty when unset. */
+function setting(key: string): string {
+  const value = vscode.workspace.getConfiguration('rawko').get<unknown>(key);
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** Shows `message` with a button per action; a click on one runs it. */
+function offer(show: typeof vscode.window.showErrorMessage, message: string, actions: Record<string, () => unknown>): void {
+  void show(message, ...Object.keys(actions)).then((choice) => choice && actions[choice]?.());
+}
+
+/** The settings handed to `rawko serve` in `initialize`; they override its config files. */
+function initializationOptions(): Record<string, unknown> {
+  const timeout = vscode.workspace.getConfiguration('rawko').get<unknown>('approvalTimeoutSeconds');
+  return typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? { approvalTimeoutSeconds: Math.floor(timeout) } : {};
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
 
 export async function activate(extension: vscode.ExtensionContext): Promise<void> {
   context = new Context(extension);
@@ -41,70 +91,46 @@ class Context {
   readonly status = new StatusBar(vscode, systemClock, this.store);
   readonly diagnostics = vscode.languages.createDiagnosticCollection('rawko');
   readonly previews = new Map<string, string>();
-  readonly sequencer: Sequencer;
-  readonly approvals: Approvals;
-  readonly client: RawkoClient;
-  readonly commands: Commands;
-  /** Tasks whose description was asked of the server already. */
-  private readonly described = new Set<string>();
+  readonly sequencer = new Sequencer(systemClock, (note) => this.deliver(note), (taskId) => void this.refresh(taskId));
+  readonly approvals = new Approvals(vscode, systemClock, {
+    openDiff: (params) => this.openDiff(params),
+    onAnswered: (params, outcome) =>
+      this.formatter.note(params.taskId, `${params.tool} ${outcome.replace(/_/g, ' ')} (your answer)`),
+    onWithdrawn: (params) =>
+      this.formatter.note(params.taskId, `the approval of ${params.tool} was withdrawn by rawko (timed out or the task ended)`),
+  });
+  readonly commands = new Commands(vscode, this.store, this.approvals, {
+    rpc: () => this.rpc(),
+    settings: () => ({ provider: setting('provider'), model: setting('model'), script: setting('script') }),
+    showOutput: (preserveFocus) => this.output.show(preserveFocus),
+    note: (taskId, text) => this.formatter.note(taskId, text),
+  });
+  /** The connection to `rawko serve`, its log, and whether it may restart after a crash. */
+  private client: LanguageClient | undefined;
+  private readonly serverLog = vscode.window.createOutputChannel('rawko Server', { log: true });
+  private readonly crashes = new CrashPolicy();
   private previewCount = 0;
 
-  constructor(private readonly extension: vscode.ExtensionContext) {
-    this.sequencer = new Sequencer(
-      systemClock,
-      (note) => this.deliver(note),
-      (taskId) => void this.refresh(taskId),
-    );
-    this.approvals = new Approvals(vscode, systemClock, {
-      openDiff: (params) => this.openDiff(params),
-      onAnswered: (params, outcome) =>
-        this.formatter.note(params.taskId, `${params.tool} ${outcome.replace(/_/g, ' ')} (your answer)`),
-      onWithdrawn: (params) =>
-        this.formatter.note(params.taskId, `the approval of ${params.tool} was withdrawn by rawko (timed out or the task ended)`),
-    });
-    this.client = new RawkoClient(this.approvals, {
-      notification: (note) => this.sequencer.push(note),
-      serverState: (state) => this.status.setServerState(state),
-      started: () => {
-        this.sequencer.reset();
-        this.store.clear();
-        this.described.clear();
-      },
-      stopped: () => this.approvals.dispose(),
-    });
-    this.commands = new Commands(vscode, this.store, this.approvals, {
-      rpc: () => this.client.rpc(),
-      settings: () => config.startSettings(),
-      showOutput: (preserveFocus) => this.output.show(preserveFocus),
-      note: (taskId, text) => this.formatter.note(taskId, text),
-    });
-    // Tasks that another client or an external agent started arrive as plain notifications:
-    // ask the server what they are about.
-    this.store.onDidChange((task) => {
-      if (task && task.description === undefined && !this.described.has(task.taskId)) {
-        this.described.add(task.taskId);
-        void this.refresh(task.taskId);
-      }
-    });
-  }
+  constructor(private readonly extension: vscode.ExtensionContext) {}
+
 
   async start(): Promise<void> {
     const ext = this.extension;
-    const register = (id: string, run: (...args: unknown[]) => unknown): void => {
-      ext.subscriptions.push(vscode.commands.registerCommand(id, run));
+    // The argument a command may get (from the status bar or a notice) is the task it is for.
+    const register = (id: string, run: (taskId: string | undefined) => unknown): void => {
+      ext.subscriptions.push(vscode.commands.registerCommand(id, (arg: unknown) => run(typeof arg === 'string' ? arg : undefined)));
     };
-    const taskArg = (args: unknown[]): string | undefined => (typeof args[0] === 'string' ? args[0] : undefined);
     register('rawko.start', () => this.commands.start());
-    register('rawko.cancel', (...args) => this.commands.cancel(taskArg(args)));
-    register('rawko.nextPhase', (...args) => this.commands.step('next', taskArg(args)));
-    register('rawko.loopPhase', (...args) => this.commands.step('loop', taskArg(args)));
-    register('rawko.interrupt', (...args) => this.commands.interrupt(taskArg(args)));
-    register('rawko.showOutput', (...args) => this.commands.showOutput(taskArg(args)));
+    register('rawko.cancel', (id) => this.commands.cancel(id));
+    register('rawko.nextPhase', (id) => this.commands.step('next', id));
+    register('rawko.loopPhase', (id) => this.commands.step('loop', id));
+    register('rawko.interrupt', (id) => this.commands.interrupt(id));
+    register('rawko.showOutput', (id) => this.commands.showOutput(id));
     register('rawko.showTasks', () => this.commands.showTasks());
-    register(PICK_WORKFLOW_COMMAND, (...args) => this.commands.pickWorkflow(taskArg(args)));
-    register('rawko.showApproval', (...args) => this.commands.showApproval(taskArg(args)));
+    register(PICK_WORKFLOW_COMMAND, (id) => this.commands.pickWorkflow(id));
+    register('rawko.showApproval', (id) => this.commands.showApproval(id));
     register('rawko.validateWorkflows', () => this.validate(true));
-    register('rawko.restartServer', () => this.client.restart());
+    register('rawko.restartServer', () => this.restart());
     ext.subscriptions.push(
       vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, {
         provideTextDocumentContent: (uri) => this.previews.get(uri.toString()) ?? '',
@@ -115,17 +141,130 @@ class Context {
         }
       }),
       vscode.workspace.onDidChangeConfiguration((change) => {
-        if (config.RESTART_SETTINGS.some((key) => change.affectsConfiguration(key))) {
-          void vscode.window
-            .showInformationMessage('rawko: restart the server to apply the changed settings?', 'Restart Server')
-            .then((choice) => choice && this.client.restart());
+        if (RESTART_SETTINGS.some((key) => change.affectsConfiguration(key))) {
+          offer(vscode.window.showInformationMessage, 'rawko: restart the server to apply the changed settings?', {
+            'Restart Server': () => this.restart(),
+          });
         }
       }),
     );
-    await this.client.start();
+    await this.startServer();
+  }
+
+  /** The client while the server runs. */
+  private rpc(): Rpc | undefined {
+    const client = this.client;
+    return client?.state === State.Running ? { request: (type, params) => client.sendRequest(type, params) } : undefined;
+  }
+
+  private showLog(): void {
+    this.serverLog.show(true);
+  }
+
+  private async startServer(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const resolved = resolveServerCommand(setting('server.path'), folder, process.env, isExecutable);
+    if ('missing' in resolved) {
+      this.status.setServerState('missing');
+      this.serverLog.error(resolved.missing);
+      offer(vscode.window.showErrorMessage, `rawko: ${resolved.missing}`, {
+        'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', 'rawko.server.path'),
+      });
+      return;
+    }
+    this.status.setServerState('starting');
+    const serverOptions: ServerOptions = {
+      command: resolved.command,
+      args: ['serve'],
+      options: { cwd: folder ?? process.cwd() },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.serverLog,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: initializationOptions(),
+      errorHandler: {
+        error: (_error, _message, count) =>
+          count !== undefined && count <= 3 ? { action: ErrorAction.Continue } : { action: ErrorAction.Shutdown },
+        closed: () => {
+          this.approvals.dispose();
+          if (this.crashes.onCrash() === 'restart') {
+            offer(
+              vscode.window.showWarningMessage,
+              'rawko: the server stopped unexpectedly and was restarted. Interrupted tasks can be resumed with Rawko: Show Tasks.',
+              { 'Show Server Log': () => this.showLog() },
+            );
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.status.setServerState('stopped');
+          offer(vscode.window.showErrorMessage, 'rawko: the server stopped again and was not restarted.', {
+            'Restart Server': () => this.restart(),
+            'Show Server Log': () => this.showLog(),
+          });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient('rawko', 'rawko', serverOptions, clientOptions);
+    this.client = client;
+
+    client.onRequest(ServerRequests.approveToolCall, (params, token) => this.approvals.ask(params, token));
+    client.onRequest(ServerRequests.trustWorkspace, (params) => askTrust(vscode, params));
+    client.onNotification(Notifications.status, (params) => this.sequencer.push({ kind: 'status', params }));
+    client.onNotification(Notifications.countdown, (params) => this.sequencer.push({ kind: 'countdown', params }));
+    client.onNotification(Notifications.output, (params) => this.sequencer.push({ kind: 'output', params }));
+    client.onNotification(Notifications.taskFinished, (params) => this.sequencer.push({ kind: 'taskFinished', params }));
+    client.onDidChangeState((change) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (change.newState === State.Running) {
+        // A (re)started server: what the extension knew of tasks is stale.
+        this.sequencer.reset();
+        this.store.clear();
+        this.status.setServerState('running');
+      } else if (change.newState === State.Starting) {
+        this.status.setServerState('starting');
+      }
+    });
+
+    try {
+      await client.start();
+    } catch (error) {
+      if (this.client === client) {
+        this.status.setServerState('stopped');
+        const message = error instanceof Error ? error.message : String(error);
+        this.serverLog.error(`rawko serve did not start: ${message}`);
+        offer(vscode.window.showErrorMessage, `rawko: the server did not start: ${message}`, { 'Show Server Log': () => this.showLog() });
+      }
+    }
+  }
+
+  private async stopServer(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.approvals.dispose(); // pending approvals are moot
+    if (client) {
+      // A failed stop or dispose changes nothing: the process is gone either way.
+      if (client.state !== State.Stopped) {
+        await client.stop(2000).catch(() => undefined);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  /** Rawko: Restart Server: a fresh server, and a fresh allowance of one automatic restart. */
+  private async restart(): Promise<void> {
+    this.crashes.reset();
+    await this.stopServer();
+    await this.startServer();
   }
 
   private deliver(note: TaskNotification): void {
+    if (!this.store.get(note.params.taskId)) {
+      // A task another client or an external agent started: ask the server what it is about.
+      void this.refresh(note.params.taskId);
+    }
     switch (note.kind) {
       case 'status': {
         const before = this.store.get(note.params.taskId)?.state;
@@ -153,29 +292,26 @@ class Context {
 
   /** Fills in a task from `rawko/getTask` (after a gap in `seq`, or for a task started elsewhere). */
   private async refresh(taskId: string): Promise<void> {
-    const rpc = this.client.rpc();
-    if (!rpc) {
-      return;
-    }
     try {
-      const { task } = await rpc.request(Requests.getTask, { taskId });
-      this.store.describe(task);
+      const answer = await this.rpc()?.request(Requests.getTask, { taskId });
+      if (answer) {
+        this.store.describe(answer.task);
+      }
     } catch {
       // The task is gone; its notifications say all there is.
     }
   }
 
   private async validate(reveal: boolean): Promise<void> {
-    const rpc = this.client.rpc();
+    const rpc = this.commands.needServer();
     if (!rpc) {
-      void vscode.window.showErrorMessage('rawko: the server is not running (Rawko: Restart Server starts it)');
       return;
     }
     let list: WorkflowDiagnostic[];
     try {
       list = (await rpc.request(Requests.validateWorkflows, {})).diagnostics ?? [];
     } catch (error) {
-      void vscode.window.showErrorMessage(`rawko: could not validate the workflows: ${error instanceof Error ? error.message : String(error)}`);
+      void vscode.window.showErrorMessage(`rawko: could not validate the workflows: ${errorOf(error).message}`);
       return;
     }
     this.diagnostics.clear();
@@ -215,12 +351,7 @@ class Context {
       return;
     }
     const file = path.resolve(folder, probe.path);
-    let current: string | undefined;
-    try {
-      current = await fs.promises.readFile(file, 'utf8');
-    } catch {
-      current = undefined;
-    }
+    const current = await fs.promises.readFile(file, 'utf8').catch(() => undefined); // undefined: a new file
     const proposal = proposeChange(params.tool, params.input, current);
     if (!proposal) {
       return;
@@ -239,9 +370,9 @@ class Context {
   }
 
   async dispose(): Promise<void> {
-    this.approvals.dispose();
-    await this.client.dispose();
-    this.sequencer.dispose();
+    await this.stopServer();
+    this.serverLog.dispose();
+    this.sequencer.reset();
     this.status.dispose();
     this.diagnostics.dispose();
     this.output.dispose();

@@ -16,16 +16,12 @@ export interface Sink {
 /** How many lines of a tool result are shown before the rest is summarised. */
 export const RESULT_LINES = 12;
 
-function firstLine(text: string): string {
-  const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
-  return line.trim();
-}
+/** The line start of the kinds that are one marked line of text. */
+const MARKERS = new Map(Object.entries({ reminder: '↻ reminder: ', hook_output: '⚓ hook: ', completion: '🏁 ', error: '✗ error: ' }));
 
-function indent(text: string, prefix: string): string {
-  return text
-    .split('\n')
-    .map((line) => `${prefix}${line}`)
-    .join('\n');
+/** The first line that is not blank, trimmed. */
+export function firstLine(text: string): string {
+  return (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
 }
 
 function clip(text: string, lines: number): string {
@@ -63,7 +59,7 @@ export class OutputFormatter {
         const name = params.tool ? `${params.tool}: ` : '';
         if (body.includes('\n')) {
           this.line(`  ${marker} ${name}`);
-          this.line(indent(body, '    '));
+          this.line(body.replace(/^/gm, '    ')); // indented
         } else {
           this.line(`  ${marker} ${name}${body}`);
         }
@@ -74,20 +70,8 @@ export class OutputFormatter {
         this.line(`⟪ context injected: ${firstLine(text)} (${lines} line${lines === 1 ? '' : 's'}) ⟫`);
         return;
       }
-      case 'reminder':
-        this.line(`↻ reminder: ${text}`);
-        return;
-      case 'hook_output':
-        this.line(`⚓ hook: ${text}`);
-        return;
-      case 'completion':
-        this.line(`🏁 ${text}`);
-        return;
-      case 'error':
-        this.line(`✗ error: ${text}`);
-        return;
       default:
-        this.line(`[${String(params.kind)}] ${text}`);
+        this.line(`${MARKERS.get(params.kind) ?? `[${String(params.kind)}] `}${text}`);
     }
   }
 
@@ -100,7 +84,7 @@ export class OutputFormatter {
   }
 
   /** Writes `text` on a line of its own. */
-  line(text: string): void {
+  private line(text: string): void {
     if (!this.atLineStart) {
       this.write('\n');
     }

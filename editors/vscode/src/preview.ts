@@ -12,17 +12,10 @@ export interface Proposal {
   note?: string;
 }
 
+/** The first of `names` that is a string field of `input`. */
 function str(input: unknown, ...names: string[]): string | undefined {
-  if (typeof input !== 'object' || input === null) {
-    return undefined;
-  }
-  const record = input as Record<string, unknown>;
-  for (const name of names) {
-    if (typeof record[name] === 'string') {
-      return record[name];
-    }
-  }
-  return undefined;
+  const record = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  return names.map((name) => record[name]).find((value) => typeof value === 'string');
 }
 
 export function proposeChange(tool: string, input: unknown, current: string | undefined): Proposal | undefined {

@@ -95,36 +95,22 @@ export interface StartTaskParams {
   script?: string;
 }
 
-export interface StepParams {
-  taskId: string;
-  action: StepAction;
-}
-
-export interface SendMessageParams {
-  taskId: string;
-  text: string;
-}
-
-export interface ForceAgentParams {
-  taskId: string;
-  agent: string;
-}
-
-export interface SetWorkflowParams {
-  taskId: string;
-  workflow: string;
-}
+export type StepParams = TaskParams & { action: StepAction };
+export type SendMessageParams = TaskParams & { text: string };
+export type ForceAgentParams = TaskParams & { agent: string };
+export type SetWorkflowParams = TaskParams & { workflow: string };
 
 /** The result of the requests that answer with text to show (`rawko/step`, `rawko/setWorkflow`). */
-export interface TextResult {
-  text: string;
-}
+export type TextResult = { text: string };
 
 // Server → client.
 
-export interface StatusParams {
-  taskId: string;
+/** What every task notification carries: its task, and its place (`seq`) among the task's. */
+interface TaskEvent extends TaskParams {
   seq: number;
+}
+
+export interface StatusParams extends TaskEvent {
   state: TaskState;
   breadcrumb: BreadcrumbItem[];
   /** The status line, e.g. `Feature > 🧪 Test [3/4] — waiting for approval`. */
@@ -137,9 +123,7 @@ export interface StatusParams {
   reason?: string;
 }
 
-export interface CountdownParams {
-  taskId: string;
-  seq: number;
+export interface CountdownParams extends TaskEvent {
   secondsLeft: number;
   /** The text with rawko's hint, e.g. `⏳ Auto-continuing in 3s — interrupt to stop`. */
   text: string;
@@ -147,9 +131,7 @@ export interface CountdownParams {
   label: string;
 }
 
-export interface OutputParams {
-  taskId: string;
-  seq: number;
+export interface OutputParams extends TaskEvent {
   kind: OutputKind;
   text: string;
   toolCallId?: string;
@@ -158,9 +140,7 @@ export interface OutputParams {
   isError?: boolean;
 }
 
-export interface TaskFinishedParams {
-  taskId: string;
-  seq: number;
+export interface TaskFinishedParams extends TaskEvent {
   outcome: TaskOutcome;
   summary: string;
 }
@@ -180,9 +160,7 @@ export interface ApproveToolCallParams {
   timeoutSeconds: number;
 }
 
-export interface ApproveToolCallResult {
-  outcome: ApprovalOutcome;
-}
+export type ApproveToolCallResult = { outcome: ApprovalOutcome };
 
 export interface TrustWorkspaceParams {
   workspace: string;
@@ -192,9 +170,7 @@ export interface TrustWorkspaceParams {
   changed: boolean;
 }
 
-export interface TrustWorkspaceResult {
-  trusted: boolean;
-}
+export type TrustWorkspaceResult = { trusted: boolean };
 
 /** Client → server requests. */
 export const Requests = {
@@ -235,6 +211,11 @@ type ParamsOf<T> = T extends NotificationType<infer P> ? P : never;
 export type TaskNotification = {
   [K in keyof typeof Notifications]: { kind: K; params: ParamsOf<(typeof Notifications)[K]> };
 }[keyof typeof Notifications];
+
+/** The states in which a task works or waits for the user (the ones Rawko: Interrupt applies to). */
+export function isBusy(state: string): boolean {
+  return state === 'running' || state === 'waiting_approval' || state === 'countdown';
+}
 
 /** The states after which a task sends nothing more. */
 export function isFinished(state: string): boolean {

@@ -44,12 +44,7 @@ export class Sequencer {
     }
     queue.waiting.set(seq, note);
     this.flush(queue);
-    if (queue.waiting.size > 0 && !queue.gapTimer) {
-      queue.gapTimer = this.clock.setTimeout(() => {
-        queue.gapTimer = undefined;
-        this.skipGap(taskId, queue);
-      }, this.gapMillis);
-    }
+    this.waitForGap(taskId, queue);
   }
 
   /** Forgets every task, e.g. when the server restarted and numbers anew. */
@@ -58,10 +53,6 @@ export class Sequencer {
       queue.gapTimer?.cancel();
     }
     this.tasks.clear();
-  }
-
-  dispose(): void {
-    this.reset();
   }
 
   private flush(queue: TaskQueue): void {
@@ -80,19 +71,23 @@ export class Sequencer {
     }
   }
 
-  private skipGap(taskId: string, queue: TaskQueue): void {
-    if (queue.waiting.size === 0) {
-      return;
-    }
-    const lowest = Math.min(...queue.waiting.keys());
-    queue.last = lowest - 1;
-    this.flush(queue);
-    this.onGap(taskId);
-    if (queue.waiting.size > 0) {
+  /** While notifications wait for a missing one, skips the gap after `gapMillis`. */
+  private waitForGap(taskId: string, queue: TaskQueue): void {
+    if (queue.waiting.size > 0 && !queue.gapTimer) {
       queue.gapTimer = this.clock.setTimeout(() => {
         queue.gapTimer = undefined;
         this.skipGap(taskId, queue);
       }, this.gapMillis);
     }
+  }
+
+  private skipGap(taskId: string, queue: TaskQueue): void {
+    if (queue.waiting.size === 0) {
+      return;
+    }
+    queue.last = Math.min(...queue.waiting.keys()) - 1;
+    this.flush(queue);
+    this.onGap(taskId);
+    this.waitForGap(taskId, queue);
   }
 }

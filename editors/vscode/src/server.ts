@@ -47,16 +47,8 @@ export function resolveServerCommand(
 }
 
 function searchPath(name: string, PATH: string | undefined, isExecutable: (file: string) => boolean): string | undefined {
-  for (const dir of (PATH ?? '').split(path.delimiter)) {
-    if (dir === '') {
-      continue;
-    }
-    const file = path.join(dir, name);
-    if (isExecutable(file)) {
-      return file;
-    }
-  }
-  return undefined;
+  const dirs = (PATH ?? '').split(path.delimiter).filter((dir) => dir !== '');
+  return dirs.map((dir) => path.join(dir, name)).find(isExecutable);
 }
 
 /**

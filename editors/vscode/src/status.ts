@@ -7,6 +7,7 @@
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
+import { isBusy } from './protocol';
 import type { TaskStore, TaskView } from './tasks';
 import type { Vs } from './vs';
 
@@ -34,6 +35,12 @@ const STATE_ICONS: Record<string, string> = {
   cancelled: '$(circle-slash)',
 };
 
+/** The states that wait for the user: the command a click runs, and its hint. */
+const WAITING = new Map<string, [string, string]>([
+  ['countdown', ['rawko.interrupt', 'Click to interrupt the countdown.']],
+  ['waiting_approval', ['rawko.showApproval', 'Click to answer the approval.']],
+]);
+
 export function stateIcon(state: string): string {
   return STATE_ICONS[state] ?? '$(question)';
 }
@@ -46,11 +53,7 @@ function shorten(text: string, max: number): string {
 /** The phase a task is in, from the innermost breadcrumb item: `🧪 Test [3/4] in Feature`. */
 export function phaseLine(task: TaskView): string | undefined {
   const inner = task.breadcrumb[task.breadcrumb.length - 1];
-  if (!inner) {
-    return undefined;
-  }
-  const emoji = inner.emoji ? `${inner.emoji} ` : '';
-  return `${emoji}${inner.phaseName} [${inner.index}/${inner.total}] in ${inner.name}`;
+  return inner && `${inner.emoji ? `${inner.emoji} ` : ''}${inner.phaseName} [${inner.index}/${inner.total}] in ${inner.name}`;
 }
 
 export function renderStatus(
@@ -65,95 +68,60 @@ export function renderStatus(
   // rawko's status line (`Feature > 🧪 Test [3/4] — complete`); until the first one comes, the
   // description stands in.
   const label = task.text || (task.description ? shorten(task.description, 40) : 'rawko');
-  const reasonFresh =
-    task.reason !== undefined && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
+  const fresh = task.reason && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
+  const text =
+    task.state === 'countdown' && task.countdown
+      ? `${task.countdown} — click to interrupt${others}`
+      : `${stateIcon(task.state)} ${label}${fresh ? ` — ${task.reason ?? ''}` : ''}${others}`;
 
-  let text: string;
-  if (task.state === 'countdown' && task.countdown) {
-    text = `${task.countdown.label} — click to interrupt`;
-  } else {
-    text = `${stateIcon(task.state)} ${label}${reasonFresh ? ` — ${task.reason ?? ''}` : ''}`;
-  }
-  text += others;
+  // The tooltip's rows; a row without a value is left out.
+  const rows = (
+    [
+      ['Task', task.description ?? task.taskId],
+      ['Phase', phaseLine(task)],
+      ['Breadcrumb', task.breadcrumb.length > 1 ? task.breadcrumbText : undefined],
+      ['State', task.state.replace(/_/g, ' ')],
+      ['Reason', task.reason || undefined],
+      ['Summary', task.summary ? shorten(task.summary, 200) : undefined],
+      ['Id', task.taskId],
+    ] satisfies [string, string | undefined][]
+  ).filter((row): row is [string, string] => row[1] !== undefined);
 
-  const rows: [string, string][] = [];
-  rows.push(['Task', task.description ?? task.taskId]);
-  const phase = phaseLine(task);
-  if (phase) {
-    rows.push(['Phase', phase]);
-  }
-  if (task.breadcrumb.length > 1) {
-    rows.push(['Breadcrumb', task.breadcrumbText]);
-  }
-  rows.push(['State', task.state.replace(/_/g, ' ')]);
-  if (task.reason) {
-    rows.push(['Reason', task.reason]);
-  }
-  if (task.summary) {
-    rows.push(['Summary', shorten(task.summary, 200)]);
-  }
-  rows.push(['Id', task.taskId]);
-
-  let command: StatusLook['command'];
-  let hint: string;
-  if (task.state === 'countdown') {
-    command = { command: 'rawko.interrupt', arguments: [task.taskId] };
-    hint = 'Click to interrupt the countdown.';
-  } else if (task.state === 'waiting_approval') {
-    command = { command: 'rawko.showApproval', arguments: [task.taskId] };
-    hint = 'Click to answer the approval.';
-  } else {
-    command = { command: 'rawko.showOutput', arguments: [task.taskId] };
-    hint = 'Click to show the task output.';
-  }
-
-  let background: StatusLook['background'];
-  if (task.state === 'waiting_approval' || task.state === 'countdown') {
-    background = 'warning';
-  } else if (task.state === 'failed') {
-    background = 'error';
-  }
-  return { text, tooltip: { title: `rawko: ${task.state.replace(/_/g, ' ')}`, rows, hint }, command, background };
+  const waits = WAITING.get(task.state);
+  const [command, hint] = waits ?? ['rawko.showOutput', 'Click to show the task output.'];
+  return {
+    text,
+    tooltip: { title: `rawko: ${task.state.replace(/_/g, ' ')}`, rows, hint },
+    command: { command, arguments: [task.taskId] },
+    background: waits ? 'warning' : task.state === 'failed' ? 'error' : undefined,
+  };
 }
 
+/** The item without a task to show: the server's state, and what a click does about it. */
+const IDLE: Record<ServerState, { text: string; title: string; hint: string; command: string; background?: 'error' }> = {
+  starting: { text: '$(loading~spin) rawko', title: 'rawko: starting', hint: 'The rawko server is starting.', command: 'rawko.showOutput' },
+  stopped: {
+    text: '$(warning) rawko stopped',
+    title: 'rawko: server stopped',
+    hint: 'Click to restart the server.',
+    command: 'rawko.restartServer',
+    background: 'error',
+  },
+  missing: {
+    text: '$(warning) rawko not installed',
+    title: 'rawko: binary not found',
+    hint: 'Install rawko or set rawko.server.path, then click to try again.',
+    command: 'rawko.restartServer',
+    background: 'error',
+  },
+  running: { text: '$(hubot) rawko', title: 'rawko: ready', hint: 'Click to start a task.', command: 'rawko.start' },
+};
+
 function renderIdle(server: ServerState, hasTask: boolean): StatusLook {
-  switch (server) {
-    case 'starting':
-      return {
-        text: '$(loading~spin) rawko',
-        tooltip: { title: 'rawko: starting', rows: [], hint: 'The rawko server is starting.' },
-        command: { command: 'rawko.showOutput', arguments: [] },
-      };
-    case 'stopped':
-      return {
-        text: '$(warning) rawko stopped',
-        tooltip: {
-          title: 'rawko: server stopped',
-          rows: [],
-          hint: hasTask ? 'Click to restart the server; tasks resume from the task store.' : 'Click to restart the server.',
-        },
-        command: { command: 'rawko.restartServer', arguments: [] },
-        background: 'error',
-      };
-    case 'missing':
-      return {
-        text: '$(warning) rawko not installed',
-        tooltip: {
-          title: 'rawko: binary not found',
-          rows: [],
-          hint: 'Install rawko or set rawko.server.path, then click to try again.',
-        },
-        command: { command: 'rawko.restartServer', arguments: [] },
-        background: 'error',
-      };
-    case 'running':
-      return {
-        text: '$(hubot) rawko',
-        tooltip: { title: 'rawko: ready', rows: [], hint: 'Click to start a task.' },
-        command: { command: 'rawko.start', arguments: [] },
-      };
-  }
+  const { text, title, hint, command, background } = IDLE[server];
+  const resume = server === 'stopped' && hasTask ? 'Click to restart the server; tasks resume from the task store.' : hint;
+  return { text, tooltip: { title, rows: [], hint: resume }, command: { command, arguments: [] }, background };
 }
 
 /** Keeps one status bar item in step with the task store and the server's state. */
@@ -180,31 +148,18 @@ export class StatusBar {
     this.render();
   }
 
-  /** What the item shows now; for tests and for the output channel's log. */
-  get text(): string {
-    return this.item.text;
-  }
-
   render(): void {
     const task = this.store.active();
     const now = this.clock.now();
-    const others = this.store
-      .all()
-      .filter((t) => t.taskId !== task?.taskId && (t.state === 'running' || t.state === 'waiting_approval' || t.state === 'countdown')).length;
+    const others = this.store.all().filter((t) => t.taskId !== task?.taskId && isBusy(t.state)).length;
     const look = renderStatus(this.server, task, now, others);
     this.item.text = look.text;
-    const tooltip = new this.vs.MarkdownString('', true);
-    tooltip.appendMarkdown('**');
-    tooltip.appendText(look.tooltip.title);
-    tooltip.appendMarkdown('**\n\n');
+    // The server's texts go in as text (escaped), the labels and the layout as Markdown.
+    const tooltip = new this.vs.MarkdownString('', true).appendMarkdown('**').appendText(look.tooltip.title).appendMarkdown('**\n\n');
     for (const [label, value] of look.tooltip.rows) {
-      tooltip.appendMarkdown(`${label}: `);
-      tooltip.appendText(value);
-      tooltip.appendMarkdown('  \n');
+      tooltip.appendMarkdown(`${label}: `).appendText(value).appendMarkdown('  \n');
     }
-    tooltip.appendMarkdown('\n');
-    tooltip.appendText(look.tooltip.hint);
-    this.item.tooltip = tooltip;
+    this.item.tooltip = tooltip.appendMarkdown('\n').appendText(look.tooltip.hint);
     this.item.command = { title: 'rawko', ...look.command };
     this.item.backgroundColor =
       look.background === undefined
@@ -213,16 +168,8 @@ export class StatusBar {
 
     // Take the reason out of the text once it is old.
     this.reasonTimer?.cancel();
-    this.reasonTimer = undefined;
-    if (task?.reasonAt !== undefined) {
-      const left = task.reasonAt + REASON_MILLIS - now;
-      if (left > 0) {
-        this.reasonTimer = this.clock.setTimeout(() => {
-          this.reasonTimer = undefined;
-          this.render();
-        }, left);
-      }
-    }
+    const left = task?.reasonAt === undefined ? 0 : task.reasonAt + REASON_MILLIS - now;
+    this.reasonTimer = left > 0 ? this.clock.setTimeout(() => this.render(), left) : undefined;
   }
 
   dispose(): void {

@@ -7,37 +7,26 @@
 import type { Clock } from './clock';
 import {
   isFinished,
-  type BreadcrumbItem,
   type CountdownParams,
   type StatusParams,
   type TaskFinishedParams,
   type TaskSummary,
 } from './protocol';
 
-export interface TaskView {
-  taskId: string;
+/** A task as rawko last told of it (`rawko/status`, `rawko/countdown`, `rawko/taskFinished`), and what the extension adds. */
+export interface TaskView
+  extends Pick<StatusParams, 'taskId' | 'state' | 'breadcrumb' | 'breadcrumbText' | 'text' | 'workflow' | 'reason'>,
+    Partial<Pick<TaskFinishedParams, 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
   description?: string;
-  workflow?: string;
-  state: string;
-  breadcrumb: BreadcrumbItem[];
-  /** Where the task is, without its state, e.g. `Feature > 🧪 Test [3/4]`. */
-  breadcrumbText: string;
-  /** The status line, e.g. `Feature > 🧪 Test [3/4] — waiting for approval`. */
-  text: string;
-  /** Why the state last changed, when the server said, and when that was. */
-  reason?: string;
+  /** When the reason came, and whether it outlives the next change (it told of an outcome, not of a wait). */
   reasonAt?: number;
-  /** Whether the reason outlives the next change (it told of an outcome, not of a wait). */
   reasonSticky?: boolean;
-  /** The running auto-continue countdown, while the state is `countdown`. */
-  countdown?: { secondsLeft: number; label: string };
-  outcome?: string;
-  summary?: string;
-  updatedAt: number;
+  /** The running auto-continue countdown's label (`⏳ Auto-continuing in 3s`), while the state is `countdown`. */
+  countdown?: string;
 }
 
-export type Listener = (task: TaskView | undefined) => void;
+type Listener = (task: TaskView | undefined) => void;
 
 export class TaskStore {
   private readonly tasks = new Map<string, TaskView>();
@@ -121,7 +110,6 @@ export class TaskStore {
       task.reasonAt = undefined;
       task.reasonSticky = false;
     }
-    task.updatedAt = this.clock.now();
     this.adopt(task);
     this.emit(task);
   }
@@ -129,21 +117,18 @@ export class TaskStore {
   countdown(params: CountdownParams): void {
     const task = this.ensure(params.taskId);
     task.state = 'countdown';
-    task.countdown = { secondsLeft: params.secondsLeft, label: params.label };
-    task.updatedAt = this.clock.now();
+    task.countdown = params.label;
     this.adopt(task);
     this.emit(task);
   }
 
   finished(params: TaskFinishedParams): void {
     const task = this.ensure(params.taskId);
-    task.outcome = params.outcome;
     task.summary = params.summary;
     task.countdown = undefined;
     if (!isFinished(task.state)) {
       task.state = params.outcome;
     }
-    task.updatedAt = this.clock.now();
     this.emit(task);
   }
 
@@ -165,7 +150,7 @@ export class TaskStore {
   private ensure(taskId: string): TaskView {
     let task = this.tasks.get(taskId);
     if (!task) {
-      task = { taskId, state: 'running', breadcrumb: [], breadcrumbText: '', text: '', updatedAt: this.clock.now() };
+      task = { taskId, state: 'running', breadcrumb: [], breadcrumbText: '', text: '' };
       this.tasks.set(taskId, task);
     }
     return task;
@@ -176,9 +161,4 @@ export class TaskStore {
       listener(task);
     }
   }
-}
-
-/** Whether `task` is active in the user's sense: not finished. */
-export function isUnfinished(task: { state: string }): boolean {
-  return !isFinished(task.state);
 }

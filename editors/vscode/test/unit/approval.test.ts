@@ -52,7 +52,6 @@ function setup() {
   const diffs: ApproveToolCallParams[] = [];
   const withdrawn: ApproveToolCallParams[] = [];
   const answered: [string, ApprovalOutcome][] = [];
-  let changes = 0;
   const approvals = new Approvals(vs, clock, {
     openDiff: (params) => {
       diffs.push(params);
@@ -60,9 +59,8 @@ function setup() {
     },
     onWithdrawn: (params) => withdrawn.push(params),
     onAnswered: (params, outcome) => answered.push([params.tool, outcome]),
-    onDidChange: () => (changes += 1),
   });
-  return { vs, clock, approvals, diffs, withdrawn, answered, changes: () => changes };
+  return { vs, clock, approvals, diffs, withdrawn, answered };
 }
 
 describe('approval prompt', () => {

@@ -186,7 +186,7 @@ describe('status bar', () => {
   it('renderStatus is pure: a finished task keeps its summary in the tooltip', () => {
     const look = renderStatus(
       'running',
-      { taskId: 't', state: 'complete', breadcrumb: [], breadcrumbText: 'Feature', text: 'Feature — complete', summary: 'All done', updatedAt: 0 },
+      { taskId: 't', state: 'complete', breadcrumb: [], breadcrumbText: 'Feature', text: 'Feature — complete', summary: 'All done' },
       0,
     );
     assert.equal(look.text, '$(check) Feature — complete');
