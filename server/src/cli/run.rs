@@ -134,15 +134,12 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         script: options.script.clone(),
         base_url: options.base_url.clone(),
     };
-    let approvals = match options.approvals {
-        Approvals::Ask if !io::stdin().is_terminal() => {
-            writeln!(
-                ctx.err,
-                "note: no terminal to ask on, so blocked tool calls are denied (pass --yes to allow them)"
-            )?;
-            Approvals::Deny
-        }
-        other => other,
+    // Without a terminal to ask on, blocked calls are denied (said once the task has started).
+    let no_terminal = options.approvals == Approvals::Ask && !io::stdin().is_terminal();
+    let approvals = if no_terminal {
+        Approvals::Deny
+    } else {
+        options.approvals
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -166,6 +163,12 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             Ok(s) => s,
             Err(e) => return Ok(Err(task_error(err, &e)?)),
         };
+        if no_terminal {
+            writeln!(
+                err,
+                "note: no terminal to ask on, so blocked tool calls are denied (pass --yes to allow them)"
+            )?;
+        }
         if options.resume.is_some() {
             writeln!(out, "resuming task {}: {}", started.id, started.description)?;
         }
