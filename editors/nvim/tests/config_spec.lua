@@ -9,7 +9,7 @@ t.test('the plugin file only defines :Rawko; the rest loads when used', function
     t.ok(not vim.startswith(name, 'rawko'), 'nothing of rawko is loaded yet, but ' .. name .. ' is')
   end
   local config = vim.lsp.config.rawko
-  t.eq(type(config.cmd), 'function', 'lsp/rawko.lua gives the config, with the transport as cmd')
+  t.eq(type(config.cmd), 'function', 'lsp/rawko.lua gives the config, cmd starting vim.g.rawko.bin')
   t.eq(config.root_markers, { '.rawko', '.pi', '.git' }, 'its root markers')
   t.eq(type(config.handlers['rawko/approveToolCall']), 'function', 'its handlers')
   t.eq(package.loaded['rawko.handlers'], nil, 'the handlers load when first called')

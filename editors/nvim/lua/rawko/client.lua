@@ -139,7 +139,7 @@ function M.with_client(callback, bufnr)
       callback(
         nil,
         'rawko stopped before it was ready; :checkhealth rawko and '
-          .. vim.fn.fnamemodify(require('rawko.transport').log_path(), ':~')
+          .. vim.fn.fnamemodify(vim.lsp.log.get_filename(), ':~')
           .. ' say why'
       )
     elseif c.initialized then

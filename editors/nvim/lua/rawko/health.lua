@@ -88,15 +88,7 @@ function M.check()
   if not lsp_config then
     health.error('vim.lsp.config.rawko is missing: is the plugin on the runtimepath?')
   else
-    if type(lsp_config.cmd) == 'function' then
-      health.ok('vim.lsp.config.rawko found (lsp/rawko.lua)')
-    else
-      health.warn(
-        "vim.lsp.config.rawko.cmd is a list, not the plugin's transport: an approval that times "
-          .. 'out closes when the task moves on rather than when rawko withdraws it',
-        { 'Leave `cmd` unset and set vim.g.rawko.bin instead.' }
-      )
-    end
+    health.ok('vim.lsp.config.rawko found (lsp/rawko.lua)')
     health.info(
       ("vim.lsp.enable('rawko') is %s"):format(
         vim.lsp.is_enabled('rawko') and 'on' or 'off (:Rawko start starts rawko when needed)'
@@ -126,7 +118,7 @@ function M.check()
       health.ok(line)
     end
   end
-  health.info(("the servers' log: %s"):format(require('rawko.transport').log_path()))
+  health.info(("the servers' log (their stderr): %s"):format(vim.lsp.log.get_filename()))
 end
 
 return M
