@@ -1,5 +1,7 @@
 --- The plugin's configuration: defaults, merged with `vim.g.rawko`, then with what `setup()` was
 --- given, and validated with messages that name the option, what it expects and what it got.
+--- `settings` go to rawko as they are: rawko checks them and reports a bad value itself
+--- (`window/showMessage`, keeping that setting's default).
 
 local M = {}
 
@@ -51,46 +53,21 @@ M.defaults = {
   },
 }
 
---- The settings rawko knows (docs/configuration.md), with the Lua type each must have. Other keys
---- are passed on unchecked: rawko ignores keys it does not know and reports bad values itself.
-local known_settings = {
-  approvalTimeoutSeconds = 'number',
-  maxReminders = 'number',
-  countdownSeconds = 'number',
-  countdownTickMillis = 'number',
-  bashTimeoutSeconds = 'number',
-  maxIterations = 'number',
-  maxFailures = 'number',
-  defaultAgent = 'string',
-  arbiter = 'table',
-  hooks = 'table',
-  providers = 'table',
-}
-
---- What each option must be: a Lua type, or a table of sub-options.
+--- What each option must be: its Lua types (`?` first: it may be missing), or a table of
+--- sub-options.
 local schema = {
   bin = 'string',
   settings = 'table',
   task = {
-    workflow = { 'string', optional = true },
-    agent = { 'string', optional = true },
-    provider = { 'string', optional = true },
-    model = { 'string', optional = true },
-    script = { 'string', optional = true },
+    workflow = '?string',
+    agent = '?string',
+    provider = '?string',
+    model = '?string',
+    script = '?string',
   },
-  output = {
-    open_on_start = 'boolean',
-    split = 'string',
-    show_context = 'boolean',
-  },
-  statusline = {
-    format = { 'function', optional = true },
-    notify_reasons = 'boolean',
-  },
-  approval = {
-    border = { { 'string', 'table' } },
-    max_input_lines = 'number',
-  },
+  output = { open_on_start = 'boolean', split = 'string', show_context = 'boolean' },
+  statusline = { format = '?function', notify_reasons = 'boolean' },
+  approval = { border = 'string|table', max_input_lines = 'number' },
 }
 
 local function type_of(value)
@@ -103,46 +80,26 @@ end
 --- Checks `value` against `spec`; appends one message per problem to `problems`.
 ---@param path string
 ---@param value any
----@param spec any
+---@param spec string|table
 ---@param problems string[]
 local function check(path, value, spec, problems)
   if type(spec) == 'string' then
-    spec = { spec }
-  end
-  if type(spec) == 'table' and (type(spec[1]) == 'string' or type(spec[1]) == 'table') then
-    local types = type(spec[1]) == 'table' and spec[1] or { spec[1] }
-    if value == nil then
-      if not spec.optional then
-        table.insert(
-          problems,
-          ('%s: expected %s, got nil'):format(path, table.concat(types, ' or '))
-        )
-      end
-      return
+    local optional, types = spec:match('^(%??)(.*)$')
+    local fits = vim.tbl_contains(vim.split(types, '|', { plain = true }), type(value))
+    if not fits and (value ~= nil or optional == '') then
+      local want = types:gsub('|', ' or ')
+      table.insert(problems, ('%s: expected %s, got %s'):format(path, want, type_of(value)))
     end
-    if not vim.tbl_contains(types, type(value)) then
-      table.insert(
-        problems,
-        ('%s: expected %s, got %s'):format(path, table.concat(types, ' or '), type_of(value))
-      )
-    end
-    return
-  end
-  -- A table of sub-options.
-  if type(value) ~= 'table' then
+  elseif type(value) ~= 'table' then
     table.insert(problems, ('%s: expected table, got %s'):format(path, type_of(value)))
-    return
-  end
-  for key, sub in pairs(value) do
-    if spec[key] == nil then
-      table.insert(problems, ('%s.%s: unknown option'):format(path, tostring(key)))
-    else
-      check(path .. '.' .. key, sub, spec[key], problems)
+  else
+    for key in pairs(value) do
+      if spec[key] == nil then
+        table.insert(problems, ('%s.%s: unknown option'):format(path, tostring(key)))
+      end
     end
-  end
-  for key, sub_spec in pairs(spec) do
-    if value[key] == nil then
-      check(path .. '.' .. key, nil, sub_spec, problems)
+    for key, sub in pairs(spec) do
+      check(path .. '.' .. key, value[key], sub, problems)
     end
   end
 end
@@ -155,22 +112,6 @@ function M.problems(config)
   check('rawko', config, schema, problems)
   if type(config.bin) == 'string' and config.bin == '' then
     table.insert(problems, 'rawko.bin: expected the rawko executable, got an empty string')
-  end
-  if type(config.settings) == 'table' then
-    for key, want in pairs(known_settings) do
-      local value = config.settings[key]
-      if value ~= nil and type(value) ~= want then
-        table.insert(
-          problems,
-          ('rawko.settings.%s: expected %s, got %s'):format(key, want, type_of(value))
-        )
-      end
-    end
-    for key in pairs(config.settings) do
-      if type(key) ~= 'string' then
-        table.insert(problems, ('rawko.settings: keys must be strings, got %s'):format(type(key)))
-      end
-    end
   end
   if type(config.approval) == 'table' then
     local n = config.approval.max_input_lines
@@ -189,12 +130,8 @@ local from_setup = {}
 --- The options the user gave: `vim.g.rawko`, then `setup()`'s.
 ---@return table
 function M.user_options()
-  local g = vim.g.rawko
-  local options = {}
-  if type(g) == 'table' then
-    options = vim.deepcopy(g)
-  end
-  return vim.tbl_deep_extend('force', options, from_setup)
+  local g = type(vim.g.rawko) == 'table' and vim.deepcopy(vim.g.rawko) or {}
+  return vim.tbl_deep_extend('force', g, from_setup)
 end
 
 --- The merged configuration and its problems (as is: see `get()` for the one to use).
@@ -252,11 +189,7 @@ end
 ---@param problems string[]
 ---@return string
 function M.format_problems(problems)
-  local lines = { 'rawko: invalid configuration:' }
-  for _, problem in ipairs(problems) do
-    table.insert(lines, '  ' .. problem)
-  end
-  return table.concat(lines, '\n')
+  return 'rawko: invalid configuration:\n  ' .. table.concat(problems, '\n  ')
 end
 
 --- Takes the options of `require('rawko').setup()`, merged over earlier ones. Returns whether
