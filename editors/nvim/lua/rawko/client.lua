@@ -13,10 +13,7 @@ function M.lsp_config()
   local ok, config = pcall(function()
     return vim.lsp.config[M.name]
   end)
-  if ok then
-    return config
-  end
-  return nil
+  return ok and config or nil
 end
 
 --- The workspace of buffer `bufnr`: the nearest directory upwards with a root marker, else the
@@ -24,10 +21,8 @@ end
 ---@param bufnr? integer
 ---@return string
 function M.workspace(bufnr)
-  local config = M.lsp_config() or {}
-  local markers = config.root_markers or default_markers
-  local root = vim.fs.root(bufnr or 0, markers)
-  return vim.fs.normalize(root or vim.fn.getcwd())
+  local markers = (M.lsp_config() or {}).root_markers or default_markers
+  return vim.fs.normalize(vim.fs.root(bufnr or 0, markers) or vim.fn.getcwd())
 end
 
 ---@param client vim.lsp.Client
@@ -104,10 +99,7 @@ function M.start(bufnr)
     return nil, tostring(id)
   end
   if not id then
-    return nil,
-      ('cannot start %s serve; :checkhealth rawko says why'):format(
-        require('rawko.config').get().bin
-      )
+    return nil, ('cannot start %s serve; :checkhealth rawko says why'):format(bin)
   end
   return id
 end
@@ -162,46 +154,33 @@ function M.report(method, err)
   vim.notify(('rawko: %s: %s'):format(method:gsub('^rawko/', ''), message), vim.log.levels.ERROR)
 end
 
---- Sends `method` to rawko (started when needed). `on_result(result, client)` runs on success;
---- failures are shown, and passed to `on_error(err)` when given.
+--- Sends `method` to rawko (started when needed) or to `opts.client`. `on_result(result, client)`
+--- runs on success; failures are shown.
 ---@param method string
 ---@param params table
 ---@param on_result? fun(result: any, client: vim.lsp.Client)
----@param opts? {client?: vim.lsp.Client, on_error?: fun(err: any)}
+---@param opts? {client?: vim.lsp.Client}
 function M.request(method, params, on_result, opts)
-  opts = opts or {}
-  local function send(client)
-    local ok = client:request(method, params, function(err, result)
-      if err then
-        M.report(method, err)
-        if opts.on_error then
-          opts.on_error(err)
-        end
+  local function send(client, err)
+    if not client then
+      return M.report(method, err or 'rawko is not running')
+    end
+    local sent = client:request(method, params, function(request_err, result)
+      if request_err then
+        M.report(method, request_err)
       elseif on_result then
         on_result(result, client)
       end
     end)
-    if not ok then
+    if not sent then
       M.report(method, 'rawko is not running')
-      if opts.on_error then
-        opts.on_error('rawko is not running')
-      end
     end
   end
-  if opts.client then
+  if opts and opts.client then
     send(opts.client)
-    return
+  else
+    M.with_client(send)
   end
-  M.with_client(function(client, err)
-    if not client then
-      M.report(method, err or 'rawko is not running')
-      if opts.on_error then
-        opts.on_error(err)
-      end
-      return
-    end
-    send(client)
-  end)
 end
 
 return M

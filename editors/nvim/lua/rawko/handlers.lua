@@ -8,19 +8,10 @@
 
 local M = {}
 
+local output = require('rawko.output')
+local prompt = require('rawko.prompt')
 local state = require('rawko.state')
-
-local function output()
-  return require('rawko.output')
-end
-
-local function prompt()
-  return require('rawko.prompt')
-end
-
-local function ui()
-  return require('rawko.ui')
-end
+local ui = require('rawko.ui')
 
 local request_cancelled = vim.lsp.protocol.ErrorCodes.RequestCancelled
 
@@ -49,7 +40,7 @@ local function fetch(task, whole)
         task.countdown = nil
       end
     end
-    ui().redraw()
+    ui.redraw()
   end)
 end
 
@@ -84,9 +75,9 @@ M.status = task_notification(function(task, params)
   state.touch(task)
   if task.state ~= 'waiting_approval' then
     -- The approval ended (answered, timed out, or the task was cancelled).
-    prompt().withdraw_task(task.id, 'approval')
+    prompt.withdraw_task(task.id, 'approval')
   end
-  output().status(task, before_text)
+  output.status(task, before_text)
   if
     task.reason
     and require('rawko.config').get().statusline.notify_reasons
@@ -113,7 +104,7 @@ M.status = task_notification(function(task, params)
     task.learning = true
     fetch(task)
   end
-  ui().redraw()
+  ui.redraw()
 end)
 
 --- `rawko/countdown`: a tick of the countdown before the not-done reminder.
@@ -121,12 +112,12 @@ M.countdown = task_notification(function(task, params)
   task.state = 'countdown'
   task.countdown = { secondsLeft = params.secondsLeft, text = params.text, label = params.label }
   state.touch(task)
-  ui().redraw()
+  ui.redraw()
 end)
 
 --- `rawko/output`: something for the output buffer.
 M.output = task_notification(function(task, params)
-  output().output(task, params)
+  output.output(task, params)
 end)
 
 --- `rawko/taskFinished`: the task ended.
@@ -138,11 +129,11 @@ M.task_finished = task_notification(function(task, params)
   end
   task.countdown = nil
   state.touch(task)
-  prompt().withdraw_task(task.id, 'approval')
-  output().finished(task)
+  prompt.withdraw_task(task.id, 'approval')
+  output.finished(task)
   local level = task.outcome == 'complete' and vim.log.levels.INFO or vim.log.levels.WARN
-  vim.notify(('rawko: task %s: %s'):format(task.outcome, output().first_line(task.summary)), level)
-  ui().redraw()
+  vim.notify(('rawko: task %s: %s'):format(task.outcome, output.first_line(task.summary)), level)
+  ui.redraw()
 end)
 
 local option_labels = {
@@ -193,10 +184,7 @@ end
 ---@param value string
 local function field(lines, highlights, label, value)
   table.insert(highlights, { line = #lines, col = 0, end_col = #label, group = 'RawkoPromptLabel' })
-  vim.list_extend(
-    lines,
-    output().prefixed(label .. string.rep(' ', math.max(1, 8 - #label)), value)
-  )
+  vim.list_extend(lines, output.prefixed(label .. string.rep(' ', math.max(1, 8 - #label)), value))
 end
 
 --- The approval window's lines and highlights for `rawko/approveToolCall` params.
@@ -266,8 +254,8 @@ end
 local function ask(spec, params, ctx)
   spec.request_id = request_id(params)
   spec.client_id = ctx.client_id
-  local answer = prompt().ask(spec)
-  if answer == prompt().WITHDRAWN then
+  local answer = prompt.ask(spec)
+  if answer == prompt.WITHDRAWN then
     return nil, vim.lsp.rpc_response_error(request_cancelled, 'the question was withdrawn')
   end
   return answer
@@ -332,7 +320,7 @@ end
 --- `$/cancelRequest`: rawko withdraws a request it sent (an approval that timed out).
 function M.cancel_request(_, params)
   if type(params) == 'table' and params.id ~= nil then
-    prompt().withdraw(params.id)
+    prompt.withdraw(params.id)
   end
 end
 

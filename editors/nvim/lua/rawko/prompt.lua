@@ -192,58 +192,56 @@ end
 
 --- All questions, the one asked now first.
 ---@return rawko.Prompt[]
-local function all()
-  local list = {}
-  if active then
-    table.insert(list, active)
+local function questions()
+  return vim.list_extend({ active }, queue) -- `{ nil }` is empty
+end
+
+--- Withdraws every question for which `matches(question)` holds; returns whether one was.
+---@param matches fun(p: rawko.Prompt): boolean
+---@return boolean
+local function withdraw_if(matches)
+  local withdrawn = false
+  for _, p in ipairs(questions()) do
+    if matches(p) then
+      finish(p, M.WITHDRAWN)
+      withdrawn = true
+    end
   end
-  vim.list_extend(list, queue)
-  return list
+  return withdrawn
 end
 
 --- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`). When no question
---- has that id but exactly one question's id is unknown (the plain `cmd` transport), that one is
---- withdrawn. Returns whether a question was withdrawn.
+--- has that id but exactly one question's id is unknown, that one is withdrawn. Returns whether
+--- a question was withdrawn.
 ---@param id integer|string
 ---@return boolean
 function M.withdraw(id)
-  local unknown = {}
-  for _, p in ipairs(all()) do
-    if p.request_id ~= nil and p.request_id == id then
-      finish(p, M.WITHDRAWN)
-      return true
-    end
-    if p.request_id == nil then
-      table.insert(unknown, p)
-    end
-  end
-  if #unknown == 1 then
-    finish(unknown[1], M.WITHDRAWN)
-    return true
-  end
-  return false
+  local unknown = vim.tbl_filter(function(p)
+    return p.request_id == nil
+  end, questions())
+  return withdraw_if(function(p)
+    return p.request_id == id
+  end) or (#unknown == 1 and withdraw_if(function(p)
+    return p == unknown[1]
+  end))
 end
 
 --- Withdraws every question of `kind` about task `task_id` (its state moved on).
 ---@param task_id string
 ---@param kind string
 function M.withdraw_task(task_id, kind)
-  for _, p in ipairs(all()) do
-    if p.task_id == task_id and p.kind == kind then
-      finish(p, M.WITHDRAWN)
-    end
-  end
+  withdraw_if(function(p)
+    return p.task_id == task_id and p.kind == kind
+  end)
 end
 
 --- Withdraws every question a server asked (it stopped), or every question when `client_id` is
 --- nil.
 ---@param client_id? integer
 function M.withdraw_all(client_id)
-  for _, p in ipairs(all()) do
-    if client_id == nil or p.client_id == client_id then
-      finish(p, M.WITHDRAWN)
-    end
-  end
+  withdraw_if(function(p)
+    return client_id == nil or p.client_id == client_id
+  end)
 end
 
 return M

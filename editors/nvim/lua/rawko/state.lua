@@ -147,6 +147,46 @@ function M.describe(task)
   return task.description or task.id
 end
 
+--- Stops the gap timer of `stream`, if it runs.
+---@param stream? table
+local function stop_timer(stream)
+  local timer = stream and stream.timer
+  if timer and not timer:is_closing() then
+    timer:stop()
+    timer:close()
+  end
+  if stream then
+    stream.timer = nil
+  end
+end
+
+--- Applies the notifications of `stream` that are next in order; after a gap, waits a little for
+--- the missing one, then goes on without it and fetches the task whole (`M.on_gap`).
+---@param id string
+---@param stream table
+local function drain(id, stream)
+  while stream.pending[stream.next] do
+    local apply = stream.pending[stream.next]
+    stream.pending[stream.next] = nil
+    stream.next = stream.next + 1
+    apply()
+  end
+  if next(stream.pending) == nil then
+    stop_timer(stream)
+  elseif not stream.timer then
+    stream.timer = vim.defer_fn(function()
+      stream.timer = nil
+      if streams[id] == stream and next(stream.pending) ~= nil then
+        stream.next = math.min(unpack(vim.tbl_keys(stream.pending)))
+        drain(id, stream)
+        if M.on_gap then
+          M.on_gap(id, stream.client_id)
+        end
+      end
+    end, M.gap_timeout_ms)
+  end
+end
+
 --- Runs `apply` for the notification `seq` of task `id` in seq order.
 ---@param id string
 ---@param client_id? integer
@@ -159,69 +199,14 @@ function M.deliver(id, client_id, seq, apply)
   end
   local stream = streams[id]
   if not stream or seq == 1 or (client_id and stream.client_id ~= client_id) then
-    if stream and stream.timer then
-      stream.timer:stop()
-      stream.timer:close()
-    end
+    stop_timer(stream)
     stream = { client_id = client_id, next = seq, pending = {} }
     streams[id] = stream
   end
-  if seq < stream.next then
-    return -- a duplicate or a notification from before the gap was given up on
+  if seq >= stream.next then -- else a duplicate, or from before a gap that was given up on
+    stream.pending[seq] = apply
+    drain(id, stream)
   end
-  stream.pending[seq] = apply
-  M._drain(id, stream)
-end
-
----@param id string
----@param stream table
-function M._drain(id, stream)
-  while stream.pending[stream.next] do
-    local apply = stream.pending[stream.next]
-    stream.pending[stream.next] = nil
-    stream.next = stream.next + 1
-    apply()
-  end
-  if next(stream.pending) == nil then
-    if stream.timer then
-      stream.timer:stop()
-      stream.timer:close()
-      stream.timer = nil
-    end
-    return
-  end
-  if stream.timer then
-    return
-  end
-  -- A gap: wait a little for the missing notification, then go on without it.
-  stream.timer = assert(vim.uv.new_timer())
-  stream.timer:start(
-    M.gap_timeout_ms,
-    0,
-    vim.schedule_wrap(function()
-      if streams[id] ~= stream then
-        return
-      end
-      if stream.timer then
-        stream.timer:stop()
-        stream.timer:close()
-        stream.timer = nil
-      end
-      local lowest
-      for seq in pairs(stream.pending) do
-        if not lowest or seq < lowest then
-          lowest = seq
-        end
-      end
-      if lowest then
-        stream.next = lowest
-        M._drain(id, stream)
-        if M.on_gap then
-          M.on_gap(id, stream.client_id)
-        end
-      end
-    end)
-  )
 end
 
 --- Called after a gap in a task's notifications was skipped (set by rawko.handlers to refresh the
@@ -240,10 +225,7 @@ function M.client_stopped(client_id)
       task.touched = tick()
     end
     if streams[id] and streams[id].client_id == client_id then
-      if streams[id].timer then
-        streams[id].timer:stop()
-        streams[id].timer:close()
-      end
+      stop_timer(streams[id])
       streams[id] = nil
     end
   end
@@ -258,10 +240,7 @@ end
 --- Forgets everything (for tests).
 function M._reset()
   for _, stream in pairs(streams) do
-    if stream.timer then
-      stream.timer:stop()
-      stream.timer:close()
-    end
+    stop_timer(stream)
   end
   streams = {}
   M.tasks = {}
