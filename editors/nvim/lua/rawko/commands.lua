@@ -317,16 +317,9 @@ function M.tasks()
           return
         end
         client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
+          -- Its state and breadcrumb come with its rawko/status.
           local task = state.task(choice.taskId, c.id)
           task.description = task.description or choice.description
-          task.workflow = task.workflow or choice.workflow
-          if resumable[task.state] then
-            task.state = 'running'
-          end
-          if task.text == '' then
-            task.text = choice.breadcrumbText or ''
-            task.breadcrumb_text = task.text
-          end
           follow(task, ('resumed %s'):format(choice.taskId))
         end, { client = c })
       end)

@@ -25,12 +25,6 @@ end
 function M.statusline()
   local state = require('rawko.state')
   local task = state.current()
-  if task and state.is_active(task) and task.client_id then
-    local client = vim.lsp.get_client_by_id(task.client_id)
-    if not client or client:is_stopped() then
-      state.client_stopped(task.client_id)
-    end
-  end
   local others = state.other_active(task)
   local ok, config = pcall(require('rawko.config').get)
   local format = ok and config.statusline.format or nil

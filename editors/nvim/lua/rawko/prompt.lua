@@ -65,13 +65,7 @@ local function open_window(p)
   vim.bo[buf].filetype = 'rawko_prompt'
   local ns = vim.api.nvim_create_namespace('rawko_prompt')
   for _, hl in ipairs(p.highlights or {}) do
-    vim.api.nvim_buf_set_extmark(
-      buf,
-      ns,
-      hl.line,
-      hl.col,
-      { end_col = hl.end_col, hl_group = hl.group }
-    )
+    vim.hl.range(buf, ns, hl.group, { hl.line, hl.col }, { hl.line, hl.end_col })
   end
   local width = vim.api.nvim_strwidth(p.title) + 4
   for _, line in ipairs(p.lines) do

@@ -22,7 +22,7 @@ local M = {}
 ---@field breadcrumb table[] the breadcrumb items
 ---@field breadcrumb_text? string where the task is, without its state, as rawko gave it
 ---@field reason? string why the state last changed
----@field countdown? {secondsLeft: integer, text: string} while the countdown runs
+---@field countdown? {secondsLeft: integer, text: string, label: string} while the countdown runs
 ---@field outcome? string once finished: complete, failed or cancelled
 ---@field summary? string once finished
 ---@field touched integer when the task last changed, as a counter (higher is later)
@@ -94,29 +94,17 @@ function M.current()
   if focused and M.is_active(focused) then
     return focused
   end
-  local latest_active, latest
-  for _, task in pairs(M.tasks) do
-    if M.is_active(task) and (not latest_active or task.touched > latest_active.touched) then
-      latest_active = task
-    end
-    if not latest or task.touched > latest.touched then
-      latest = task
-    end
-  end
-  return latest_active or focused or latest
+  local list = M.list()
+  return vim.iter(list):find(M.is_active) or focused or list[1]
 end
 
 --- The active tasks other than `task`.
 ---@param task rawko.Task?
 ---@return integer
 function M.other_active(task)
-  local n = 0
-  for id, other in pairs(M.tasks) do
-    if M.is_active(other) and (not task or id ~= task.id) then
-      n = n + 1
-    end
-  end
-  return n
+  return #vim.tbl_filter(function(other)
+    return other ~= task and M.is_active(other)
+  end, vim.tbl_values(M.tasks))
 end
 
 --- The tasks, the one that changed last first.
