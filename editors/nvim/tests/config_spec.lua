@@ -65,7 +65,7 @@ t.test(
       { approvalTimeoutSeconds = '60', somethingNew = true },
       'the settings go to rawko as given'
     )
-    t.eq(#config.problems(got), 0, 'what is used is valid')
+    t.eq(select(2, config.check(got)), {}, 'what is used is valid')
     config.get()
     local errors = vim.tbl_filter(function(n)
       return n.level == vim.log.levels.ERROR

@@ -77,119 +77,98 @@ local function type_of(value)
   return type(value)
 end
 
---- Checks `value` against `spec`; appends one message per problem to `problems`.
+--- Checks `value` against `spec`; appends one message per problem to `problems`. Returns what to
+--- use: `value`, with `default` in place of each option that has a problem, unknown ones left out.
 ---@param path string
 ---@param value any
 ---@param spec string|table
+---@param default any
 ---@param problems string[]
-local function check(path, value, spec, problems)
+---@return any
+local function check(path, value, spec, default, problems)
+  local function bad(expected)
+    table.insert(problems, ('%s: expected %s, got %s'):format(path, expected, type_of(value)))
+    return vim.deepcopy(default)
+  end
   if type(spec) == 'string' then
     local optional, types = spec:match('^(%??)(.*)$')
-    local fits = vim.tbl_contains(vim.split(types, '|', { plain = true }), type(value))
-    if not fits and (value ~= nil or optional == '') then
-      local want = types:gsub('|', ' or ')
-      table.insert(problems, ('%s: expected %s, got %s'):format(path, want, type_of(value)))
+    if value == nil and optional == '?' then
+      return nil
     end
+    if vim.tbl_contains(vim.split(types, '|', { plain = true }), type(value)) then
+      return value
+    end
+    return bad((types:gsub('|', ' or ')))
   elseif type(value) ~= 'table' then
-    table.insert(problems, ('%s: expected table, got %s'):format(path, type_of(value)))
-  else
-    for key in pairs(value) do
-      if spec[key] == nil then
-        table.insert(problems, ('%s.%s: unknown option'):format(path, tostring(key)))
-      end
-    end
-    for key, sub in pairs(spec) do
-      check(path .. '.' .. key, value[key], sub, problems)
+    return bad('table')
+  end
+  for key in pairs(value) do
+    if spec[key] == nil then
+      table.insert(problems, ('%s.%s: unknown option'):format(path, tostring(key)))
     end
   end
+  local checked = {}
+  for key, sub in pairs(spec) do
+    checked[key] = check(path .. '.' .. key, value[key], sub, (default or {})[key], problems)
+  end
+  return checked
 end
 
---- The problems of a whole configuration, one message each, sorted; empty when it is valid.
+--- Checks a whole configuration. Returns what to use (the default in place of each option that
+--- has a problem, unknown options left out) and the problems, one message each, sorted.
 ---@param config table
----@return string[]
-function M.problems(config)
+---@return rawko.Config config, string[] problems
+function M.check(config)
   local problems = {}
-  check('rawko', config, schema, problems)
-  if type(config.bin) == 'string' and config.bin == '' then
+  local checked = check('rawko', config, schema, M.defaults, problems)
+  if checked.bin == '' then
     table.insert(problems, 'rawko.bin: expected the rawko executable, got an empty string')
+    checked.bin = M.defaults.bin
   end
-  if type(config.approval) == 'table' then
-    local n = config.approval.max_input_lines
-    if type(n) == 'number' and n < 1 then
-      table.insert(problems, 'rawko.approval.max_input_lines: expected a number of at least 1')
-    end
+  if checked.approval.max_input_lines < 1 then
+    table.insert(problems, 'rawko.approval.max_input_lines: expected a number of at least 1')
+    checked.approval.max_input_lines = M.defaults.approval.max_input_lines
   end
   table.sort(problems)
-  return problems
+  return checked, problems
 end
 
 --- What `setup()` was given.
 ---@type table
 local from_setup = {}
 
---- The options the user gave: `vim.g.rawko`, then `setup()`'s.
----@return table
-function M.user_options()
-  local g = type(vim.g.rawko) == 'table' and vim.deepcopy(vim.g.rawko) or {}
-  return vim.tbl_deep_extend('force', g, from_setup)
-end
-
---- The merged configuration and its problems (as is: see `get()` for the one to use).
+--- The configuration to use — the defaults, `vim.g.rawko` over them, then `setup()`'s options,
+--- checked — and its problems.
 ---@return rawko.Config config, string[] problems
 function M.resolve()
-  local problems = {}
   local g = vim.g.rawko
+  local options = type(g) == 'table' and g or {}
+  local config, problems =
+    M.check(vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), options, from_setup))
   if g ~= nil and type(g) ~= 'table' then
-    table.insert(problems, ('vim.g.rawko: expected table, got %s'):format(type(g)))
+    table.insert(problems, 1, ('vim.g.rawko: expected table, got %s'):format(type(g)))
   end
-  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), M.user_options())
-  vim.list_extend(problems, M.problems(merged))
-  return merged, problems
-end
-
---- Puts the default back in place of each option a problem names (an unknown option goes).
----@param config table
----@param problems string[]
----@return rawko.Config
-function M.repair(config, problems)
-  for _, problem in ipairs(problems) do
-    local path = problem:match('^rawko%.([^:]+):')
-    if path then
-      local keys = vim.split(path, '.', { plain = true })
-      local parent = config
-      for i = 1, #keys - 1 do
-        parent = type(parent) == 'table' and parent[keys[i]] or nil
-      end
-      if type(parent) == 'table' then
-        parent[keys[#keys]] = vim.deepcopy(vim.tbl_get(M.defaults, unpack(keys)))
-      end
-    end
-  end
-  return config
-end
-
-local warned = {} ---@type table<string, boolean>
-
---- The configuration to use: the options given, with the default in place of each one that has
---- a problem. The problems are reported once each with `vim.notify`.
----@return rawko.Config
-function M.get()
-  local config, problems = M.resolve()
-  if #problems == 0 then
-    return config
-  end
-  local message = M.format_problems(problems)
-  if not warned[message] then
-    warned[message] = true
-    vim.notify(message .. '\nrawko: using the defaults of these options', vim.log.levels.ERROR)
-  end
-  return M.repair(config, problems)
+  return config, problems
 end
 
 ---@param problems string[]
 ---@return string
-function M.format_problems(problems)
+local function format_problems(problems)
   return 'rawko: invalid configuration:\n  ' .. table.concat(problems, '\n  ')
+end
+
+local warned = {} ---@type table<string, boolean>
+
+--- The configuration to use (see `resolve()`). Its problems are reported once with `vim.notify`.
+---@return rawko.Config
+function M.get()
+  local config, problems = M.resolve()
+  local message = format_problems(problems)
+  if #problems > 0 and not warned[message] then
+    warned[message] = true
+    vim.notify(message .. '\nrawko: using the defaults of these options', vim.log.levels.ERROR)
+  end
+  return config
 end
 
 --- Takes the options of `require('rawko').setup()`, merged over earlier ones. Returns whether
@@ -207,7 +186,7 @@ function M.setup(opts)
   from_setup = vim.tbl_deep_extend('force', from_setup, opts or {})
   local _, problems = M.resolve()
   if #problems > 0 then
-    vim.notify(M.format_problems(problems), vim.log.levels.ERROR)
+    vim.notify(format_problems(problems), vim.log.levels.ERROR)
     return false
   end
   return true

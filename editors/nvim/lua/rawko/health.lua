@@ -42,8 +42,7 @@ function M.check()
   end
 
   health.start('rawko: configuration')
-  local config_module = require('rawko.config')
-  local config, problems = config_module.resolve()
+  local config, problems = require('rawko.config').resolve()
   if #problems == 0 then
     health.ok('the configuration (vim.g.rawko and setup()) is valid')
   else
@@ -51,7 +50,6 @@ function M.check()
       health.error(problem)
     end
     health.info('rawko uses the defaults of these options until they are fixed')
-    config = config_module.repair(config, problems)
   end
 
   health.start('rawko: binary')
