@@ -25,10 +25,14 @@ function M.workspace(bufnr)
   return vim.fs.normalize(vim.fs.root(bufnr or 0, markers) or vim.fn.getcwd())
 end
 
----@param client vim.lsp.Client
----@return boolean
-local function running(client)
-  return not client:is_stopped()
+--- The running rawko clients (all, or those `filter` picks, as for vim.lsp.get_clients).
+---@param filter? vim.lsp.get_clients.Filter
+---@return vim.lsp.Client[]
+function M.all(filter)
+  filter = vim.tbl_extend('force', { name = M.name, _uninitialized = true }, filter or {})
+  return vim.tbl_filter(function(client)
+    return not client:is_stopped()
+  end, vim.lsp.get_clients(filter))
 end
 
 --- The rawko client to use for buffer `bufnr`: one attached to it, else one for its workspace,
@@ -37,42 +41,19 @@ end
 ---@return vim.lsp.Client?
 function M.find(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  for _, client in ipairs(vim.lsp.get_clients({ name = M.name, bufnr = bufnr })) do
-    if running(client) then
-      return client
-    end
-  end
-  local root = M.workspace(bufnr)
-  local all = {}
-  for _, client in ipairs(vim.lsp.get_clients({ name = M.name, _uninitialized = true })) do
-    if running(client) then
-      if client.root_dir and vim.fs.normalize(client.root_dir) == root then
-        return client
-      end
-      table.insert(all, client)
-    end
-  end
-  if #all == 1 then
-    return all[1]
-  end
-  return nil
-end
-
---- All running rawko clients.
----@return vim.lsp.Client[]
-function M.all()
-  return vim.tbl_filter(running, vim.lsp.get_clients({ name = M.name, _uninitialized = true }))
+  local root, all = M.workspace(bufnr), M.all()
+  return M.all({ bufnr = bufnr })[1]
+    or vim.iter(all):find(function(client)
+      return client.root_dir ~= nil and vim.fs.normalize(client.root_dir) == root
+    end)
+    or (#all == 1 and all[1] or nil)
 end
 
 --- The client with id `id`, when it still runs.
 ---@param id? integer
 ---@return vim.lsp.Client?
 function M.by_id(id)
-  local client = id and vim.lsp.get_client_by_id(id)
-  if client and running(client) then
-    return client
-  end
-  return nil
+  return id and M.all({ id = id })[1] or nil
 end
 
 --- Starts rawko for the workspace of buffer `bufnr` (no buffer is attached to it).

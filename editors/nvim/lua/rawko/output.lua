@@ -51,11 +51,8 @@ function M.buffer()
   if buf and vim.api.nvim_buf_is_valid(buf) then
     return buf
   end
-  buf = vim.api.nvim_create_buf(false, true)
+  buf = vim.api.nvim_create_buf(false, true) -- scratch: nofile, hidden when abandoned, no swap
   vim.api.nvim_buf_set_name(buf, M.name)
-  vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].swapfile = false
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = 'rawko_output'
   last = { task = nil, streaming = false }
