@@ -5,33 +5,14 @@
 
 local M = {}
 
+--- The options, as `:help rawko-config` describes them.
 ---@class rawko.Config
----@field bin string the rawko executable: a name on $PATH or a path
----@field settings table<string, any> rawko's settings, sent as the server's initializationOptions
----@field task rawko.TaskDefaults what `:Rawko start` puts into `rawko/startTask`
----@field output rawko.OutputConfig
----@field statusline rawko.StatuslineConfig
----@field approval rawko.ApprovalConfig
-
----@class rawko.TaskDefaults
----@field workflow? string the workflow to run without asking
----@field agent? string
----@field provider? string
----@field model? string
----@field script? string with provider "scripted": the script of model turns
-
----@class rawko.OutputConfig
----@field open_on_start boolean open the output window when a task starts
----@field split string the command that opens the output window
----@field show_context boolean show the phase context rawko injects before each agent turn in full
-
----@class rawko.StatuslineConfig
----@field format? fun(task: rawko.Task?, others: integer): string
----@field notify_reasons boolean tell with vim.notify why a task's state changed (e.g. an approval timed out)
-
----@class rawko.ApprovalConfig
----@field border string|string[] the border of the approval window
----@field max_input_lines integer how many lines of the tool's input the approval window shows
+---@field bin string
+---@field settings table<string, any>
+---@field task {workflow?: string, agent?: string, provider?: string, model?: string, script?: string}
+---@field output {open_on_start: boolean, split: string, show_context: boolean}
+---@field statusline {format?: fun(task: rawko.Task?, others: integer): string, notify_reasons: boolean}
+---@field approval {border: string|string[], max_input_lines: integer}
 
 ---@type rawko.Config
 M.defaults = {

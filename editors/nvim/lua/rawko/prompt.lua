@@ -10,11 +10,7 @@
 local M = {}
 
 --- What `ask()` returns for a question rawko withdrew.
-M.WITHDRAWN = setmetatable({}, {
-  __tostring = function()
-    return 'withdrawn'
-  end,
-})
+M.WITHDRAWN = {}
 
 ---@class rawko.PromptItem
 ---@field label string what the user sees
@@ -67,10 +63,10 @@ local function open_window(p)
   for _, hl in ipairs(p.highlights or {}) do
     vim.hl.range(buf, ns, hl.group, { hl.line, hl.col }, { hl.line, hl.end_col })
   end
-  local width = vim.api.nvim_strwidth(p.title) + 4
-  for _, line in ipairs(p.lines) do
-    width = math.max(width, vim.api.nvim_strwidth(line))
-  end
+  local width = math.max(
+    vim.api.nvim_strwidth(p.title) + 4,
+    unpack(vim.tbl_map(vim.api.nvim_strwidth, p.lines))
+  )
   width = math.max(20, math.min(width + 1, vim.o.columns - 6))
   local height = math.max(1, math.min(#p.lines, vim.o.lines - 8))
   local win = vim.api.nvim_open_win(buf, false, {
@@ -115,12 +111,9 @@ local function finish(p, answer)
   end
   p.done = true
   close_window(p)
-  for i, waiting in ipairs(queue) do
-    if waiting == p then
-      table.remove(queue, i)
-      break
-    end
-  end
+  queue = vim.tbl_filter(function(waiting)
+    return waiting ~= p
+  end, queue)
   if active == p then
     active = nil
     if answer == M.WITHDRAWN and p.selecting and builtin_select() then
