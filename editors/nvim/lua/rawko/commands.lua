@@ -354,21 +354,6 @@ function M.validate()
   end)
 end
 
---- The subcommands, in the order completion offers them.
-M.names = {
-  'start',
-  'cancel',
-  'next',
-  'loop',
-  'interrupt',
-  'message',
-  'status',
-  'workflow',
-  'output',
-  'tasks',
-  'validate',
-}
-
 --- Runs `:Rawko {subcommand} {args}`.
 ---@param opts {fargs: string[]}
 function M.run(opts)
@@ -406,15 +391,23 @@ local function active_task_ids()
   end, vim.tbl_filter(state.is_active, state.list()))
 end
 
-local argument = {
-  start = workflow_keys,
-  workflow = workflow_keys,
-  cancel = active_task_ids,
-  next = active_task_ids,
-  loop = active_task_ids,
-  interrupt = active_task_ids,
-  status = active_task_ids,
+--- The subcommands, in the order completion offers them, with what completes their argument.
+local subcommands = {
+  { 'start', workflow_keys },
+  { 'cancel', active_task_ids },
+  { 'next', active_task_ids },
+  { 'loop', active_task_ids },
+  { 'interrupt', active_task_ids },
+  { 'message' },
+  { 'status', active_task_ids },
+  { 'workflow', workflow_keys },
+  { 'output' },
+  { 'tasks' },
+  { 'validate' },
 }
+M.names = vim.tbl_map(function(subcommand)
+  return subcommand[1]
+end, subcommands)
 
 --- Completes `:Rawko`'s arguments.
 ---@param arglead string
@@ -432,8 +425,9 @@ function M.complete(arglead, cmdline, cursorpos)
   local candidates = {}
   if n <= 1 then
     candidates = M.names
-  elseif n == 2 and argument[words[2]] then
-    candidates = argument[words[2]]()
+  elseif n == 2 then
+    local complete = (subcommands[vim.fn.index(M.names, words[2]) + 1] or {})[2]
+    candidates = complete and complete() or {}
   end
   return vim.tbl_filter(function(candidate)
     return vim.startswith(candidate, arglead)

@@ -15,6 +15,21 @@ local ui = require('rawko.ui')
 
 local request_cancelled = vim.lsp.protocol.ErrorCodes.RequestCancelled
 
+--- Takes where task `task` is from rawko: a `rawko/status`, or the task `rawko/getTask` gave.
+---@param task rawko.Task
+---@param text string the status line
+---@param from table
+local function take(task, text, from)
+  task.state = from.state or task.state
+  task.text = text
+  task.breadcrumb_text = from.breadcrumbText or ''
+  task.breadcrumb = from.breadcrumb or {}
+  task.workflow = from.workflow
+  if task.state ~= 'countdown' then
+    task.countdown = nil
+  end
+end
+
 --- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else only
 --- its description (a task this editor did not start, e.g. an external agent's).
 ---@param task rawko.Task
@@ -31,14 +46,7 @@ local function fetch(task, whole)
     end
     task.description = task.description or detail.description
     if whole then
-      task.state = detail.state or task.state
-      task.text = detail.breadcrumbText or task.text
-      task.breadcrumb_text = detail.breadcrumbText or task.breadcrumb_text
-      task.breadcrumb = detail.breadcrumb or task.breadcrumb
-      task.workflow = detail.workflow
-      if task.state ~= 'countdown' then
-        task.countdown = nil
-      end
+      take(task, detail.breadcrumbText or task.text, detail)
     end
     ui.redraw()
   end)
@@ -63,15 +71,8 @@ end
 --- `rawko/status`: the task's state, breadcrumb or status line changed.
 M.status = task_notification(function(task, params)
   local before_text = task.text
-  task.state = params.state or task.state
-  task.text = params.text or ''
-  task.breadcrumb_text = params.breadcrumbText or ''
-  task.breadcrumb = params.breadcrumb or {}
-  task.workflow = params.workflow
+  take(task, params.text or '', params)
   task.reason = params.reason
-  if task.state ~= 'countdown' then
-    task.countdown = nil
-  end
   state.touch(task)
   if task.state ~= 'waiting_approval' then
     -- The approval ended (answered, timed out, or the task was cancelled).

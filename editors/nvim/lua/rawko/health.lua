@@ -101,8 +101,7 @@ function M.check()
   end
   for _, client in ipairs(clients) do
     local info = client.server_info or {}
-    local experimental = (client.server_capabilities or {}).experimental or {}
-    local protocol = type(experimental.rawko) == 'table' and experimental.rawko.protocol or nil
+    local protocol = vim.tbl_get(client, 'server_capabilities', 'experimental', 'rawko', 'protocol')
     local line = ('client %d: rawko %s for %s'):format(
       client.id,
       info.version or '?',

@@ -197,20 +197,14 @@ local function withdraw_if(matches)
   return withdrawn
 end
 
---- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`). When no question
---- has that id but exactly one question's id is unknown, that one is withdrawn. Returns whether
---- a question was withdrawn.
+--- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`); returns whether
+--- there was one.
 ---@param id integer|string
 ---@return boolean
 function M.withdraw(id)
-  local unknown = vim.tbl_filter(function(p)
-    return p.request_id == nil
-  end, questions())
   return withdraw_if(function(p)
     return p.request_id == id
-  end) or (#unknown == 1 and withdraw_if(function(p)
-    return p == unknown[1]
-  end))
+  end)
 end
 
 --- Withdraws every question of `kind` about task `task_id` (its state moved on).
