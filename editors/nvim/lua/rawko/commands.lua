@@ -38,20 +38,6 @@ local function task_request(task, method, params, on_result)
   client.request(method, params, on_result, { client = client.by_id(task.client_id) })
 end
 
---- Calls `fn(c)` with the rawko client of the current buffer (started when needed); when there is
---- none, reports it as a failure of `method`.
----@param method string
----@param fn fun(c: vim.lsp.Client)
-local function with_client(method, fn)
-  client.with_client(function(c, err)
-    if c then
-      fn(c)
-    else
-      client.report(method, err or 'rawko is not running')
-    end
-  end)
-end
-
 --- Asks for a line of text with vim.ui.input; nothing happens when the user gives none.
 ---@param prompt string
 ---@param on_text fun(text: string)
@@ -130,7 +116,10 @@ end
 ---@param args string[]
 function M.start(args)
   local config = require('rawko.config').get()
-  with_client('rawko/startTask', function(c)
+  client.with_client(function(c, err)
+    if not c then
+      return client.report('rawko/startTask', err or 'rawko is not running')
+    end
     user_workflows(c, function(workflows)
       local workflow, description = nil, nil
       if args[1] then
@@ -296,34 +285,32 @@ local resumable = { interrupted = true, blocked = true }
 
 --- `:Rawko tasks`: picks an interrupted (or blocked) task and resumes it.
 function M.tasks()
-  with_client('rawko/listTasks', function(c)
-    client.request('rawko/listTasks', vim.empty_dict(), function(result)
-      local list = vim.tbl_filter(function(summary)
-        return resumable[summary.state] == true
-      end, type(result) == 'table' and result.tasks or {})
-      if #list == 0 then
-        notify('no interrupted task to resume')
+  client.request('rawko/listTasks', vim.empty_dict(), function(result, c)
+    local list = vim.tbl_filter(function(summary)
+      return resumable[summary.state] == true
+    end, type(result) == 'table' and result.tasks or {})
+    if #list == 0 then
+      notify('no interrupted task to resume')
+      return
+    end
+    vim.ui.select(list, {
+      prompt = 'rawko: resume which task?',
+      kind = 'rawko_task',
+      format_item = function(t)
+        local where = t.breadcrumbText ~= '' and t.breadcrumbText or (t.workflow or '')
+        return ('%s · %s · %s (%s)'):format(t.state, t.description, where, t.taskId)
+      end,
+    }, function(choice)
+      if not choice then
         return
       end
-      vim.ui.select(list, {
-        prompt = 'rawko: resume which task?',
-        kind = 'rawko_task',
-        format_item = function(t)
-          local where = t.breadcrumbText ~= '' and t.breadcrumbText or (t.workflow or '')
-          return ('%s · %s · %s (%s)'):format(t.state, t.description, where, t.taskId)
-        end,
-      }, function(choice)
-        if not choice then
-          return
-        end
-        client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
-          -- Its state and breadcrumb come with its rawko/status.
-          local task = state.task(choice.taskId, c.id)
-          task.description = task.description or choice.description
-          follow(task, ('resumed %s'):format(choice.taskId))
-        end, { client = c })
-      end)
-    end, { client = c })
+      client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
+        -- Its state and breadcrumb come with its rawko/status.
+        local task = state.task(choice.taskId, c.id)
+        task.description = task.description or choice.description
+        follow(task, ('resumed %s'):format(choice.taskId))
+      end, { client = c })
+    end)
   end)
 end
 
