@@ -40,7 +40,7 @@ return {
     vim.schedule(function()
       require('rawko.state').client_stopped(client_id)
       require('rawko.prompt').withdraw_all(client_id)
-      require('rawko.ui').redraw()
+      require('rawko').redraw()
     end)
   end,
   handlers = {

@@ -109,7 +109,7 @@ local function follow(task, message)
     require('rawko.output').open()
   end
   notify(message)
-  require('rawko.ui').redraw()
+  require('rawko').redraw()
 end
 
 --- `:Rawko start [workflow] [description]`
@@ -263,7 +263,7 @@ function M.workflow(args)
         state.focus(task.id)
         require('rawko.output').note(task, text)
         notify(text ~= '' and text or ('started %s in %s'):format(key, task.id))
-        require('rawko.ui').redraw()
+        require('rawko').redraw()
       end)
     end
     if args[1] then

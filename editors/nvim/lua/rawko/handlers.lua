@@ -11,7 +11,6 @@ local M = {}
 local output = require('rawko.output')
 local prompt = require('rawko.prompt')
 local state = require('rawko.state')
-local ui = require('rawko.ui')
 
 local request_cancelled = vim.lsp.protocol.ErrorCodes.RequestCancelled
 
@@ -48,7 +47,7 @@ local function fetch(task, whole)
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
     end
-    ui.redraw()
+    require('rawko').redraw()
   end)
 end
 
@@ -105,7 +104,7 @@ M.status = task_notification(function(task, params)
     task.learning = true
     fetch(task)
   end
-  ui.redraw()
+  require('rawko').redraw()
 end)
 
 --- `rawko/countdown`: a tick of the countdown before the not-done reminder.
@@ -113,7 +112,7 @@ M.countdown = task_notification(function(task, params)
   task.state = 'countdown'
   task.countdown = { secondsLeft = params.secondsLeft, text = params.text, label = params.label }
   state.touch(task)
-  ui.redraw()
+  require('rawko').redraw()
 end)
 
 --- `rawko/output`: something for the output buffer.
@@ -125,16 +124,14 @@ end)
 M.task_finished = task_notification(function(task, params)
   task.outcome = params.outcome or 'complete'
   task.summary = params.summary or ''
-  if not state.is_finished_state(task.state) then
-    task.state = task.outcome
-  end
+  task.state = task.outcome
   task.countdown = nil
   state.touch(task)
   prompt.withdraw_task(task.id, 'approval')
   output.finished(task)
   local level = task.outcome == 'complete' and vim.log.levels.INFO or vim.log.levels.WARN
   vim.notify(('rawko: task %s: %s'):format(task.outcome, output.first_line(task.summary)), level)
-  ui.redraw()
+  require('rawko').redraw()
 end)
 
 local option_labels = {

@@ -1,6 +1,6 @@
 --- rawko for Neovim: the public API. `setup()` takes options (as `vim.g.rawko` does),
---- `statusline()` gives the breadcrumb and state of the task being followed, `tasks()` and
---- `current()` describe the tasks. The `:Rawko` command is in `rawko.commands`.
+--- `statusline()` gives the breadcrumb and state of the task being followed (`redraw()` redraws
+--- it), `tasks()` and `current()` describe the tasks. The `:Rawko` command is in `rawko.commands`.
 
 local M = {}
 
@@ -41,6 +41,22 @@ function M.statusline()
     text = ('%s (+%d)'):format(text, others)
   end
   return escape(text)
+end
+
+--- Redraws the statuslines (plain or lualine) and fires `User RawkoStatus` with `data.text`, the
+--- statusline text. Called for each status change and countdown tick (not for streamed output).
+function M.redraw()
+  local text = M.statusline()
+  local lualine = package.loaded['lualine']
+  if lualine and type(lualine.refresh) == 'function' then
+    pcall(lualine.refresh, { place = { 'statusline' } })
+  end
+  pcall(vim.cmd.redrawstatus, { bang = true })
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'RawkoStatus',
+    modeline = false,
+    data = { text = text },
+  })
 end
 
 --- The task the statusline follows, if any.

@@ -50,12 +50,6 @@ M.gap_timeout_ms = 300
 
 local finished_states = { complete = true, failed = true, cancelled = true }
 
----@param state string
----@return boolean
-function M.is_finished_state(state)
-  return finished_states[state] == true
-end
-
 --- A task is active while it has not finished and is not left over from a stopped server.
 ---@param task rawko.Task
 ---@return boolean
