@@ -43,7 +43,10 @@ local function received()
   end
   local messages = {}
   for _, line in ipairs(vim.fn.readfile(log_path)) do
-    table.insert(messages, vim.json.decode(line))
+    local ok, message = pcall(vim.json.decode, line)
+    if ok then -- else the line the fake server is writing now
+      table.insert(messages, message)
+    end
   end
   return messages
 end

@@ -71,10 +71,9 @@ function M.start(bufnr)
         bin
       )
   end
-  config = vim.deepcopy(config)
-  config.name = M.name
-  config.root_dir = M.workspace(bufnr)
-  config.cmd_cwd = config.cmd_cwd or config.root_dir
+  local root = M.workspace(bufnr)
+  config = vim.tbl_extend('force', config, { name = M.name, root_dir = root })
+  config.cmd_cwd = config.cmd_cwd or root
   local ok, id = pcall(vim.lsp.start, config, { attach = false, silent = true })
   if not ok then
     return nil, tostring(id)
@@ -93,17 +92,13 @@ M.init_timeout_ms = 10000
 ---@param callback fun(client: vim.lsp.Client?, err: string?)
 ---@param bufnr? integer
 function M.with_client(callback, bufnr)
-  local client = M.find(bufnr)
-  local id
-  if client then
-    id = client.id
-  else
-    local err
+  local client, err = M.find(bufnr), nil
+  local id = client and client.id
+  if not id then
     id, err = M.start(bufnr)
-    if not id then
-      callback(nil, err)
-      return
-    end
+  end
+  if not id then
+    return callback(nil, err)
   end
   local waited = 0
   local function poll()

@@ -147,32 +147,23 @@ local option_labels = {
 ---@return string
 function M.json(value, indent)
   indent = indent or ''
-  local inner = indent .. '  '
-  if type(value) == 'table' and value ~= vim.NIL then
-    if vim.tbl_isempty(value) then
-      return '{}'
-    end
-    local parts = {}
-    if vim.islist(value) then
-      for _, item in ipairs(value) do
-        table.insert(parts, inner .. M.json(item, inner))
-      end
-      return '[\n' .. table.concat(parts, ',\n') .. '\n' .. indent .. ']'
-    end
-    local keys = vim.tbl_keys(value)
-    table.sort(keys, function(a, b)
-      return tostring(a) < tostring(b)
-    end)
-    for _, key in ipairs(keys) do
-      table.insert(
-        parts,
-        ('%s%s: %s'):format(inner, vim.json.encode(tostring(key)), M.json(value[key], inner))
-      )
-    end
-    return '{\n' .. table.concat(parts, ',\n') .. '\n' .. indent .. '}'
+  if type(value) ~= 'table' then
+    local ok, encoded = pcall(vim.json.encode, value)
+    return ok and encoded or tostring(value)
+  elseif vim.tbl_isempty(value) then
+    return '{}'
   end
-  local ok, encoded = pcall(vim.json.encode, value)
-  return ok and encoded or tostring(value)
+  local list, inner, parts = vim.islist(value), indent .. '  ', {}
+  local keys = vim.tbl_keys(value)
+  table.sort(keys, function(a, b)
+    return list and a < b or tostring(a) < tostring(b)
+  end)
+  for _, key in ipairs(keys) do
+    local name = list and '' or vim.json.encode(tostring(key)) .. ': '
+    table.insert(parts, inner .. name .. M.json(value[key], inner))
+  end
+  local open, close = unpack(list and { '[', ']' } or { '{', '}' })
+  return open .. '\n' .. table.concat(parts, ',\n') .. '\n' .. indent .. close
 end
 
 --- Lines `label value`, the value's later lines indented under its first.
@@ -245,18 +236,19 @@ local function request_id(params)
 end
 
 --- Asks the user `spec` for the server request whose params are `params` (from its handler's
---- coroutine); returns the answer, or nil and the error that tells rawko it was withdrawn.
+--- coroutine); returns `respond(answer)`, or nil and the error that tells rawko it was withdrawn.
 ---@param spec rawko.PromptSpec
 ---@param params table
 ---@param ctx lsp.HandlerContext
-local function ask(spec, params, ctx)
+---@param respond fun(answer: any): table
+local function ask(spec, params, ctx, respond)
   spec.request_id = request_id(params)
   spec.client_id = ctx.client_id
   local answer = prompt.ask(spec)
   if answer == prompt.WITHDRAWN then
     return nil, vim.lsp.rpc_response_error(request_cancelled, 'the question was withdrawn')
   end
-  return answer
+  return respond(answer)
 end
 
 --- `rawko/approveToolCall`: a tool call the phase does not allow waits for the user's answer.
@@ -268,19 +260,22 @@ function M.approve_tool_call(_, params, ctx)
   state.task(params.taskId, ctx.client_id)
   local lines, highlights = M.approval_lines(params)
   local tool = tostring(params.tool or 'the tool')
-  local answer, err = ask({
-    kind = 'approval',
-    title = ('rawko: allow %s?'):format(tool),
-    lines = lines,
-    highlights = highlights,
-    question = ('rawko: %s is blocked in phase %s. Allow it?'):format(tool, params.phase),
-    items = items,
-    task_id = params.taskId,
-  }, params, ctx)
-  if err then
-    return nil, err
-  end
-  return { outcome = answer or 'cancelled' }
+  return ask(
+    {
+      kind = 'approval',
+      title = ('rawko: allow %s?'):format(tool),
+      lines = lines,
+      highlights = highlights,
+      question = ('rawko: %s is blocked in phase %s. Allow it?'):format(tool, params.phase),
+      items = items,
+      task_id = params.taskId,
+    },
+    params,
+    ctx,
+    function(answer)
+      return { outcome = answer or 'cancelled' }
+    end
+  )
 end
 
 --- `rawko/trustWorkspace`: the workspace has hooks (commands rawko would run); may it run them?
@@ -297,22 +292,25 @@ function M.trust_workspace(_, params, ctx)
   if #(params.hooks or {}) == 0 then
     table.insert(lines, '  (none listed)')
   end
-  local answer, err = ask({
-    kind = 'trust',
-    title = params.changed and 'rawko: the hooks changed; trust them?'
-      or 'rawko: trust this workspace?',
-    lines = lines,
-    highlights = highlights,
-    question = ('rawko: run the hooks of %s?'):format(vim.fn.fnamemodify(params.workspace, ':~')),
-    items = {
-      { label = 'Trust and run hooks', value = true },
-      { label = "Don't trust", value = false },
+  return ask(
+    {
+      kind = 'trust',
+      title = params.changed and 'rawko: the hooks changed; trust them?'
+        or 'rawko: trust this workspace?',
+      lines = lines,
+      highlights = highlights,
+      question = ('rawko: run the hooks of %s?'):format(vim.fn.fnamemodify(params.workspace, ':~')),
+      items = {
+        { label = 'Trust and run hooks', value = true },
+        { label = "Don't trust", value = false },
+      },
     },
-  }, params, ctx)
-  if err then
-    return nil, err
-  end
-  return { trusted = answer == true }
+    params,
+    ctx,
+    function(answer)
+      return { trusted = answer == true }
+    end
+  )
 end
 
 --- `$/cancelRequest`: rawko withdraws a request it sent (an approval that timed out).

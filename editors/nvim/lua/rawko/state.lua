@@ -25,7 +25,7 @@ local M = {}
 ---@field countdown? {secondsLeft: integer, text: string, label: string} while the countdown runs
 ---@field outcome? string once finished: complete, failed or cancelled
 ---@field summary? string once finished
----@field touched integer when the task last changed, as a counter (higher is later)
+---@field touched integer when the task last changed (vim.uv.hrtime(): higher is later)
 ---@field told_no_workflow? boolean an external session without a workflow was told about
 
 ---@type table<string, rawko.Task>
@@ -35,11 +35,8 @@ M.tasks = {}
 ---@type string?
 M.focused = nil
 
-local clock = 0
-local function tick()
-  clock = clock + 1
-  return clock
-end
+--- When something changed, for ordering (higher is later).
+local tick = vim.uv.hrtime
 
 --- Per task: the next seq expected, and the notifications that came early.
 ---@type table<string, {client_id: integer?, next: integer?, pending: table<integer, fun()>, timer: uv.uv_timer_t?}>
@@ -123,10 +120,7 @@ function M.describe(task)
   if task.state == 'interrupted' then
     return where .. ' — interrupted'
   end
-  if task.text ~= '' then
-    return task.text
-  end
-  return task.description or task.id
+  return task.text ~= '' and task.text or task.description or task.id
 end
 
 --- Stops the gap timer of `stream`, if it runs.
