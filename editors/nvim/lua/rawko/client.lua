@@ -5,8 +5,6 @@ local M = {}
 
 M.name = 'rawko'
 
-local default_markers = { '.rawko', '.pi', '.git' }
-
 --- The resolved `vim.lsp.config.rawko`: `lsp/rawko.lua` with the user's overrides.
 ---@return vim.lsp.Config?
 function M.lsp_config()
@@ -16,12 +14,12 @@ function M.lsp_config()
   return ok and config or nil
 end
 
---- The workspace of buffer `bufnr`: the nearest directory upwards with a root marker, else the
---- current directory.
+--- The workspace of buffer `bufnr`: the nearest directory upwards with a root marker of
+--- `lsp/rawko.lua`, else the current directory.
 ---@param bufnr? integer
 ---@return string
 function M.workspace(bufnr)
-  local markers = (M.lsp_config() or {}).root_markers or default_markers
+  local markers = (M.lsp_config() or {}).root_markers or {}
   return vim.fs.normalize(vim.fs.root(bufnr or 0, markers) or vim.fn.getcwd())
 end
 

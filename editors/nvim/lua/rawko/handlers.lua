@@ -116,9 +116,7 @@ M.countdown = task_notification(function(task, params)
 end)
 
 --- `rawko/output`: something for the output buffer.
-M.output = task_notification(function(task, params)
-  output.output(task, params)
-end)
+M.output = task_notification(output.output)
 
 --- `rawko/taskFinished`: the task ended.
 M.task_finished = task_notification(function(task, params)

@@ -62,10 +62,8 @@ end
 --- The lines of the output buffer (empty when it was never written).
 ---@return string[]
 function M.lines()
-  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
-    return {}
-  end
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  return buf and vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    or {}
 end
 
 --- Changes the buffer with `change(b, empty)` (`empty`: it has nothing in it yet); windows that

@@ -79,20 +79,11 @@ local function open_window(p)
     border = config.approval.border,
     title = ' ' .. p.title .. ' ',
     title_pos = 'center',
-    focusable = true,
     zindex = 60,
   })
   vim.wo[win].wrap = true
   vim.wo[win].winhighlight = 'NormalFloat:RawkoPromptNormal,FloatBorder:RawkoPromptBorder'
   p.win, p.buf = win, buf
-end
-
----@param p rawko.Prompt
-local function close_window(p)
-  if p.win and vim.api.nvim_win_is_valid(p.win) then
-    vim.api.nvim_win_close(p.win, true)
-  end
-  p.win = nil
 end
 
 --- Whether `vim.ui.select` is Neovim's own, which asks with a blocking `inputlist()`.
@@ -110,7 +101,9 @@ local function finish(p, answer)
     return
   end
   p.done = true
-  close_window(p)
+  if p.win and vim.api.nvim_win_is_valid(p.win) then
+    vim.api.nvim_win_close(p.win, true)
+  end
   queue = vim.tbl_filter(function(waiting)
     return waiting ~= p
   end, queue)
