@@ -51,7 +51,8 @@ local function fetch(task, whole)
   end)
 end
 
-state.on_gap = function(id, client_id)
+--- After a gap in task `id`'s notifications: fetches it whole.
+local function refetch(id, client_id)
   fetch(state.task(id, client_id), true)
 end
 
@@ -62,7 +63,7 @@ local function task_notification(apply)
     if type(params) == 'table' and type(params.taskId) == 'string' then
       state.deliver(params.taskId, ctx.client_id, params.seq, function()
         apply(state.task(params.taskId, ctx.client_id), params)
-      end)
+      end, refetch)
     end
   end
 end

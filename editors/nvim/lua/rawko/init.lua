@@ -4,10 +4,7 @@
 
 local M = {}
 
---- Takes options over `vim.g.rawko`'s; returns whether the configuration is valid (when it is
---- not, a message says what is wrong, and the defaults are used).
----@param opts? table
----@return boolean
+--- Takes options over `vim.g.rawko`'s: see `rawko.config.setup()`.
 function M.setup(opts)
   return require('rawko.config').setup(opts)
 end

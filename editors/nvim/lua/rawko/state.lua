@@ -38,8 +38,8 @@ M.focused = nil
 --- When something changed, for ordering (higher is later).
 local tick = vim.uv.hrtime
 
---- Per task: the next seq expected, and the notifications that came early.
----@type table<string, {client_id: integer?, next: integer?, pending: table<integer, fun()>, timer: uv.uv_timer_t?}>
+--- Per task: the next seq expected, the notifications that came early, and what to do after a gap.
+---@type table<string, {client_id: integer?, next: integer, pending: table<integer, fun()>, timer: uv.uv_timer_t?, on_gap: fun(id: string, client_id: integer?)}>
 local streams = {}
 
 --- How long a gap in `seq` may stay open before the plugin stops waiting for the missing one.
@@ -137,7 +137,7 @@ local function stop_timer(stream)
 end
 
 --- Applies the notifications of `stream` that are next in order; after a gap, waits a little for
---- the missing one, then goes on without it and fetches the task whole (`M.on_gap`).
+--- the missing one, then goes on without it and calls `stream.on_gap(id, client_id)`.
 ---@param id string
 ---@param stream table
 local function drain(id, stream)
@@ -155,20 +155,20 @@ local function drain(id, stream)
       if streams[id] == stream and next(stream.pending) ~= nil then
         stream.next = math.min(unpack(vim.tbl_keys(stream.pending)))
         drain(id, stream)
-        if M.on_gap then
-          M.on_gap(id, stream.client_id)
-        end
+        stream.on_gap(id, stream.client_id)
       end
     end, M.gap_timeout_ms)
   end
 end
 
---- Runs `apply` for the notification `seq` of task `id` in seq order.
+--- Runs `apply` for the notification `seq` of task `id` in seq order; `on_gap(id, client_id)`
+--- after a gap before it was given up on (to fetch the task whole).
 ---@param id string
 ---@param client_id? integer
 ---@param seq? integer
 ---@param apply fun()
-function M.deliver(id, client_id, seq, apply)
+---@param on_gap fun(id: string, client_id: integer?)
+function M.deliver(id, client_id, seq, apply, on_gap)
   if type(seq) ~= 'number' then
     apply()
     return
@@ -176,7 +176,7 @@ function M.deliver(id, client_id, seq, apply)
   local stream = streams[id]
   if not stream or seq == 1 or (client_id and stream.client_id ~= client_id) then
     stop_timer(stream)
-    stream = { client_id = client_id, next = seq, pending = {} }
+    stream = { client_id = client_id, next = seq, pending = {}, on_gap = on_gap }
     streams[id] = stream
   end
   if seq >= stream.next then -- else a duplicate, or from before a gap that was given up on
@@ -184,11 +184,6 @@ function M.deliver(id, client_id, seq, apply)
     drain(id, stream)
   end
 end
-
---- Called after a gap in a task's notifications was skipped (set by rawko.handlers to refresh the
---- task with `rawko/getTask`).
----@type fun(id: string, client_id: integer?)?
-M.on_gap = nil
 
 --- Marks the active tasks of a server that stopped as interrupted: rawko lists them so once it
 --- runs again, and `:Rawko tasks` resumes them.
