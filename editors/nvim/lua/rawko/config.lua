@@ -24,10 +24,7 @@ M.defaults = {
     split = 'botright 12split',
     show_context = false,
   },
-  statusline = {
-    format = nil,
-    notify_reasons = true,
-  },
+  statusline = { notify_reasons = true }, -- and `format`, none by default
   approval = {
     border = 'rounded',
     max_input_lines = 20,

@@ -234,11 +234,9 @@ end
 
 --- Opens the output window, or closes it when it is open.
 function M.toggle()
-  local b = M.buffer()
-  local wins = vim.fn.win_findbuf(b)
+  local wins = vim.fn.win_findbuf(M.buffer())
   if #wins == 0 then
-    M.open({ enter = true })
-    return
+    return M.open({ enter = true })
   end
   for _, win in ipairs(wins) do
     if #vim.api.nvim_list_wins() > 1 then

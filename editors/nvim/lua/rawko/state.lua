@@ -64,9 +64,7 @@ function M.task(id, client_id)
     task = { id = id, state = 'running', text = '', breadcrumb = {}, touched = tick() }
     M.tasks[id] = task
   end
-  if client_id then
-    task.client_id = client_id
-  end
+  task.client_id = client_id or task.client_id
   return task
 end
 
