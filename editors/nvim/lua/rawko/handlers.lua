@@ -154,9 +154,7 @@ function M.json(value, indent)
   end
   local list, inner, parts = vim.islist(value), indent .. '  ', {}
   local keys = vim.tbl_keys(value)
-  table.sort(keys, function(a, b)
-    return list and a < b or tostring(a) < tostring(b)
-  end)
+  table.sort(keys) -- decoded JSON: all strings, or (a list) all numbers
   for _, key in ipairs(keys) do
     local name = list and '' or vim.json.encode(tostring(key)) .. ': '
     table.insert(parts, inner .. name .. M.json(value[key], inner))
