@@ -19,7 +19,7 @@ end
 return {
   cmd = function(dispatchers, config)
     local bin = require('rawko.config').get().bin
-    return require('rawko.transport').start({ bin, 'serve' }, dispatchers, {
+    return vim.lsp.rpc.start({ bin, 'serve' }, dispatchers, {
       cwd = config.cmd_cwd or config.root_dir,
       env = config.cmd_env,
       detached = config.detached,
@@ -40,7 +40,7 @@ return {
     vim.schedule(function()
       require('rawko.state').client_stopped(client_id)
       require('rawko.prompt').withdraw_all(client_id)
-      require('rawko.ui').redraw()
+      require('rawko').redraw()
     end)
   end,
   handlers = {

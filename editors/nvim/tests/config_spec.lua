@@ -9,7 +9,7 @@ t.test('the plugin file only defines :Rawko; the rest loads when used', function
     t.ok(not vim.startswith(name, 'rawko'), 'nothing of rawko is loaded yet, but ' .. name .. ' is')
   end
   local config = vim.lsp.config.rawko
-  t.eq(type(config.cmd), 'function', 'lsp/rawko.lua gives the config, with the transport as cmd')
+  t.eq(type(config.cmd), 'function', 'lsp/rawko.lua gives the config, cmd starting vim.g.rawko.bin')
   t.eq(config.root_markers, { '.rawko', '.pi', '.git' }, 'its root markers')
   t.eq(type(config.handlers['rawko/approveToolCall']), 'function', 'its handlers')
   t.eq(package.loaded['rawko.handlers'], nil, 'the handlers load when first called')
@@ -54,15 +54,18 @@ t.test(
       'rawko.bin: expected string, got number',
       'rawko.colour: unknown option',
       'rawko.output.open_on_start: expected boolean, got string',
-      'rawko.settings.approvalTimeoutSeconds: expected number, got string',
       'rawko.task.workflow: expected string, got number',
-    }, 'every problem, and not the unknown setting (rawko reports those itself)')
+    }, 'every problem, and none of the settings (rawko checks those itself)')
     local got = config.get()
     t.eq(got.output, config.defaults.output, 'the default in place of a bad option')
     t.eq(got.bin, 'rawko', 'the default bin')
     t.eq(got.colour, nil, 'an unknown option goes')
-    t.eq(got.settings, { somethingNew = true }, 'a bad setting goes; rawko uses its default')
-    t.eq(#config.problems(got), 0, 'what is used is valid')
+    t.eq(
+      got.settings,
+      { approvalTimeoutSeconds = '60', somethingNew = true },
+      'the settings go to rawko as given'
+    )
+    t.eq(select(2, config.check(got)), {}, 'what is used is valid')
     config.get()
     local errors = vim.tbl_filter(function(n)
       return n.level == vim.log.levels.ERROR
@@ -76,6 +79,16 @@ t.test(
     t.has(errors[1].message, 'rawko: using the defaults of these options', 'the message')
   end
 )
+
+t.test('rawko reports a bad setting itself and keeps its default', function()
+  local ws = t.workspace()
+  t.use(ws, { settings = { approvalTimeoutSeconds = '60' } })
+  require('rawko.client').with_client(function() end)
+  t.wait('rawko to say what is wrong', function()
+    return t.noted('showMessage: rawko config: initializationOptions: approvalTimeoutSeconds')
+  end)
+  t.ok(t.noted('found "60"; the default is used'), 'the value and what rawko does instead')
+end)
 
 t.test('setup() with bad options returns false and says why', function()
   t.eq(require('rawko').setup({ statusline = { format = 'not a function' } }), false, 'refused')

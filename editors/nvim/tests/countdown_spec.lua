@@ -46,6 +46,9 @@ t.test(':Rawko interrupt stops the countdown; the task waits until the user spea
     return t.statusline():find('Auto-continuing in 3s', 1, true)
   end)
   t.eq(t.task(id).state, 'countdown', 'the state')
+  local countdown = t.task(id).countdown
+  t.has(countdown.text, 'Auto-continuing in 3s', "rawko's text")
+  t.eq(countdown.label, '⏳ Auto-continuing in 3s', "rawko's label, without the hint")
   vim.cmd('Rawko interrupt')
   t.wait_state(id, 'blocked')
   t.lacks(t.statusline(), '⏳', 'the countdown is gone from the statusline')

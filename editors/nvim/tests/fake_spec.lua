@@ -1,5 +1,5 @@
 --- What the plugin does with messages the real server does not send on demand, played by
---- tests/fake_server.lua through the plugin's transport: `rawko/trustWorkspace`, approvals
+--- tests/fake_server.lua through Neovim's LSP client: `rawko/trustWorkspace`, approvals
 --- withdrawn by their exact id, `hook_output` and unknown output kinds, tasks started by
 --- external agents.
 
@@ -19,7 +19,7 @@ local function fake(plan, settings)
   local nvim = os.getenv('RAWKO_NVIM') or vim.v.progpath
   vim.lsp.config('rawko', {
     cmd = function(dispatchers, config)
-      return require('rawko.transport').start(
+      return vim.lsp.rpc.start(
         { nvim, '--headless', '--clean', '-l', here .. '/fake_server.lua', plan_path, log_path },
         dispatchers,
         { cwd = config.root_dir }
@@ -43,7 +43,10 @@ local function received()
   end
   local messages = {}
   for _, line in ipairs(vim.fn.readfile(log_path)) do
-    table.insert(messages, vim.json.decode(line))
+    local ok, message = pcall(vim.json.decode, line)
+    if ok then -- else the line the fake server is writing now
+      table.insert(messages, message)
+    end
   end
   return messages
 end

@@ -493,13 +493,11 @@ function t.report()
   for i = math.max(1, #output - 39), #output do
     table.insert(lines, '  ' .. output[i])
   end
-  for _, client in ipairs(t.clients()) do
-    if client.rpc and client.rpc.stderr_tail then
-      table.insert(lines, ('--- rawko stderr (client %d):'):format(client.id))
-      for _, line in ipairs(client.rpc.stderr_tail()) do
-        table.insert(lines, '  ' .. line)
-      end
-    end
+  -- Neovim's LSP log has rawko's stderr.
+  local log = vim.lsp.log.get_filename()
+  table.insert(lines, ('--- %s (last 40 lines):'):format(log))
+  for _, line in ipairs(vim.fn.filereadable(log) == 1 and vim.fn.readfile(log, '', -40) or {}) do
+    table.insert(lines, '  ' .. line)
   end
   return table.concat(lines, '\n')
 end

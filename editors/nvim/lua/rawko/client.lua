@@ -5,35 +5,32 @@ local M = {}
 
 M.name = 'rawko'
 
-local default_markers = { '.rawko', '.pi', '.git' }
-
 --- The resolved `vim.lsp.config.rawko`: `lsp/rawko.lua` with the user's overrides.
 ---@return vim.lsp.Config?
 function M.lsp_config()
   local ok, config = pcall(function()
     return vim.lsp.config[M.name]
   end)
-  if ok then
-    return config
-  end
-  return nil
+  return ok and config or nil
 end
 
---- The workspace of buffer `bufnr`: the nearest directory upwards with a root marker, else the
---- current directory.
+--- The workspace of buffer `bufnr`: the nearest directory upwards with a root marker of
+--- `lsp/rawko.lua`, else the current directory.
 ---@param bufnr? integer
 ---@return string
 function M.workspace(bufnr)
-  local config = M.lsp_config() or {}
-  local markers = config.root_markers or default_markers
-  local root = vim.fs.root(bufnr or 0, markers)
-  return vim.fs.normalize(root or vim.fn.getcwd())
+  local markers = (M.lsp_config() or {}).root_markers or {}
+  return vim.fs.normalize(vim.fs.root(bufnr or 0, markers) or vim.fn.getcwd())
 end
 
----@param client vim.lsp.Client
----@return boolean
-local function running(client)
-  return not client:is_stopped()
+--- The running rawko clients (all, or those `filter` picks, as for vim.lsp.get_clients).
+---@param filter? vim.lsp.get_clients.Filter
+---@return vim.lsp.Client[]
+function M.all(filter)
+  filter = vim.tbl_extend('force', { name = M.name, _uninitialized = true }, filter or {})
+  return vim.tbl_filter(function(client)
+    return not client:is_stopped()
+  end, vim.lsp.get_clients(filter))
 end
 
 --- The rawko client to use for buffer `bufnr`: one attached to it, else one for its workspace,
@@ -42,42 +39,19 @@ end
 ---@return vim.lsp.Client?
 function M.find(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  for _, client in ipairs(vim.lsp.get_clients({ name = M.name, bufnr = bufnr })) do
-    if running(client) then
-      return client
-    end
-  end
-  local root = M.workspace(bufnr)
-  local all = {}
-  for _, client in ipairs(vim.lsp.get_clients({ name = M.name, _uninitialized = true })) do
-    if running(client) then
-      if client.root_dir and vim.fs.normalize(client.root_dir) == root then
-        return client
-      end
-      table.insert(all, client)
-    end
-  end
-  if #all == 1 then
-    return all[1]
-  end
-  return nil
-end
-
---- All running rawko clients.
----@return vim.lsp.Client[]
-function M.all()
-  return vim.tbl_filter(running, vim.lsp.get_clients({ name = M.name, _uninitialized = true }))
+  local root, all = M.workspace(bufnr), M.all()
+  return M.all({ bufnr = bufnr })[1]
+    or vim.iter(all):find(function(client)
+      return client.root_dir ~= nil and vim.fs.normalize(client.root_dir) == root
+    end)
+    or (#all == 1 and all[1] or nil)
 end
 
 --- The client with id `id`, when it still runs.
 ---@param id? integer
 ---@return vim.lsp.Client?
 function M.by_id(id)
-  local client = id and vim.lsp.get_client_by_id(id)
-  if client and running(client) then
-    return client
-  end
-  return nil
+  return id and M.all({ id = id })[1] or nil
 end
 
 --- Starts rawko for the workspace of buffer `bufnr` (no buffer is attached to it).
@@ -95,19 +69,15 @@ function M.start(bufnr)
         bin
       )
   end
-  config = vim.deepcopy(config)
-  config.name = M.name
-  config.root_dir = M.workspace(bufnr)
-  config.cmd_cwd = config.cmd_cwd or config.root_dir
+  local root = M.workspace(bufnr)
+  config = vim.tbl_extend('force', config, { name = M.name, root_dir = root })
+  config.cmd_cwd = config.cmd_cwd or root
   local ok, id = pcall(vim.lsp.start, config, { attach = false, silent = true })
   if not ok then
     return nil, tostring(id)
   end
   if not id then
-    return nil,
-      ('cannot start %s serve; :checkhealth rawko says why'):format(
-        require('rawko.config').get().bin
-      )
+    return nil, ('cannot start %s serve; :checkhealth rawko says why'):format(bin)
   end
   return id
 end
@@ -120,17 +90,13 @@ M.init_timeout_ms = 10000
 ---@param callback fun(client: vim.lsp.Client?, err: string?)
 ---@param bufnr? integer
 function M.with_client(callback, bufnr)
-  local client = M.find(bufnr)
-  local id
-  if client then
-    id = client.id
-  else
-    local err
+  local client, err = M.find(bufnr), nil
+  local id = client and client.id
+  if not id then
     id, err = M.start(bufnr)
-    if not id then
-      callback(nil, err)
-      return
-    end
+  end
+  if not id then
+    return callback(nil, err)
   end
   local waited = 0
   local function poll()
@@ -139,7 +105,7 @@ function M.with_client(callback, bufnr)
       callback(
         nil,
         'rawko stopped before it was ready; :checkhealth rawko and '
-          .. vim.fn.fnamemodify(require('rawko.transport').log_path(), ':~')
+          .. vim.fn.fnamemodify(vim.lsp.log.get_filename(), ':~')
           .. ' say why'
       )
     elseif c.initialized then
@@ -162,46 +128,33 @@ function M.report(method, err)
   vim.notify(('rawko: %s: %s'):format(method:gsub('^rawko/', ''), message), vim.log.levels.ERROR)
 end
 
---- Sends `method` to rawko (started when needed). `on_result(result, client)` runs on success;
---- failures are shown, and passed to `on_error(err)` when given.
+--- Sends `method` to rawko (started when needed) or to `opts.client`. `on_result(result, client)`
+--- runs on success; failures are shown.
 ---@param method string
 ---@param params table
 ---@param on_result? fun(result: any, client: vim.lsp.Client)
----@param opts? {client?: vim.lsp.Client, on_error?: fun(err: any)}
+---@param opts? {client?: vim.lsp.Client}
 function M.request(method, params, on_result, opts)
-  opts = opts or {}
-  local function send(client)
-    local ok = client:request(method, params, function(err, result)
-      if err then
-        M.report(method, err)
-        if opts.on_error then
-          opts.on_error(err)
-        end
+  local function send(client, err)
+    if not client then
+      return M.report(method, err or 'rawko is not running')
+    end
+    local sent = client:request(method, params, function(request_err, result)
+      if request_err then
+        M.report(method, request_err)
       elseif on_result then
         on_result(result, client)
       end
     end)
-    if not ok then
+    if not sent then
       M.report(method, 'rawko is not running')
-      if opts.on_error then
-        opts.on_error('rawko is not running')
-      end
     end
   end
-  if opts.client then
+  if opts and opts.client then
     send(opts.client)
-    return
+  else
+    M.with_client(send)
   end
-  M.with_client(function(client, err)
-    if not client then
-      M.report(method, err or 'rawko is not running')
-      if opts.on_error then
-        opts.on_error(err)
-      end
-      return
-    end
-    send(client)
-  end)
 end
 
 return M

@@ -34,6 +34,7 @@ end
 ---@param params table
 ---@param on_result? fun(result: any, c: vim.lsp.Client)
 local function task_request(task, method, params, on_result)
+  params.taskId = task.id
   client.request(method, params, on_result, { client = client.by_id(task.client_id) })
 end
 
@@ -50,53 +51,65 @@ local function input(prompt, on_text)
   end)
 end
 
---- The workflows users may start, from rawko.
+--- The workflows users may start, of a `rawko/listWorkflows` result.
+---@param result any
+---@return table[]
+local function startable(result)
+  return vim.tbl_filter(function(w)
+    return w.show ~= 'workflows'
+  end, type(result) == 'table' and result.workflows or {})
+end
+
+--- Calls `on_list(workflows)` with the workflows users may start, from rawko; says so when there
+--- are none.
 ---@param c vim.lsp.Client
 ---@param on_list fun(workflows: table[])
 local function user_workflows(c, on_list)
   client.request('rawko/listWorkflows', vim.empty_dict(), function(result)
-    local list = {}
-    for _, workflow in ipairs(type(result) == 'table' and result.workflows or {}) do
-      if workflow.show ~= 'workflows' then
-        table.insert(list, workflow)
-      end
+    local list = startable(result)
+    if #list == 0 then
+      notify(
+        'no workflows found; `rawko init` writes a starter one into .rawko/workflows',
+        vim.log.levels.ERROR
+      )
+    else
+      on_list(list)
     end
-    on_list(list)
   end, { client = c })
 end
 
---- Asks which of `workflows` with vim.ui.select; `on_choice(nil)` when dismissed.
+--- Asks which of `workflows` with vim.ui.select; `on_key(key)` with the chosen one's key. When
+--- none is chosen, says that `what` was not started.
 ---@param workflows table[]
----@param on_choice fun(workflow: table?)
-local function pick_workflow(workflows, on_choice)
+---@param what string
+---@param on_key fun(key: string)
+local function pick_workflow(workflows, what, on_key)
   vim.ui.select(workflows, {
     prompt = 'rawko: workflow',
     kind = 'rawko_workflow',
     format_item = function(w)
       return ('%s — %s (%d phases)'):format(w.key, w.name, w.phaseCount or 0)
     end,
-  }, on_choice)
+  }, function(choice)
+    if choice then
+      on_key(choice.key)
+    else
+      notify('no workflow chosen; ' .. what .. ' started')
+    end
+  end)
 end
 
----@param c vim.lsp.Client
----@param params table
-local function start_task(c, params)
-  client.request('rawko/startTask', params, function(result)
-    local id = result and result.taskId
-    if type(id) ~= 'string' then
-      notify('rawko/startTask gave no task id', vim.log.levels.ERROR)
-      return
-    end
-    local task = state.task(id, c.id)
-    task.description = params.description
-    task.workflow = params.workflow
-    state.focus(id)
-    if require('rawko.config').get().output.open_on_start then
-      require('rawko.output').open()
-    end
-    notify(('started %s (%s)'):format(id, params.workflow or 'default workflow'))
-    require('rawko.ui').redraw()
-  end, { client = c })
+--- Makes `task` the one the statusline follows, opens the output window (when configured) and
+--- says `message`.
+---@param task rawko.Task
+---@param message string
+local function follow(task, message)
+  state.focus(task.id)
+  if require('rawko.config').get().output.open_on_start then
+    require('rawko.output').open()
+  end
+  notify(message)
+  require('rawko').redraw()
 end
 
 --- `:Rawko start [workflow] [description]`
@@ -105,17 +118,9 @@ function M.start(args)
   local config = require('rawko.config').get()
   client.with_client(function(c, err)
     if not c then
-      client.report('rawko/startTask', err or 'rawko is not running')
-      return
+      return client.report('rawko/startTask', err or 'rawko is not running')
     end
     user_workflows(c, function(workflows)
-      if #workflows == 0 then
-        notify(
-          'no workflows found; `rawko init` writes a starter one into .rawko/workflows',
-          vim.log.levels.ERROR
-        )
-        return
-      end
       local workflow, description = nil, nil
       if args[1] then
         for _, w in ipairs(workflows) do
@@ -123,85 +128,78 @@ function M.start(args)
             workflow = w.key
           end
         end
-        if workflow then
-          description = #args > 1 and table.concat(args, ' ', 2) or nil
-        else
-          description = table.concat(args, ' ')
-        end
+        description = table.concat(args, ' ', workflow and 2 or 1)
+        description = description ~= '' and description or nil
       end
-      workflow = workflow or config.task.workflow
-
-      local function with_workflow(desc)
-        local params = {
-          description = desc,
-          agent = config.task.agent,
-          provider = config.task.provider,
-          model = config.task.model,
-          script = config.task.script,
-        }
-        if workflow then
-          params.workflow = workflow
-          start_task(c, params)
-          return
-        end
-        pick_workflow(workflows, function(choice)
-          if not choice then
-            notify('no workflow chosen; no task started')
+      local function start(key, desc)
+        local params = vim.tbl_extend('force', config.task, { workflow = key, description = desc })
+        client.request('rawko/startTask', params, function(result)
+          if type(result) ~= 'table' or type(result.taskId) ~= 'string' then
+            notify('rawko/startTask gave no task id', vim.log.levels.ERROR)
             return
           end
-          params.workflow = choice.key
-          start_task(c, params)
-        end)
+          local task = state.task(result.taskId, c.id)
+          task.description = desc
+          follow(task, ('started %s (%s)'):format(task.id, key))
+        end, { client = c })
       end
-
+      local function with_description(desc)
+        workflow = workflow or config.task.workflow
+        if workflow then
+          start(workflow, desc)
+        else
+          pick_workflow(workflows, 'no task', function(key)
+            start(key, desc)
+          end)
+        end
+      end
       if description then
-        with_workflow(description)
+        with_description(description)
       else
-        input('rawko: describe the task: ', with_workflow)
+        input('rawko: describe the task: ', with_description)
       end
     end)
   end)
 end
 
---- `:Rawko cancel [task]`
-function M.cancel(args)
-  local task = target(args[1])
-  if task then
-    task_request(task, 'rawko/cancelTask', { taskId = task.id }, function()
-      notify(('cancelling %s'):format(task.id))
-    end)
+--- A subcommand that sends `method` about the task named or followed, then `done(result, task)`.
+---@param method string
+---@param params? table
+---@param done fun(result: any, task: rawko.Task)
+local function about_task(method, params, done)
+  return function(args)
+    local task = target(args[1])
+    if task then
+      task_request(task, method, vim.deepcopy(params or {}), function(result)
+        done(result, task)
+      end)
+    end
   end
 end
 
+--- `:Rawko cancel [task]`
+M.cancel = about_task('rawko/cancelTask', nil, function(_, task)
+  notify(('cancelling %s'):format(task.id))
+end)
+
+--- `:Rawko interrupt [task]`
+M.interrupt = about_task('rawko/interrupt', nil, function(_, task)
+  notify(('interrupted %s; :Rawko message or :Rawko tasks goes on'):format(task.id))
+end)
+
 ---@param action string
 local function step(action)
-  return function(args)
-    local task = target(args[1])
-    if not task then
-      return
-    end
-    task_request(task, 'rawko/step', { taskId = task.id, action = action }, function(result)
-      local text = type(result) == 'table' and result.text or ''
-      require('rawko.output').note(task, text)
-      notify(vim.split(text, '\n', { plain = true })[1] or action)
-    end)
-  end
+  return about_task('rawko/step', { action = action }, function(result, task)
+    local text = type(result) == 'table' and result.text or ''
+    require('rawko.output').note(task, text)
+    notify(require('rawko.output').first_line(text))
+  end)
 end
 
 --- `:Rawko next [task]`, `:Rawko loop [task]`, `:Rawko status [task]`
 M.next = step('next')
 M.loop = step('loop')
 M.status = step('status')
-
---- `:Rawko interrupt [task]`
-function M.interrupt(args)
-  local task = target(args[1])
-  if task then
-    task_request(task, 'rawko/interrupt', { taskId = task.id }, function()
-      notify(('interrupted %s; :Rawko message or :Rawko tasks goes on'):format(task.id))
-    end)
-  end
-end
 
 --- `:Rawko message [text]`
 function M.message(args)
@@ -210,7 +208,7 @@ function M.message(args)
     return
   end
   local function send(text)
-    task_request(task, 'rawko/sendMessage', { taskId = task.id, text = text })
+    task_request(task, 'rawko/sendMessage', { text = text })
   end
   if #args > 0 then
     send(table.concat(args, ' '))
@@ -219,24 +217,14 @@ function M.message(args)
   end
 end
 
---- Whether `task` runs no workflow yet, as far as its last `rawko/status` said.
----@param task rawko.Task
----@return boolean
-local function runs_no_workflow(task)
-  return not task.workflow
-end
-
---- The task `:Rawko workflow` acts on: the running task that runs no workflow yet, or the one
---- picked with vim.ui.select when several do; when none does, the task the statusline shows (rawko
---- then says why it cannot).
+--- The task `:Rawko workflow` acts on: the running task whose last `rawko/status` said it runs no
+--- workflow, or the one picked with vim.ui.select when several do; when none does, the task the
+--- statusline shows (rawko then says why it cannot).
 ---@param on_task fun(task: rawko.Task)
 local function task_without_workflow(on_task)
-  local candidates = {}
-  for _, task in ipairs(state.list()) do
-    if state.is_active(task) and runs_no_workflow(task) then
-      table.insert(candidates, task)
-    end
-  end
+  local candidates = vim.tbl_filter(function(task)
+    return state.is_active(task) and not task.workflow
+  end, state.list())
   if #candidates <= 1 then
     local task = candidates[1] or target(nil)
     if task then
@@ -270,35 +258,21 @@ function M.workflow(args)
       return
     end
     local function set(key)
-      task_request(task, 'rawko/setWorkflow', { taskId = task.id, workflow = key }, function(result)
+      task_request(task, 'rawko/setWorkflow', { workflow = key }, function(result)
         local text = type(result) == 'table' and result.text or ''
-        task.workflow = key
         state.focus(task.id)
         require('rawko.output').note(task, text)
         notify(text ~= '' and text or ('started %s in %s'):format(key, task.id))
-        require('rawko.ui').redraw()
+        require('rawko').redraw()
       end)
     end
     if args[1] then
       set(args[1])
-      return
-    end
-    user_workflows(c, function(workflows)
-      if #workflows == 0 then
-        notify(
-          'no workflows found; `rawko init` writes a starter one into .rawko/workflows',
-          vim.log.levels.ERROR
-        )
-        return
-      end
-      pick_workflow(workflows, function(choice)
-        if choice then
-          set(choice.key)
-        else
-          notify('no workflow chosen; nothing started')
-        end
+    else
+      user_workflows(c, function(workflows)
+        pick_workflow(workflows, 'nothing', set)
       end)
-    end)
+    end
   end)
 end
 
@@ -311,53 +285,32 @@ local resumable = { interrupted = true, blocked = true }
 
 --- `:Rawko tasks`: picks an interrupted (or blocked) task and resumes it.
 function M.tasks()
-  client.with_client(function(c, err)
-    if not c then
-      client.report('rawko/listTasks', err or 'rawko is not running')
+  client.request('rawko/listTasks', vim.empty_dict(), function(result, c)
+    local list = vim.tbl_filter(function(summary)
+      return resumable[summary.state] == true
+    end, type(result) == 'table' and result.tasks or {})
+    if #list == 0 then
+      notify('no interrupted task to resume')
       return
     end
-    client.request('rawko/listTasks', vim.empty_dict(), function(result)
-      local list = {}
-      for _, summary in ipairs(type(result) == 'table' and result.tasks or {}) do
-        if resumable[summary.state] then
-          table.insert(list, summary)
-        end
-      end
-      if #list == 0 then
-        notify('no interrupted task to resume')
+    vim.ui.select(list, {
+      prompt = 'rawko: resume which task?',
+      kind = 'rawko_task',
+      format_item = function(t)
+        local where = t.breadcrumbText ~= '' and t.breadcrumbText or (t.workflow or '')
+        return ('%s · %s · %s (%s)'):format(t.state, t.description, where, t.taskId)
+      end,
+    }, function(choice)
+      if not choice then
         return
       end
-      vim.ui.select(list, {
-        prompt = 'rawko: resume which task?',
-        kind = 'rawko_task',
-        format_item = function(t)
-          local where = t.breadcrumbText ~= '' and t.breadcrumbText or (t.workflow or '')
-          return ('%s · %s · %s (%s)'):format(t.state, t.description, where, t.taskId)
-        end,
-      }, function(choice)
-        if not choice then
-          return
-        end
-        client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
-          local task = state.task(choice.taskId, c.id)
-          task.description = task.description or choice.description
-          task.workflow = task.workflow or choice.workflow
-          if task.state == 'interrupted' or task.state == 'blocked' then
-            task.state = 'running'
-          end
-          if task.text == '' then
-            task.text = choice.breadcrumbText or ''
-            task.breadcrumb_text = task.text
-          end
-          state.focus(choice.taskId)
-          if require('rawko.config').get().output.open_on_start then
-            require('rawko.output').open()
-          end
-          notify(('resumed %s'):format(choice.taskId))
-          require('rawko.ui').redraw()
-        end, { client = c })
-      end)
-    end, { client = c })
+      client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
+        -- Its state and breadcrumb come with its rawko/status.
+        local task = state.task(choice.taskId, c.id)
+        task.description = task.description or choice.description
+        follow(task, ('resumed %s'):format(choice.taskId))
+      end, { client = c })
+    end)
   end)
 end
 
@@ -388,21 +341,6 @@ function M.validate()
   end)
 end
 
---- The subcommands, in the order completion offers them.
-M.names = {
-  'start',
-  'cancel',
-  'next',
-  'loop',
-  'interrupt',
-  'message',
-  'status',
-  'workflow',
-  'output',
-  'tasks',
-  'validate',
-}
-
 --- Runs `:Rawko {subcommand} {args}`.
 ---@param opts {fargs: string[]}
 function M.run(opts)
@@ -429,36 +367,34 @@ local function workflow_keys()
     return {}
   end
   local answer = c:request_sync('rawko/listWorkflows', vim.empty_dict(), 500)
-  local keys = {}
-  if answer and answer.result then
-    for _, w in ipairs(answer.result.workflows or {}) do
-      if w.show ~= 'workflows' then
-        table.insert(keys, w.key)
-      end
-    end
-  end
-  return keys
+  return vim.tbl_map(function(w)
+    return w.key
+  end, startable(answer and answer.result))
 end
 
 local function active_task_ids()
-  local ids = {}
-  for _, task in ipairs(state.list()) do
-    if state.is_active(task) then
-      table.insert(ids, task.id)
-    end
-  end
-  return ids
+  return vim.tbl_map(function(task)
+    return task.id
+  end, vim.tbl_filter(state.is_active, state.list()))
 end
 
-local argument = {
-  start = workflow_keys,
-  workflow = workflow_keys,
-  cancel = active_task_ids,
-  next = active_task_ids,
-  loop = active_task_ids,
-  interrupt = active_task_ids,
-  status = active_task_ids,
+--- The subcommands, in the order completion offers them, with what completes their argument.
+local subcommands = {
+  { 'start', workflow_keys },
+  { 'cancel', active_task_ids },
+  { 'next', active_task_ids },
+  { 'loop', active_task_ids },
+  { 'interrupt', active_task_ids },
+  { 'message' },
+  { 'status', active_task_ids },
+  { 'workflow', workflow_keys },
+  { 'output' },
+  { 'tasks' },
+  { 'validate' },
 }
+M.names = vim.tbl_map(function(subcommand)
+  return subcommand[1]
+end, subcommands)
 
 --- Completes `:Rawko`'s arguments.
 ---@param arglead string
@@ -476,8 +412,9 @@ function M.complete(arglead, cmdline, cursorpos)
   local candidates = {}
   if n <= 1 then
     candidates = M.names
-  elseif n == 2 and argument[words[2]] then
-    candidates = argument[words[2]]()
+  elseif n == 2 then
+    local complete = (subcommands[vim.fn.index(M.names, words[2]) + 1] or {})[2]
+    candidates = complete and complete() or {}
   end
   return vim.tbl_filter(function(candidate)
     return vim.startswith(candidate, arglead)

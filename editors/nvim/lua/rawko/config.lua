@@ -1,35 +1,18 @@
 --- The plugin's configuration: defaults, merged with `vim.g.rawko`, then with what `setup()` was
 --- given, and validated with messages that name the option, what it expects and what it got.
+--- `settings` go to rawko as they are: rawko checks them and reports a bad value itself
+--- (`window/showMessage`, keeping that setting's default).
 
 local M = {}
 
+--- The options, as `:help rawko-config` describes them.
 ---@class rawko.Config
----@field bin string the rawko executable: a name on $PATH or a path
----@field settings table<string, any> rawko's settings, sent as the server's initializationOptions
----@field task rawko.TaskDefaults what `:Rawko start` puts into `rawko/startTask`
----@field output rawko.OutputConfig
----@field statusline rawko.StatuslineConfig
----@field approval rawko.ApprovalConfig
-
----@class rawko.TaskDefaults
----@field workflow? string the workflow to run without asking
----@field agent? string
----@field provider? string
----@field model? string
----@field script? string with provider "scripted": the script of model turns
-
----@class rawko.OutputConfig
----@field open_on_start boolean open the output window when a task starts
----@field split string the command that opens the output window
----@field show_context boolean show the phase context rawko injects before each agent turn in full
-
----@class rawko.StatuslineConfig
----@field format? fun(task: rawko.Task?, others: integer): string
----@field notify_reasons boolean tell with vim.notify why a task's state changed (e.g. an approval timed out)
-
----@class rawko.ApprovalConfig
----@field border string|string[] the border of the approval window
----@field max_input_lines integer how many lines of the tool's input the approval window shows
+---@field bin string
+---@field settings table<string, any>
+---@field task {workflow?: string, agent?: string, provider?: string, model?: string, script?: string}
+---@field output {open_on_start: boolean, split: string, show_context: boolean}
+---@field statusline {format?: fun(task: rawko.Task?, others: integer): string, notify_reasons: boolean}
+---@field approval {border: string|string[], max_input_lines: integer}
 
 ---@type rawko.Config
 M.defaults = {
@@ -41,56 +24,28 @@ M.defaults = {
     split = 'botright 12split',
     show_context = false,
   },
-  statusline = {
-    format = nil,
-    notify_reasons = true,
-  },
+  statusline = { notify_reasons = true }, -- and `format`, none by default
   approval = {
     border = 'rounded',
     max_input_lines = 20,
   },
 }
 
---- The settings rawko knows (docs/configuration.md), with the Lua type each must have. Other keys
---- are passed on unchecked: rawko ignores keys it does not know and reports bad values itself.
-local known_settings = {
-  approvalTimeoutSeconds = 'number',
-  maxReminders = 'number',
-  countdownSeconds = 'number',
-  countdownTickMillis = 'number',
-  bashTimeoutSeconds = 'number',
-  maxIterations = 'number',
-  maxFailures = 'number',
-  defaultAgent = 'string',
-  arbiter = 'table',
-  hooks = 'table',
-  providers = 'table',
-}
-
---- What each option must be: a Lua type, or a table of sub-options.
+--- What each option must be: its Lua types (`?` first: it may be missing), or a table of
+--- sub-options.
 local schema = {
   bin = 'string',
   settings = 'table',
   task = {
-    workflow = { 'string', optional = true },
-    agent = { 'string', optional = true },
-    provider = { 'string', optional = true },
-    model = { 'string', optional = true },
-    script = { 'string', optional = true },
+    workflow = '?string',
+    agent = '?string',
+    provider = '?string',
+    model = '?string',
+    script = '?string',
   },
-  output = {
-    open_on_start = 'boolean',
-    split = 'string',
-    show_context = 'boolean',
-  },
-  statusline = {
-    format = { 'function', optional = true },
-    notify_reasons = 'boolean',
-  },
-  approval = {
-    border = { { 'string', 'table' } },
-    max_input_lines = 'number',
-  },
+  output = { open_on_start = 'boolean', split = 'string', show_context = 'boolean' },
+  statusline = { format = '?function', notify_reasons = 'boolean' },
+  approval = { border = 'string|table', max_input_lines = 'number' },
 }
 
 local function type_of(value)
@@ -100,163 +55,98 @@ local function type_of(value)
   return type(value)
 end
 
---- Checks `value` against `spec`; appends one message per problem to `problems`.
+--- Checks `value` against `spec`; appends one message per problem to `problems`. Returns what to
+--- use: `value`, with `default` in place of each option that has a problem, unknown ones left out.
 ---@param path string
 ---@param value any
----@param spec any
+---@param spec string|table
+---@param default any
 ---@param problems string[]
-local function check(path, value, spec, problems)
+---@return any
+local function check(path, value, spec, default, problems)
+  local function bad(expected)
+    table.insert(problems, ('%s: expected %s, got %s'):format(path, expected, type_of(value)))
+    return vim.deepcopy(default)
+  end
   if type(spec) == 'string' then
-    spec = { spec }
-  end
-  if type(spec) == 'table' and (type(spec[1]) == 'string' or type(spec[1]) == 'table') then
-    local types = type(spec[1]) == 'table' and spec[1] or { spec[1] }
-    if value == nil then
-      if not spec.optional then
-        table.insert(
-          problems,
-          ('%s: expected %s, got nil'):format(path, table.concat(types, ' or '))
-        )
-      end
-      return
+    local optional, types = spec:match('^(%??)(.*)$')
+    if value == nil and optional == '?' then
+      return nil
     end
-    if not vim.tbl_contains(types, type(value)) then
-      table.insert(
-        problems,
-        ('%s: expected %s, got %s'):format(path, table.concat(types, ' or '), type_of(value))
-      )
+    if vim.tbl_contains(vim.split(types, '|', { plain = true }), type(value)) then
+      return value
     end
-    return
+    return bad((types:gsub('|', ' or ')))
+  elseif type(value) ~= 'table' then
+    return bad('table')
   end
-  -- A table of sub-options.
-  if type(value) ~= 'table' then
-    table.insert(problems, ('%s: expected table, got %s'):format(path, type_of(value)))
-    return
-  end
-  for key, sub in pairs(value) do
+  for key in pairs(value) do
     if spec[key] == nil then
       table.insert(problems, ('%s.%s: unknown option'):format(path, tostring(key)))
-    else
-      check(path .. '.' .. key, sub, spec[key], problems)
     end
   end
-  for key, sub_spec in pairs(spec) do
-    if value[key] == nil then
-      check(path .. '.' .. key, nil, sub_spec, problems)
-    end
+  local checked = {}
+  for key, sub in pairs(spec) do
+    checked[key] = check(path .. '.' .. key, value[key], sub, (default or {})[key], problems)
   end
+  return checked
 end
 
---- The problems of a whole configuration, one message each, sorted; empty when it is valid.
+--- Checks a whole configuration. Returns what to use (the default in place of each option that
+--- has a problem, unknown options left out) and the problems, one message each, sorted.
 ---@param config table
----@return string[]
-function M.problems(config)
+---@return rawko.Config config, string[] problems
+function M.check(config)
   local problems = {}
-  check('rawko', config, schema, problems)
-  if type(config.bin) == 'string' and config.bin == '' then
+  local checked = check('rawko', config, schema, M.defaults, problems)
+  if checked.bin == '' then
     table.insert(problems, 'rawko.bin: expected the rawko executable, got an empty string')
+    checked.bin = M.defaults.bin
   end
-  if type(config.settings) == 'table' then
-    for key, want in pairs(known_settings) do
-      local value = config.settings[key]
-      if value ~= nil and type(value) ~= want then
-        table.insert(
-          problems,
-          ('rawko.settings.%s: expected %s, got %s'):format(key, want, type_of(value))
-        )
-      end
-    end
-    for key in pairs(config.settings) do
-      if type(key) ~= 'string' then
-        table.insert(problems, ('rawko.settings: keys must be strings, got %s'):format(type(key)))
-      end
-    end
-  end
-  if type(config.approval) == 'table' then
-    local n = config.approval.max_input_lines
-    if type(n) == 'number' and n < 1 then
-      table.insert(problems, 'rawko.approval.max_input_lines: expected a number of at least 1')
-    end
+  if checked.approval.max_input_lines < 1 then
+    table.insert(problems, 'rawko.approval.max_input_lines: expected a number of at least 1')
+    checked.approval.max_input_lines = M.defaults.approval.max_input_lines
   end
   table.sort(problems)
-  return problems
+  return checked, problems
 end
 
 --- What `setup()` was given.
 ---@type table
 local from_setup = {}
 
---- The options the user gave: `vim.g.rawko`, then `setup()`'s.
----@return table
-function M.user_options()
-  local g = vim.g.rawko
-  local options = {}
-  if type(g) == 'table' then
-    options = vim.deepcopy(g)
-  end
-  return vim.tbl_deep_extend('force', options, from_setup)
-end
-
---- The merged configuration and its problems (as is: see `get()` for the one to use).
+--- The configuration to use — the defaults, `vim.g.rawko` over them, then `setup()`'s options,
+--- checked — and its problems.
 ---@return rawko.Config config, string[] problems
 function M.resolve()
-  local problems = {}
   local g = vim.g.rawko
+  local options = type(g) == 'table' and g or {}
+  local config, problems =
+    M.check(vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), options, from_setup))
   if g ~= nil and type(g) ~= 'table' then
-    table.insert(problems, ('vim.g.rawko: expected table, got %s'):format(type(g)))
+    table.insert(problems, 1, ('vim.g.rawko: expected table, got %s'):format(type(g)))
   end
-  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), M.user_options())
-  vim.list_extend(problems, M.problems(merged))
-  return merged, problems
-end
-
---- Puts the default back in place of each option a problem names (an unknown option goes).
----@param config table
----@param problems string[]
----@return rawko.Config
-function M.repair(config, problems)
-  for _, problem in ipairs(problems) do
-    local path = problem:match('^rawko%.([^:]+):')
-    if path then
-      local keys = vim.split(path, '.', { plain = true })
-      local parent = config
-      for i = 1, #keys - 1 do
-        parent = type(parent) == 'table' and parent[keys[i]] or nil
-      end
-      if type(parent) == 'table' then
-        parent[keys[#keys]] = vim.deepcopy(vim.tbl_get(M.defaults, unpack(keys)))
-      end
-    end
-  end
-  return config
-end
-
-local warned = {} ---@type table<string, boolean>
-
---- The configuration to use: the options given, with the default in place of each one that has
---- a problem. The problems are reported once each with `vim.notify`.
----@return rawko.Config
-function M.get()
-  local config, problems = M.resolve()
-  if #problems == 0 then
-    return config
-  end
-  local message = M.format_problems(problems)
-  if not warned[message] then
-    warned[message] = true
-    vim.notify(message .. '\nrawko: using the defaults of these options', vim.log.levels.ERROR)
-  end
-  return M.repair(config, problems)
+  return config, problems
 end
 
 ---@param problems string[]
 ---@return string
-function M.format_problems(problems)
-  local lines = { 'rawko: invalid configuration:' }
-  for _, problem in ipairs(problems) do
-    table.insert(lines, '  ' .. problem)
+local function format_problems(problems)
+  return 'rawko: invalid configuration:\n  ' .. table.concat(problems, '\n  ')
+end
+
+local warned = {} ---@type table<string, boolean>
+
+--- The configuration to use (see `resolve()`). Its problems are reported once with `vim.notify`.
+---@return rawko.Config
+function M.get()
+  local config, problems = M.resolve()
+  local message = format_problems(problems)
+  if #problems > 0 and not warned[message] then
+    warned[message] = true
+    vim.notify(message .. '\nrawko: using the defaults of these options', vim.log.levels.ERROR)
   end
-  return table.concat(lines, '\n')
+  return config
 end
 
 --- Takes the options of `require('rawko').setup()`, merged over earlier ones. Returns whether
@@ -274,7 +164,7 @@ function M.setup(opts)
   from_setup = vim.tbl_deep_extend('force', from_setup, opts or {})
   local _, problems = M.resolve()
   if #problems > 0 then
-    vim.notify(M.format_problems(problems), vim.log.levels.ERROR)
+    vim.notify(format_problems(problems), vim.log.levels.ERROR)
     return false
   end
   return true

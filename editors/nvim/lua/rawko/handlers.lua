@@ -8,176 +8,130 @@
 
 local M = {}
 
+local output = require('rawko.output')
+local prompt = require('rawko.prompt')
 local state = require('rawko.state')
 
-local function output()
-  return require('rawko.output')
-end
+local request_cancelled = vim.lsp.protocol.ErrorCodes.RequestCancelled
 
-local function prompt()
-  return require('rawko.prompt')
-end
-
-local function ui()
-  return require('rawko.ui')
-end
-
-local request_cancelled = -32800
-
---- Fetches the description of a task this editor did not start (e.g. an external agent's).
+--- Takes where task `task` is from rawko: a `rawko/status`, or the task `rawko/getTask` gave.
 ---@param task rawko.Task
-local function learn(task)
-  if task.description or task.learning then
-    return
+---@param text string the status line
+---@param from table
+local function take(task, text, from)
+  task.state = from.state or task.state
+  task.text = text
+  task.breadcrumb_text = from.breadcrumbText or ''
+  task.breadcrumb = from.breadcrumb or {}
+  task.workflow = from.workflow
+  if task.state ~= 'countdown' then
+    task.countdown = nil
   end
+end
+
+--- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else only
+--- its description (a task this editor did not start, e.g. an external agent's).
+---@param task rawko.Task
+---@param whole? boolean
+local function fetch(task, whole)
   local client = require('rawko.client').by_id(task.client_id)
   if not client then
     return
   end
-  task.learning = true
   client:request('rawko/getTask', { taskId = task.id }, function(err, result)
-    if err or type(result) ~= 'table' or type(result.task) ~= 'table' then
+    local detail = not err and type(result) == 'table' and result.task
+    if type(detail) ~= 'table' then
       return
     end
-    task.description = task.description or result.task.description
-    task.workflow = task.workflow or result.task.workflow
-    ui().redraw()
-  end)
-end
-
--- After a gap in a task's notifications: fetch the task whole.
-state.on_gap = function(id, client_id)
-  local client = require('rawko.client').by_id(client_id)
-  if not client then
-    return
-  end
-  client:request('rawko/getTask', { taskId = id }, function(err, result)
-    if err or type(result) ~= 'table' or type(result.task) ~= 'table' then
-      return
-    end
-    local task = state.task(id, client_id)
-    local detail = result.task
-    task.state = detail.state or task.state
-    task.text = detail.breadcrumbText or task.text
-    task.breadcrumb_text = detail.breadcrumbText or task.breadcrumb_text
-    task.breadcrumb = detail.breadcrumb or task.breadcrumb
-    task.workflow = detail.workflow
     task.description = task.description or detail.description
-    if task.state ~= 'countdown' then
-      task.countdown = nil
+    if whole then
+      take(task, detail.breadcrumbText or task.text, detail)
     end
-    ui().redraw()
+    require('rawko').redraw()
   end)
 end
 
----@param params any
----@return boolean
-local function about_a_task(params)
-  return type(params) == 'table' and type(params.taskId) == 'string'
+--- After a gap in task `id`'s notifications: fetches it whole.
+local function refetch(id, client_id)
+  fetch(state.task(id, client_id), true)
+end
+
+--- A handler of a task's notification: `apply(task, params)` runs in the task's `seq` order.
+---@param apply fun(task: rawko.Task, params: table)
+local function task_notification(apply)
+  return function(_, params, ctx)
+    if type(params) == 'table' and type(params.taskId) == 'string' then
+      state.deliver(params.taskId, ctx.client_id, params.seq, function()
+        apply(state.task(params.taskId, ctx.client_id), params)
+      end, refetch)
+    end
+  end
 end
 
 --- `rawko/status`: the task's state, breadcrumb or status line changed.
-function M.status(_, params, ctx)
-  if not about_a_task(params) then
-    return
+M.status = task_notification(function(task, params)
+  local before_text = task.text
+  take(task, params.text or '', params)
+  task.reason = params.reason
+  state.touch(task)
+  if task.state ~= 'waiting_approval' then
+    -- The approval ended (answered, timed out, or the task was cancelled).
+    prompt.withdraw_task(task.id, 'approval')
   end
-  state.deliver(params.taskId, ctx.client_id, params.seq, function()
-    local task = state.task(params.taskId, ctx.client_id)
-    local before_text = task.text
-    task.state = type(params.state) == 'string' and params.state or task.state
-    task.text = type(params.text) == 'string' and params.text or ''
-    task.breadcrumb_text = type(params.breadcrumbText) == 'string' and params.breadcrumbText or ''
-    task.breadcrumb = type(params.breadcrumb) == 'table' and params.breadcrumb or {}
-    task.workflow = type(params.workflow) == 'string' and params.workflow or nil
-    task.reason = type(params.reason) == 'string' and params.reason or nil
-    if task.state ~= 'countdown' then
-      task.countdown = nil
-    end
-    state.touch(task)
-    if task.state ~= 'waiting_approval' then
-      -- The approval ended (answered, timed out, or the task was cancelled).
-      prompt().withdraw_task(task.id, 'approval')
-    end
-    output().status(task, before_text)
-    local config = require('rawko.config').get()
-    if
-      task.reason
-      and config.statusline.notify_reasons
-      and (task.state == 'running' or task.state == 'blocked')
-    then
-      vim.notify(('rawko: %s'):format(task.reason), vim.log.levels.WARN)
-    end
-    if
-      vim.startswith(task.id, 'ext-')
-      and not task.workflow
-      and state.is_active(task)
-      and not task.told_no_workflow
-    then
-      -- An external agent's session begun without a workflow: say once how to pick one.
-      task.told_no_workflow = true
-      vim.notify(
-        ('rawko: external session %s runs no workflow yet — :Rawko workflow picks one'):format(
-          task.id
-        ),
-        vim.log.levels.INFO
-      )
-    end
-    learn(task)
-    ui().redraw()
-  end)
-end
+  output.status(task, before_text)
+  if
+    task.reason
+    and require('rawko.config').get().statusline.notify_reasons
+    and (task.state == 'running' or task.state == 'blocked')
+  then
+    vim.notify(('rawko: %s'):format(task.reason), vim.log.levels.WARN)
+  end
+  if
+    vim.startswith(task.id, 'ext-')
+    and not task.workflow
+    and state.is_active(task)
+    and not task.told_no_workflow
+  then
+    -- An external agent's session begun without a workflow: say once how to pick one.
+    task.told_no_workflow = true
+    vim.notify(
+      ('rawko: external session %s runs no workflow yet — :Rawko workflow picks one'):format(
+        task.id
+      ),
+      vim.log.levels.INFO
+    )
+  end
+  if not task.description and not task.learning then
+    task.learning = true
+    fetch(task)
+  end
+  require('rawko').redraw()
+end)
 
 --- `rawko/countdown`: a tick of the countdown before the not-done reminder.
-function M.countdown(_, params, ctx)
-  if not about_a_task(params) then
-    return
-  end
-  state.deliver(params.taskId, ctx.client_id, params.seq, function()
-    local task = state.task(params.taskId, ctx.client_id)
-    task.state = 'countdown'
-    task.countdown = {
-      secondsLeft = tonumber(params.secondsLeft) or 0,
-      text = type(params.text) == 'string' and params.text
-        or ('⏳ Auto-continuing in %ss'):format(params.secondsLeft),
-    }
-    state.touch(task)
-    ui().redraw()
-  end)
-end
+M.countdown = task_notification(function(task, params)
+  task.state = 'countdown'
+  task.countdown = { secondsLeft = params.secondsLeft, text = params.text, label = params.label }
+  state.touch(task)
+  require('rawko').redraw()
+end)
 
 --- `rawko/output`: something for the output buffer.
-function M.output(_, params, ctx)
-  if not about_a_task(params) then
-    return
-  end
-  state.deliver(params.taskId, ctx.client_id, params.seq, function()
-    local task = state.task(params.taskId, ctx.client_id)
-    output().output(task, params)
-  end)
-end
+M.output = task_notification(output.output)
 
 --- `rawko/taskFinished`: the task ended.
-function M.task_finished(_, params, ctx)
-  if not about_a_task(params) then
-    return
-  end
-  state.deliver(params.taskId, ctx.client_id, params.seq, function()
-    local task = state.task(params.taskId, ctx.client_id)
-    task.outcome = type(params.outcome) == 'string' and params.outcome or 'complete'
-    task.summary = type(params.summary) == 'string' and params.summary or ''
-    if not state.is_finished_state(task.state) then
-      task.state = task.outcome
-    end
-    task.countdown = nil
-    state.touch(task)
-    prompt().withdraw_task(task.id, 'approval')
-    output().finished(task)
-    local level = task.outcome == 'complete' and vim.log.levels.INFO or vim.log.levels.WARN
-    local summary = vim.split(task.summary, '\n', { plain = true })[1] or ''
-    vim.notify(('rawko: task %s: %s'):format(task.outcome, summary), level)
-    ui().redraw()
-  end)
-end
+M.task_finished = task_notification(function(task, params)
+  task.outcome = params.outcome or 'complete'
+  task.summary = params.summary or ''
+  task.state = task.outcome
+  task.countdown = nil
+  state.touch(task)
+  prompt.withdraw_task(task.id, 'approval')
+  output.finished(task)
+  local level = task.outcome == 'complete' and vim.log.levels.INFO or vim.log.levels.WARN
+  vim.notify(('rawko: task %s: %s'):format(task.outcome, output.first_line(task.summary)), level)
+  require('rawko').redraw()
+end)
 
 local option_labels = {
   allow_once = 'Allow once',
@@ -192,32 +146,21 @@ local option_labels = {
 ---@return string
 function M.json(value, indent)
   indent = indent or ''
-  local inner = indent .. '  '
-  if type(value) == 'table' and value ~= vim.NIL then
-    if vim.tbl_isempty(value) then
-      return '{}'
-    end
-    local parts = {}
-    if vim.islist(value) then
-      for _, item in ipairs(value) do
-        table.insert(parts, inner .. M.json(item, inner))
-      end
-      return '[\n' .. table.concat(parts, ',\n') .. '\n' .. indent .. ']'
-    end
-    local keys = vim.tbl_keys(value)
-    table.sort(keys, function(a, b)
-      return tostring(a) < tostring(b)
-    end)
-    for _, key in ipairs(keys) do
-      table.insert(
-        parts,
-        ('%s%s: %s'):format(inner, vim.json.encode(tostring(key)), M.json(value[key], inner))
-      )
-    end
-    return '{\n' .. table.concat(parts, ',\n') .. '\n' .. indent .. '}'
+  if type(value) ~= 'table' then
+    local ok, encoded = pcall(vim.json.encode, value)
+    return ok and encoded or tostring(value)
+  elseif vim.tbl_isempty(value) then
+    return '{}'
   end
-  local ok, encoded = pcall(vim.json.encode, value)
-  return ok and encoded or tostring(value)
+  local list, inner, parts = vim.islist(value), indent .. '  ', {}
+  local keys = vim.tbl_keys(value)
+  table.sort(keys) -- decoded JSON: all strings, or (a list) all numbers
+  for _, key in ipairs(keys) do
+    local name = list and '' or vim.json.encode(tostring(key)) .. ': '
+    table.insert(parts, inner .. name .. M.json(value[key], inner))
+  end
+  local open, close = unpack(list and { '[', ']' } or { '{', '}' })
+  return open .. '\n' .. table.concat(parts, ',\n') .. '\n' .. indent .. close
 end
 
 --- Lines `label value`, the value's later lines indented under its first.
@@ -226,38 +169,34 @@ end
 ---@param label string
 ---@param value string
 local function field(lines, highlights, label, value)
-  local pad = label .. string.rep(' ', math.max(1, 8 - #label))
-  local pieces = vim.split(value, '\n', { plain = true })
-  for i, piece in ipairs(pieces) do
-    if i == 1 then
-      table.insert(
-        highlights,
-        { line = #lines, col = 0, end_col = #label, group = 'RawkoPromptLabel' }
-      )
-      table.insert(lines, pad .. piece)
-    else
-      table.insert(lines, string.rep(' ', #pad) .. piece)
-    end
-  end
+  table.insert(highlights, { line = #lines, col = 0, end_col = #label, group = 'RawkoPromptLabel' })
+  vim.list_extend(lines, output.prefixed(label .. string.rep(' ', math.max(1, 8 - #label)), value))
 end
 
 --- The approval window's lines and highlights for `rawko/approveToolCall` params.
 ---@param params table
 ---@return string[] lines, table[] highlights
 function M.approval_lines(params)
-  local config = require('rawko.config').get()
   local lines, highlights = {}, {}
   field(lines, highlights, 'Tool', tostring(params.tool or '?'))
   field(lines, highlights, 'Phase', tostring(params.phase or '?'))
+  if params.summary then
+    field(lines, highlights, 'Call', params.summary)
+  end
   local task = state.tasks[params.taskId]
   if task and task.description then
     field(lines, highlights, 'Task', task.description)
   end
   field(lines, highlights, 'Reason', tostring(params.reason or ''))
+  if params.expiresAt then
+    local at = os.date('%H:%M:%S', math.floor(params.expiresAt / 1000))
+    local wait = params.timeoutSeconds and (' (%d s in all)'):format(params.timeoutSeconds) or ''
+    field(lines, highlights, 'Expires', ('%s%s; then it is denied once'):format(at, wait))
+  end
   table.insert(highlights, { line = #lines, col = 0, end_col = 5, group = 'RawkoPromptLabel' })
   table.insert(lines, 'Input')
   local input = vim.split(M.json(params.input), '\n', { plain = true })
-  local max = config.approval.max_input_lines
+  local max = require('rawko.config').get().approval.max_input_lines
   for i, line in ipairs(input) do
     if i > max then
       table.insert(lines, ('  … %d more lines'):format(#input - max))
@@ -268,100 +207,114 @@ function M.approval_lines(params)
   return lines, highlights
 end
 
+--- The JSON-RPC id of the server request whose params are `params`, which rawko's
+--- `$/cancelRequest` names when it withdraws the request. Neovim 0.11 hands a request handler
+--- the params only (`ctx` has the method and the client id), so the id is read from the message
+--- its RPC client decoded: the `decoded` that the coroutine running the handler closes over.
+--- nil when it is not found (another Neovim): an approval then closes on its task's status.
+---@param params table
+---@return integer|string|nil
+local function request_id(params)
+  for level = 2, 12 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      return nil
+    end
+    for i = 1, 64 do
+      local name, value = debug.getupvalue(info.func, i)
+      if name == nil then
+        break
+      elseif name == 'decoded' and type(value) == 'table' and rawequal(value.params, params) then
+        return value.id
+      end
+    end
+  end
+  return nil
+end
+
+--- Asks the user `spec` for the server request whose params are `params` (from its handler's
+--- coroutine); returns `respond(answer)`, or nil and the error that tells rawko it was withdrawn.
+---@param spec rawko.PromptSpec
+---@param params table
+---@param ctx lsp.HandlerContext
+---@param respond fun(answer: any): table
+local function ask(spec, params, ctx, respond)
+  spec.request_id = request_id(params)
+  spec.client_id = ctx.client_id
+  local answer = prompt.ask(spec)
+  if answer == prompt.WITHDRAWN then
+    return nil, vim.lsp.rpc_response_error(request_cancelled, 'the question was withdrawn')
+  end
+  return respond(answer)
+end
+
 --- `rawko/approveToolCall`: a tool call the phase does not allow waits for the user's answer.
 function M.approve_tool_call(_, params, ctx)
-  if type(params) ~= 'table' then
-    return nil, vim.lsp.rpc_response_error(-32602, 'approveToolCall without params')
-  end
-  local options = type(params.options) == 'table' and params.options
-    or { 'allow_once', 'allow_always', 'reject_once', 'reject_always' }
   local items = {}
-  for _, option in ipairs(options) do
+  for _, option in ipairs(params.options or {}) do
     table.insert(items, { label = option_labels[option] or option, value = option })
   end
-  if type(params.taskId) == 'string' then
-    state.task(params.taskId, ctx.client_id)
-  end
+  state.task(params.taskId, ctx.client_id)
   local lines, highlights = M.approval_lines(params)
   local tool = tostring(params.tool or 'the tool')
-  local answer = prompt().ask({
-    kind = 'approval',
-    title = ('rawko: allow %s?'):format(tool),
-    lines = lines,
-    highlights = highlights,
-    question = ('rawko: %s is blocked in phase %s. Allow it?'):format(
-      tool,
-      tostring(params.phase or '?')
-    ),
-    items = items,
-    request_id = require('rawko.transport').request_id(params),
-    task_id = params.taskId,
-    client_id = ctx.client_id,
-  })
-  if answer == prompt().WITHDRAWN then
-    return nil, vim.lsp.rpc_response_error(request_cancelled, 'the approval was withdrawn')
-  end
-  return { outcome = answer or 'cancelled' }
+  return ask(
+    {
+      kind = 'approval',
+      title = ('rawko: allow %s?'):format(tool),
+      lines = lines,
+      highlights = highlights,
+      question = ('rawko: %s is blocked in phase %s. Allow it?'):format(tool, params.phase),
+      items = items,
+      task_id = params.taskId,
+    },
+    params,
+    ctx,
+    function(answer)
+      return { outcome = answer or 'cancelled' }
+    end
+  )
 end
 
 --- `rawko/trustWorkspace`: the workspace has hooks (commands rawko would run); may it run them?
 function M.trust_workspace(_, params, ctx)
-  if type(params) ~= 'table' then
-    return nil, vim.lsp.rpc_response_error(-32602, 'trustWorkspace without params')
-  end
   local lines, highlights = {}, {}
-  field(lines, highlights, 'Workspace', tostring(params.workspace or '?'))
+  field(lines, highlights, 'Workspace', tostring(params.workspace))
   if params.changed then
-    table.insert(lines, '')
-    table.insert(lines, 'The hooks changed since this workspace was last trusted.')
+    vim.list_extend(lines, { '', 'The hooks changed since this workspace was last trusted.' })
   end
-  table.insert(lines, '')
-  table.insert(lines, 'rawko would run these hooks:')
-  local hooks = type(params.hooks) == 'table' and params.hooks or {}
-  for _, hook in ipairs(hooks) do
+  vim.list_extend(lines, { '', 'rawko would run these hooks:' })
+  for _, hook in ipairs(params.hooks or {}) do
     table.insert(lines, '  ' .. tostring(hook))
   end
-  if #hooks == 0 then
+  if #(params.hooks or {}) == 0 then
     table.insert(lines, '  (none listed)')
   end
-  local answer = prompt().ask({
-    kind = 'trust',
-    title = params.changed and 'rawko: the hooks changed; trust them?'
-      or 'rawko: trust this workspace?',
-    lines = lines,
-    highlights = highlights,
-    question = ('rawko: run the hooks of %s?'):format(
-      vim.fn.fnamemodify(tostring(params.workspace or '?'), ':~')
-    ),
-    items = {
-      { label = 'Trust and run hooks', value = true },
-      { label = "Don't trust", value = false },
+  return ask(
+    {
+      kind = 'trust',
+      title = params.changed and 'rawko: the hooks changed; trust them?'
+        or 'rawko: trust this workspace?',
+      lines = lines,
+      highlights = highlights,
+      question = ('rawko: run the hooks of %s?'):format(vim.fn.fnamemodify(params.workspace, ':~')),
+      items = {
+        { label = 'Trust and run hooks', value = true },
+        { label = "Don't trust", value = false },
+      },
     },
-    request_id = require('rawko.transport').request_id(params),
-    client_id = ctx and ctx.client_id,
-  })
-  if answer == prompt().WITHDRAWN then
-    return nil, vim.lsp.rpc_response_error(request_cancelled, 'the question was withdrawn')
-  end
-  return { trusted = answer == true }
+    params,
+    ctx,
+    function(answer)
+      return { trusted = answer == true }
+    end
+  )
 end
 
 --- `$/cancelRequest`: rawko withdraws a request it sent (an approval that timed out).
 function M.cancel_request(_, params)
   if type(params) == 'table' and params.id ~= nil then
-    prompt().withdraw(params.id)
+    prompt.withdraw(params.id)
   end
 end
-
---- The LSP config's `handlers` table.
-M.table = {
-  ['rawko/status'] = M.status,
-  ['rawko/countdown'] = M.countdown,
-  ['rawko/output'] = M.output,
-  ['rawko/taskFinished'] = M.task_finished,
-  ['rawko/approveToolCall'] = M.approve_tool_call,
-  ['rawko/trustWorkspace'] = M.trust_workspace,
-  ['$/cancelRequest'] = M.cancel_request,
-}
 
 return M

@@ -42,8 +42,7 @@ function M.check()
   end
 
   health.start('rawko: configuration')
-  local config_module = require('rawko.config')
-  local config, problems = config_module.resolve()
+  local config, problems = require('rawko.config').resolve()
   if #problems == 0 then
     health.ok('the configuration (vim.g.rawko and setup()) is valid')
   else
@@ -51,7 +50,6 @@ function M.check()
       health.error(problem)
     end
     health.info('rawko uses the defaults of these options until they are fixed')
-    config = config_module.repair(config, problems)
   end
 
   health.start('rawko: binary')
@@ -88,15 +86,7 @@ function M.check()
   if not lsp_config then
     health.error('vim.lsp.config.rawko is missing: is the plugin on the runtimepath?')
   else
-    if type(lsp_config.cmd) == 'function' then
-      health.ok('vim.lsp.config.rawko found (lsp/rawko.lua)')
-    else
-      health.warn(
-        "vim.lsp.config.rawko.cmd is a list, not the plugin's transport: an approval that times "
-          .. 'out closes when the task moves on rather than when rawko withdraws it',
-        { 'Leave `cmd` unset and set vim.g.rawko.bin instead.' }
-      )
-    end
+    health.ok('vim.lsp.config.rawko found (lsp/rawko.lua)')
     health.info(
       ("vim.lsp.enable('rawko') is %s"):format(
         vim.lsp.is_enabled('rawko') and 'on' or 'off (:Rawko start starts rawko when needed)'
@@ -111,8 +101,7 @@ function M.check()
   end
   for _, client in ipairs(clients) do
     local info = client.server_info or {}
-    local experimental = (client.server_capabilities or {}).experimental or {}
-    local protocol = type(experimental.rawko) == 'table' and experimental.rawko.protocol or nil
+    local protocol = vim.tbl_get(client, 'server_capabilities', 'experimental', 'rawko', 'protocol')
     local line = ('client %d: rawko %s for %s'):format(
       client.id,
       info.version or '?',
@@ -126,7 +115,7 @@ function M.check()
       health.ok(line)
     end
   end
-  health.info(("the servers' log: %s"):format(require('rawko.transport').log_path()))
+  health.info(("the servers' log (their stderr): %s"):format(vim.lsp.log.get_filename()))
 end
 
 return M

@@ -1,13 +1,10 @@
 --- rawko for Neovim: the public API. `setup()` takes options (as `vim.g.rawko` does),
---- `statusline()` gives the breadcrumb and state of the task being followed, `tasks()` and
---- `current()` describe the tasks. The `:Rawko` command is in `rawko.commands`.
+--- `statusline()` gives the breadcrumb and state of the task being followed (`redraw()` redraws
+--- it), `tasks()` and `current()` describe the tasks. The `:Rawko` command is in `rawko.commands`.
 
 local M = {}
 
---- Takes options over `vim.g.rawko`'s; returns whether the configuration is valid (when it is
---- not, a message says what is wrong, and the defaults are used).
----@param opts? table
----@return boolean
+--- Takes options over `vim.g.rawko`'s: see `rawko.config.setup()`.
 function M.setup(opts)
   return require('rawko.config').setup(opts)
 end
@@ -25,12 +22,6 @@ end
 function M.statusline()
   local state = require('rawko.state')
   local task = state.current()
-  if task and state.is_active(task) and task.client_id then
-    local client = vim.lsp.get_client_by_id(task.client_id)
-    if not client or client:is_stopped() then
-      state.client_stopped(task.client_id)
-    end
-  end
   local others = state.other_active(task)
   local ok, config = pcall(require('rawko.config').get)
   local format = ok and config.statusline.format or nil
@@ -47,6 +38,22 @@ function M.statusline()
     text = ('%s (+%d)'):format(text, others)
   end
   return escape(text)
+end
+
+--- Redraws the statuslines (plain or lualine) and fires `User RawkoStatus` with `data.text`, the
+--- statusline text. Called for each status change and countdown tick (not for streamed output).
+function M.redraw()
+  local text = M.statusline()
+  local lualine = package.loaded['lualine']
+  if lualine and type(lualine.refresh) == 'function' then
+    pcall(lualine.refresh, { place = { 'statusline' } })
+  end
+  pcall(vim.cmd.redrawstatus, { bang = true })
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'RawkoStatus',
+    modeline = false,
+    data = { text = text },
+  })
 end
 
 --- The task the statusline follows, if any.

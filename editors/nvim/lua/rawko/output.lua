@@ -51,11 +51,8 @@ function M.buffer()
   if buf and vim.api.nvim_buf_is_valid(buf) then
     return buf
   end
-  buf = vim.api.nvim_create_buf(false, true)
+  buf = vim.api.nvim_create_buf(false, true) -- scratch: nofile, hidden when abandoned, no swap
   vim.api.nvim_buf_set_name(buf, M.name)
-  vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].swapfile = false
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = 'rawko_output'
   last = { task = nil, streaming = false }
@@ -65,87 +62,58 @@ end
 --- The lines of the output buffer (empty when it was never written).
 ---@return string[]
 function M.lines()
-  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
-    return {}
-  end
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  return buf and vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    or {}
 end
 
---- Windows that show the buffer with the cursor on its last line, to move along as it grows.
----@param b integer
----@return integer[]
-local function following(b)
-  local wins = {}
+--- Changes the buffer with `change(b, empty)` (`empty`: it has nothing in it yet); windows that
+--- showed its last line move along to the new one.
+---@param change fun(b: integer, empty: boolean)
+local function edit(change)
+  local b = M.buffer()
   local count = vim.api.nvim_buf_line_count(b)
-  for _, win in ipairs(vim.fn.win_findbuf(b)) do
-    if vim.api.nvim_win_get_cursor(win)[1] >= count then
-      table.insert(wins, win)
-    end
-  end
-  return wins
-end
-
----@param b integer
----@param wins integer[]
-local function scroll(b, wins)
-  local count = vim.api.nvim_buf_line_count(b)
-  for _, win in ipairs(wins) do
+  local following = vim.tbl_filter(function(win)
+    return vim.api.nvim_win_get_cursor(win)[1] >= count
+  end, vim.fn.win_findbuf(b))
+  vim.bo[b].modifiable = true
+  change(b, count == 1 and vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == '')
+  vim.bo[b].modifiable = false
+  count = vim.api.nvim_buf_line_count(b)
+  for _, win in ipairs(following) do
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_set_cursor(win, { count, 0 })
     end
   end
 end
 
---- Whether the buffer has nothing in it yet.
----@param b integer
-local function empty(b)
-  return vim.api.nvim_buf_line_count(b) == 1 and vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
-end
-
 --- Appends whole lines, highlighted with `group`.
 ---@param lines string[]
 ---@param group? string
 local function append_lines(lines, group)
-  local b = M.buffer()
-  local wins = following(b)
-  vim.bo[b].modifiable = true
-  local start
-  if empty(b) then
-    start = 0
-    vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
-  else
-    start = vim.api.nvim_buf_line_count(b)
-    vim.api.nvim_buf_set_lines(b, -1, -1, false, lines)
-  end
-  vim.bo[b].modifiable = false
-  if group then
-    for i = 0, #lines - 1 do
+  edit(function(b, empty)
+    local start = empty and 0 or vim.api.nvim_buf_line_count(b)
+    vim.api.nvim_buf_set_lines(b, empty and 0 or -1, -1, false, lines)
+    for i = 0, group and #lines - 1 or -1 do
       vim.api.nvim_buf_set_extmark(b, ns, start + i, 0, { line_hl_group = group })
     end
-  end
+  end)
   last.streaming = false
-  scroll(b, wins)
 end
 
 --- Appends the agent's text to the text streaming on the last line.
 ---@param text string
 local function append_text(text)
-  local b = M.buffer()
-  local wins = following(b)
-  local pieces = vim.split(text, '\n', { plain = true })
-  vim.bo[b].modifiable = true
-  if last.streaming and not empty(b) then
-    local row = vim.api.nvim_buf_line_count(b) - 1
-    local line = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1]
-    vim.api.nvim_buf_set_text(b, row, #line, row, #line, pieces)
-  elseif empty(b) then
-    vim.api.nvim_buf_set_lines(b, 0, -1, false, pieces)
-  else
-    vim.api.nvim_buf_set_lines(b, -1, -1, false, pieces)
-  end
-  vim.bo[b].modifiable = false
+  edit(function(b, empty)
+    local pieces = vim.split(text, '\n', { plain = true })
+    if last.streaming and not empty then
+      local row = vim.api.nvim_buf_line_count(b) - 1
+      local line = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1]
+      vim.api.nvim_buf_set_text(b, row, #line, row, #line, pieces)
+    else
+      vim.api.nvim_buf_set_lines(b, empty and 0 or -1, -1, false, pieces)
+    end
+  end)
   last.streaming = true
-  scroll(b, wins)
 end
 
 ---@param task rawko.Task
@@ -159,11 +127,18 @@ local function header(task)
   append_lines({ '── ' .. title .. ' ──' }, 'RawkoHeader')
 end
 
+--- The first line of `text`.
+---@param text string
+---@return string
+function M.first_line(text)
+  return (text:gsub('\n.*', ''))
+end
+
 --- Splits `text` into lines, the first one after `prefix` and the others indented to match.
 ---@param prefix string
 ---@param text string
 ---@return string[]
-local function prefixed(prefix, text)
+function M.prefixed(prefix, text)
   local lines = vim.split(text, '\n', { plain = true, trimempty = false })
   while #lines > 1 and lines[#lines] == '' do
     table.remove(lines)
@@ -180,26 +155,20 @@ end
 ---@param params table
 function M.output(task, params)
   header(task)
-  local text = type(params.text) == 'string' and params.text or ''
-  local kind = type(params.kind) == 'string' and params.kind or 'unknown'
+  local text, kind = params.text or '', params.kind or 'unknown'
   if kind == 'assistant_delta' then
     append_text(text)
     return
   end
   if kind == 'context_injected' and not require('rawko.config').get().output.show_context then
-    local first = vim.split(text, '\n', { plain = true })[1] or ''
-    append_lines({ '» context: ' .. first }, 'RawkoContext')
+    append_lines({ '» context: ' .. M.first_line(text) }, 'RawkoContext')
     return
   end
-  local style = kinds[kind] or { prefix = ('[%s] '):format(kind), group = nil }
-  local group = style.group
+  local style = kinds[kind] or { prefix = ('[%s] '):format(kind) }
   if kind == 'tool_result' and params.isError then
-    group = 'RawkoToolError'
-    text = text ~= '' and text or 'failed'
-    append_lines(prefixed('  ✗ ', text), group)
-    return
+    style, text = { prefix = '  ✗ ', group = 'RawkoToolError' }, text ~= '' and text or 'failed'
   end
-  append_lines(prefixed(style.prefix, text), group)
+  append_lines(M.prefixed(style.prefix, text), style.group)
 end
 
 --- Notes a change of a task's status line (a phase change, a state change) and its reason.
@@ -223,7 +192,7 @@ end
 function M.finished(task)
   header(task)
   append_lines(
-    prefixed(('■ %s: '):format(task.outcome or 'finished'), task.summary or ''),
+    M.prefixed(('■ %s: '):format(task.outcome or 'finished'), task.summary or ''),
     task.outcome == 'complete' and 'RawkoCompletion' or 'RawkoError'
   )
 end
@@ -233,7 +202,7 @@ end
 ---@param text string
 function M.note(task, text)
   header(task)
-  append_lines(prefixed('» ', text), 'RawkoStatus')
+  append_lines(M.prefixed('» ', text), 'RawkoStatus')
 end
 
 --- Opens the output buffer in a window (or goes to the window that shows it); returns the window.
@@ -265,11 +234,9 @@ end
 
 --- Opens the output window, or closes it when it is open.
 function M.toggle()
-  local b = M.buffer()
-  local wins = vim.fn.win_findbuf(b)
+  local wins = vim.fn.win_findbuf(M.buffer())
   if #wins == 0 then
-    M.open({ enter = true })
-    return
+    return M.open({ enter = true })
   end
   for _, win in ipairs(wins) do
     if #vim.api.nvim_list_wins() > 1 then

@@ -10,11 +10,7 @@
 local M = {}
 
 --- What `ask()` returns for a question rawko withdrew.
-M.WITHDRAWN = setmetatable({}, {
-  __tostring = function()
-    return 'withdrawn'
-  end,
-})
+M.WITHDRAWN = {}
 
 ---@class rawko.PromptItem
 ---@field label string what the user sees
@@ -65,18 +61,12 @@ local function open_window(p)
   vim.bo[buf].filetype = 'rawko_prompt'
   local ns = vim.api.nvim_create_namespace('rawko_prompt')
   for _, hl in ipairs(p.highlights or {}) do
-    vim.api.nvim_buf_set_extmark(
-      buf,
-      ns,
-      hl.line,
-      hl.col,
-      { end_col = hl.end_col, hl_group = hl.group }
-    )
+    vim.hl.range(buf, ns, hl.group, { hl.line, hl.col }, { hl.line, hl.end_col })
   end
-  local width = vim.api.nvim_strwidth(p.title) + 4
-  for _, line in ipairs(p.lines) do
-    width = math.max(width, vim.api.nvim_strwidth(line))
-  end
+  local width = math.max(
+    vim.api.nvim_strwidth(p.title) + 4,
+    unpack(vim.tbl_map(vim.api.nvim_strwidth, p.lines))
+  )
   width = math.max(20, math.min(width + 1, vim.o.columns - 6))
   local height = math.max(1, math.min(#p.lines, vim.o.lines - 8))
   local win = vim.api.nvim_open_win(buf, false, {
@@ -89,20 +79,11 @@ local function open_window(p)
     border = config.approval.border,
     title = ' ' .. p.title .. ' ',
     title_pos = 'center',
-    focusable = true,
     zindex = 60,
   })
   vim.wo[win].wrap = true
   vim.wo[win].winhighlight = 'NormalFloat:RawkoPromptNormal,FloatBorder:RawkoPromptBorder'
   p.win, p.buf = win, buf
-end
-
----@param p rawko.Prompt
-local function close_window(p)
-  if p.win and vim.api.nvim_win_is_valid(p.win) then
-    vim.api.nvim_win_close(p.win, true)
-  end
-  p.win = nil
 end
 
 --- Whether `vim.ui.select` is Neovim's own, which asks with a blocking `inputlist()`.
@@ -120,13 +101,12 @@ local function finish(p, answer)
     return
   end
   p.done = true
-  close_window(p)
-  for i, waiting in ipairs(queue) do
-    if waiting == p then
-      table.remove(queue, i)
-      break
-    end
+  if p.win and vim.api.nvim_win_is_valid(p.win) then
+    vim.api.nvim_win_close(p.win, true)
   end
+  queue = vim.tbl_filter(function(waiting)
+    return waiting ~= p
+  end, queue)
   if active == p then
     active = nil
     if answer == M.WITHDRAWN and p.selecting and builtin_select() then
@@ -192,58 +172,50 @@ end
 
 --- All questions, the one asked now first.
 ---@return rawko.Prompt[]
-local function all()
-  local list = {}
-  if active then
-    table.insert(list, active)
-  end
-  vim.list_extend(list, queue)
-  return list
+local function questions()
+  return vim.list_extend({ active }, queue) -- `{ nil }` is empty
 end
 
---- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`). When no question
---- has that id but exactly one question's id is unknown (the plain `cmd` transport), that one is
---- withdrawn. Returns whether a question was withdrawn.
+--- Withdraws every question for which `matches(question)` holds; returns whether one was.
+---@param matches fun(p: rawko.Prompt): boolean
+---@return boolean
+local function withdraw_if(matches)
+  local withdrawn = false
+  for _, p in ipairs(questions()) do
+    if matches(p) then
+      finish(p, M.WITHDRAWN)
+      withdrawn = true
+    end
+  end
+  return withdrawn
+end
+
+--- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`); returns whether
+--- there was one.
 ---@param id integer|string
 ---@return boolean
 function M.withdraw(id)
-  local unknown = {}
-  for _, p in ipairs(all()) do
-    if p.request_id ~= nil and p.request_id == id then
-      finish(p, M.WITHDRAWN)
-      return true
-    end
-    if p.request_id == nil then
-      table.insert(unknown, p)
-    end
-  end
-  if #unknown == 1 then
-    finish(unknown[1], M.WITHDRAWN)
-    return true
-  end
-  return false
+  return withdraw_if(function(p)
+    return p.request_id == id
+  end)
 end
 
 --- Withdraws every question of `kind` about task `task_id` (its state moved on).
 ---@param task_id string
 ---@param kind string
 function M.withdraw_task(task_id, kind)
-  for _, p in ipairs(all()) do
-    if p.task_id == task_id and p.kind == kind then
-      finish(p, M.WITHDRAWN)
-    end
-  end
+  withdraw_if(function(p)
+    return p.task_id == task_id and p.kind == kind
+  end)
 end
 
 --- Withdraws every question a server asked (it stopped), or every question when `client_id` is
 --- nil.
 ---@param client_id? integer
 function M.withdraw_all(client_id)
-  for _, p in ipairs(all()) do
-    if client_id == nil or p.client_id == client_id then
-      finish(p, M.WITHDRAWN)
-    end
-  end
+  withdraw_if(function(p)
+    return client_id == nil or p.client_id == client_id
+  end)
 end
 
 return M

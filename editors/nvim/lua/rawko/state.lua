@@ -22,10 +22,10 @@ local M = {}
 ---@field breadcrumb table[] the breadcrumb items
 ---@field breadcrumb_text? string where the task is, without its state, as rawko gave it
 ---@field reason? string why the state last changed
----@field countdown? {secondsLeft: integer, text: string} while the countdown runs
+---@field countdown? {secondsLeft: integer, text: string, label: string} while the countdown runs
 ---@field outcome? string once finished: complete, failed or cancelled
 ---@field summary? string once finished
----@field touched integer when the task last changed, as a counter (higher is later)
+---@field touched integer when the task last changed (vim.uv.hrtime(): higher is later)
 ---@field told_no_workflow? boolean an external session without a workflow was told about
 
 ---@type table<string, rawko.Task>
@@ -35,26 +35,17 @@ M.tasks = {}
 ---@type string?
 M.focused = nil
 
-local clock = 0
-local function tick()
-  clock = clock + 1
-  return clock
-end
+--- When something changed, for ordering (higher is later).
+local tick = vim.uv.hrtime
 
---- Per task: the next seq expected, and the notifications that came early.
----@type table<string, {client_id: integer?, next: integer?, pending: table<integer, fun()>, timer: uv.uv_timer_t?}>
+--- Per task: the next seq expected, the notifications that came early, and what to do after a gap.
+---@type table<string, {client_id: integer?, next: integer, pending: table<integer, fun()>, timer: uv.uv_timer_t?, on_gap: fun(id: string, client_id: integer?)}>
 local streams = {}
 
 --- How long a gap in `seq` may stay open before the plugin stops waiting for the missing one.
 M.gap_timeout_ms = 300
 
 local finished_states = { complete = true, failed = true, cancelled = true }
-
----@param state string
----@return boolean
-function M.is_finished_state(state)
-  return finished_states[state] == true
-end
 
 --- A task is active while it has not finished and is not left over from a stopped server.
 ---@param task rawko.Task
@@ -73,9 +64,7 @@ function M.task(id, client_id)
     task = { id = id, state = 'running', text = '', breadcrumb = {}, touched = tick() }
     M.tasks[id] = task
   end
-  if client_id then
-    task.client_id = client_id
-  end
+  task.client_id = client_id or task.client_id
   return task
 end
 
@@ -94,29 +83,17 @@ function M.current()
   if focused and M.is_active(focused) then
     return focused
   end
-  local latest_active, latest
-  for _, task in pairs(M.tasks) do
-    if M.is_active(task) and (not latest_active or task.touched > latest_active.touched) then
-      latest_active = task
-    end
-    if not latest or task.touched > latest.touched then
-      latest = task
-    end
-  end
-  return latest_active or focused or latest
+  local list = M.list()
+  return vim.iter(list):find(M.is_active) or focused or list[1]
 end
 
 --- The active tasks other than `task`.
 ---@param task rawko.Task?
 ---@return integer
 function M.other_active(task)
-  local n = 0
-  for id, other in pairs(M.tasks) do
-    if M.is_active(other) and (not task or id ~= task.id) then
-      n = n + 1
-    end
-  end
-  return n
+  return #vim.tbl_filter(function(other)
+    return other ~= task and M.is_active(other)
+  end, vim.tbl_values(M.tasks))
 end
 
 --- The tasks, the one that changed last first.
@@ -141,41 +118,27 @@ function M.describe(task)
   if task.state == 'interrupted' then
     return where .. ' — interrupted'
   end
-  if task.text ~= '' then
-    return task.text
-  end
-  return task.description or task.id
+  return task.text ~= '' and task.text or task.description or task.id
 end
 
---- Runs `apply` for the notification `seq` of task `id` in seq order.
----@param id string
----@param client_id? integer
----@param seq? integer
----@param apply fun()
-function M.deliver(id, client_id, seq, apply)
-  if type(seq) ~= 'number' then
-    apply()
-    return
+--- Stops the gap timer of `stream`, if it runs.
+---@param stream? table
+local function stop_timer(stream)
+  local timer = stream and stream.timer
+  if timer and not timer:is_closing() then
+    timer:stop()
+    timer:close()
   end
-  local stream = streams[id]
-  if not stream or seq == 1 or (client_id and stream.client_id ~= client_id) then
-    if stream and stream.timer then
-      stream.timer:stop()
-      stream.timer:close()
-    end
-    stream = { client_id = client_id, next = seq, pending = {} }
-    streams[id] = stream
+  if stream then
+    stream.timer = nil
   end
-  if seq < stream.next then
-    return -- a duplicate or a notification from before the gap was given up on
-  end
-  stream.pending[seq] = apply
-  M._drain(id, stream)
 end
 
+--- Applies the notifications of `stream` that are next in order; after a gap, waits a little for
+--- the missing one, then goes on without it and calls `stream.on_gap(id, client_id)`.
 ---@param id string
 ---@param stream table
-function M._drain(id, stream)
+local function drain(id, stream)
   while stream.pending[stream.next] do
     local apply = stream.pending[stream.next]
     stream.pending[stream.next] = nil
@@ -183,51 +146,42 @@ function M._drain(id, stream)
     apply()
   end
   if next(stream.pending) == nil then
-    if stream.timer then
-      stream.timer:stop()
-      stream.timer:close()
+    stop_timer(stream)
+  elseif not stream.timer then
+    stream.timer = vim.defer_fn(function()
       stream.timer = nil
-    end
-    return
+      if streams[id] == stream and next(stream.pending) ~= nil then
+        stream.next = math.min(unpack(vim.tbl_keys(stream.pending)))
+        drain(id, stream)
+        stream.on_gap(id, stream.client_id)
+      end
+    end, M.gap_timeout_ms)
   end
-  if stream.timer then
-    return
-  end
-  -- A gap: wait a little for the missing notification, then go on without it.
-  stream.timer = assert(vim.uv.new_timer())
-  stream.timer:start(
-    M.gap_timeout_ms,
-    0,
-    vim.schedule_wrap(function()
-      if streams[id] ~= stream then
-        return
-      end
-      if stream.timer then
-        stream.timer:stop()
-        stream.timer:close()
-        stream.timer = nil
-      end
-      local lowest
-      for seq in pairs(stream.pending) do
-        if not lowest or seq < lowest then
-          lowest = seq
-        end
-      end
-      if lowest then
-        stream.next = lowest
-        M._drain(id, stream)
-        if M.on_gap then
-          M.on_gap(id, stream.client_id)
-        end
-      end
-    end)
-  )
 end
 
---- Called after a gap in a task's notifications was skipped (set by rawko.handlers to refresh the
---- task with `rawko/getTask`).
----@type fun(id: string, client_id: integer?)?
-M.on_gap = nil
+--- Runs `apply` for the notification `seq` of task `id` in seq order; `on_gap(id, client_id)`
+--- after a gap before it was given up on (to fetch the task whole).
+---@param id string
+---@param client_id? integer
+---@param seq? integer
+---@param apply fun()
+---@param on_gap fun(id: string, client_id: integer?)
+function M.deliver(id, client_id, seq, apply, on_gap)
+  if type(seq) ~= 'number' then
+    apply()
+    return
+  end
+  local stream = streams[id]
+  if not stream or seq == 1 or (client_id and stream.client_id ~= client_id) then
+    stop_timer(stream)
+    stream = { client_id = client_id, next = seq, pending = {}, on_gap = on_gap }
+    streams[id] = stream
+  end
+  if seq >= stream.next then -- else a duplicate, or from before a gap that was given up on
+    stream.pending[seq] = apply
+    drain(id, stream)
+  end
+end
 
 --- Marks the active tasks of a server that stopped as interrupted: rawko lists them so once it
 --- runs again, and `:Rawko tasks` resumes them.
@@ -240,10 +194,7 @@ function M.client_stopped(client_id)
       task.touched = tick()
     end
     if streams[id] and streams[id].client_id == client_id then
-      if streams[id].timer then
-        streams[id].timer:stop()
-        streams[id].timer:close()
-      end
+      stop_timer(streams[id])
       streams[id] = nil
     end
   end
@@ -258,10 +209,7 @@ end
 --- Forgets everything (for tests).
 function M._reset()
   for _, stream in pairs(streams) do
-    if stream.timer then
-      stream.timer:stop()
-      stream.timer:close()
-    end
+    stop_timer(stream)
   end
   streams = {}
   M.tasks = {}
