@@ -3,6 +3,7 @@
 //! Two pure cores (`workflow`, later `machine`), an imperative shell (`engine`, `provider`,
 //! `tools`, `config`), and faces on top (`lsp`, `cli`). See docs/architecture.md.
 
+pub mod acp;
 pub mod agents;
 pub mod cli;
 pub mod clip;

@@ -44,6 +44,41 @@ fn main() {
         };
         std::process::exit(code);
     }
+    if let Command::Acp {
+        provider,
+        model,
+        script,
+        base_url,
+        workflow,
+    } = cli.command
+    {
+        // stdout belongs to the protocol: logs go to stderr, filtered by RAWKO_LOG.
+        let filter = tracing_subscriber::EnvFilter::try_from_env("RAWKO_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .init();
+        let absolute = |p: std::path::PathBuf| if p.is_absolute() { p } else { cwd.join(p) };
+        let options = rawko::acp::AcpOptions {
+            workspace: cli.global.workspace.map(absolute),
+            provider,
+            model,
+            // A relative script is the current directory's, as for `rawko run` started there.
+            script: script.map(absolute),
+            base_url,
+            workflow,
+        };
+        let code = match rawko::acp::serve_stdio(options) {
+            Ok(()) => 0,
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "error: cannot start the ACP server: {e}");
+                1
+            }
+        };
+        std::process::exit(code);
+    }
     let env = |name: &str| std::env::var_os(name);
     if let Command::Mcp = cli.command {
         // stdout belongs to the MCP transport, which writes it from another thread: no lock here.

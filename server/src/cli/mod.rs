@@ -154,6 +154,26 @@ pub enum Command {
         #[arg(long)]
         stdio: bool,
     },
+    /// Serve an Agent Client Protocol client (Zed, JetBrains, Neovim, Emacs) on stdin/stdout:
+    /// each prompt runs a rawko task with its workflow's phases, gate, approvals and reminders
+    Acp {
+        /// The model provider each task uses: anthropic, openai or scripted [default: the first
+        /// configured]
+        #[arg(long, value_name = "NAME")]
+        provider: Option<String>,
+        /// The model to ask
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// The file of turns for `--provider scripted`
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        /// The provider's base URL (an Ollama, llama.cpp or vLLM server, say)
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// The mode (workflow) a new session starts in [default: the defaultWorkflow setting]
+        #[arg(long, value_name = "KEY")]
+        workflow: Option<String>,
+    },
     /// Watch a scripted agent run the starter workflow, offline: breadcrumb, streamed text, a
     /// blocked tool call, the countdown and reminder, completion
     Demo {
@@ -429,6 +449,13 @@ pub fn run(
             let _ = writeln!(
                 ctx.err,
                 "error: `rawko serve` is started by the binary's main, not here"
+            );
+            return EXIT_USAGE;
+        }
+        Command::Acp { .. } => {
+            let _ = writeln!(
+                ctx.err,
+                "error: `rawko acp` is started by the binary's main, not here"
             );
             return EXIT_USAGE;
         }
