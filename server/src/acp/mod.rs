@@ -9,6 +9,8 @@
 //! so nothing else waits for the user.
 
 mod map;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
