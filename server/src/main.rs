@@ -52,9 +52,12 @@ fn main() {
         workflow,
     } = cli.command
     {
-        // stdout belongs to the protocol: logs go to stderr, filtered by RAWKO_LOG.
-        let filter = tracing_subscriber::EnvFilter::try_from_env("RAWKO_LOG")
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // stdout belongs to the protocol: logs go to stderr, filtered by RAWKO_LOG. The SDK
+        // warns of every error response it sends; the client sees those already.
+        let filter =
+            tracing_subscriber::EnvFilter::try_from_env("RAWKO_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("warn,agent_client_protocol=error")
+            });
         tracing_subscriber::fmt()
             .with_writer(std::io::stderr)
             .with_env_filter(filter)

@@ -93,7 +93,7 @@ pub fn permission_tool_call(
         .title(format!("{summary} — blocked in phase {phase}"))
         .kind(tool_kind(tool))
         .status(ToolCallStatus::Pending)
-        .content(vec![format!("{reason}").into()])
+        .content(vec![reason.to_owned().into()])
         .locations(locations(input, workspace))
         .raw_input(input.clone());
     ToolCallUpdate::new(tool_call_id.to_owned(), fields)
@@ -186,12 +186,11 @@ pub fn prompt_text(prompt: &[ContentBlock]) -> String {
         match block {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
             ContentBlock::ResourceLink(link) => parts.push(format!("@{}", link.uri)),
-            ContentBlock::Resource(r) => match &r.resource {
-                EmbeddedResourceResource::TextResourceContents(t) => {
+            ContentBlock::Resource(r) => {
+                if let EmbeddedResourceResource::TextResourceContents(t) = &r.resource {
                     parts.push(format!("<file uri=\"{}\">\n{}\n</file>", t.uri, t.text));
                 }
-                _ => {}
-            },
+            }
             _ => {}
         }
     }

@@ -407,7 +407,7 @@ async fn read_body(
 }
 
 fn human_size(bytes: usize) -> String {
-    if bytes % (1024 * 1024) == 0 {
+    if bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))
     } else {
         format!("{bytes} bytes")

@@ -1,0 +1,524 @@
+//! `rawko acp` as an editor's agent panel runs it: the real binary over pipes, newline-delimited
+//! JSON-RPC (ACP v1), a scripted provider. Initialize, a session, prompts and their updates,
+//! permissions answered both ways with the effect on disk, modes, slash commands, cancel.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+/// How long any one message may take to come.
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Sandbox {
+    _tmp: TempDir,
+    root: PathBuf,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let tmp = TempDir::new().expect("tempdir");
+        let root = tmp.path().to_owned();
+        std::fs::create_dir_all(root.join("project")).expect("mkdir");
+        let sb = Sandbox { _tmp: tmp, root };
+        let init = sb
+            .command(&["init"])
+            .stdout(Stdio::null())
+            .output()
+            .expect("rawko init");
+        assert!(init.status.success(), "{init:?}");
+        sb.write("README.md", "# a project\n");
+        sb
+    }
+
+    fn project(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.join("project")).expect("project")
+    }
+
+    fn write(&self, rel: &str, content: &str) {
+        let path = self.root.join("project").join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, content).expect("write");
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let home = self.root.join("home");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rawko"));
+        cmd.args(args)
+            .current_dir(self.root.join("project"))
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("PI_CODING_AGENT_DIR", home.join(".pi"))
+            .env_remove("RAWKO_LOG");
+        cmd
+    }
+
+    /// `rawko acp` with `args`, speaking ACP on its stdin and stdout.
+    fn acp(&self, args: &[&str]) -> Acp {
+        let mut all = vec!["acp"];
+        all.extend_from_slice(args);
+        let mut child = self
+            .command(&all)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn rawko acp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Acp {
+            child,
+            stdin: Some(stdin),
+            rx,
+            next_id: 0,
+            seen: Vec::new(),
+        }
+    }
+}
+
+/// A client: sends requests, answers permission requests with a policy, keeps every message.
+struct Acp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Value>,
+    next_id: u64,
+    /// Every message from the agent, in order.
+    seen: Vec<Value>,
+}
+
+impl Acp {
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("open stdin");
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The next message from the agent.
+    fn next(&mut self) -> Value {
+        let message = self
+            .rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("no message within {WAIT:?}; so far: {:#?}", self.seen));
+        self.seen.push(message.clone());
+        message
+    }
+
+    /// Reads until the response to `id`, answering permission requests with `permit` (an
+    /// option id, or `None` for a cancelled outcome).
+    fn response(
+        &mut self,
+        id: u64,
+        permit: &mut dyn FnMut(&Value) -> Option<&'static str>,
+    ) -> Value {
+        loop {
+            let m = self.next();
+            if m["method"] == "session/request_permission" {
+                let outcome = match permit(&m["params"]) {
+                    Some(option) => json!({"outcome": "selected", "optionId": option}),
+                    None => json!({"outcome": "cancelled"}),
+                };
+                let answer =
+                    json!({"jsonrpc": "2.0", "id": m["id"], "result": {"outcome": outcome}});
+                self.send(&answer);
+                continue;
+            }
+            if m.get("method").is_none() && m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params);
+        let m = self.response(id, &mut |_| panic!("no permission expected"));
+        m
+    }
+
+    fn initialize(&mut self) -> Value {
+        self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        )
+    }
+
+    /// `session/new` in the project; returns the response's result.
+    fn new_session(&mut self, cwd: &std::path::Path) -> Value {
+        let m = self.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        m["result"].clone()
+    }
+
+    /// The `session/update`s seen, their `update` objects, from message `from` on.
+    fn updates(&self, from: usize) -> Vec<Value> {
+        self.seen[from..]
+            .iter()
+            .filter(|m| m["method"] == "session/update")
+            .map(|m| m["params"]["update"].clone())
+            .collect()
+    }
+
+    /// The agent's message text from message `from` on.
+    fn message_text(&self, from: usize) -> String {
+        self.updates(from)
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect()
+    }
+
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let status = wait_exit(&mut self.child);
+        assert!(
+            status.success(),
+            "rawko acp exits 0 when the client closes: {status:?}"
+        );
+    }
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("rawko acp did not exit after stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Drop for Acp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const FEATURE: &str = r#"
+turns:
+  - text: "Reading."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - tool_calls:
+      - {name: Write, input: {path: plan.md, content: "the plan"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "All done."
+"#;
+
+#[test]
+fn initialize_and_a_session_with_workflows_as_modes_and_the_slash_commands() {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", FEATURE);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    let init = acp.initialize();
+    let result = &init["result"];
+    assert_eq!(result["protocolVersion"], 1, "{init}");
+    assert_eq!(result["agentInfo"]["name"], "rawko", "{init}");
+    assert_eq!(result["agentCapabilities"]["loadSession"], false, "{init}");
+    assert_eq!(
+        result["agentCapabilities"]["promptCapabilities"]["embeddedContext"], true,
+        "{init}"
+    );
+    let from = acp.seen.len();
+    let session = acp.new_session(&sb.project());
+    assert!(session["sessionId"].is_string(), "{session}");
+    let modes: Vec<&str> = session["modes"]["availableModes"]
+        .as_array()
+        .expect("modes")
+        .iter()
+        .map(|m| m["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(modes, ["none", "feature"], "{session}");
+    // The commands come right after the session.
+    let commands = acp.next();
+    assert_eq!(commands["method"], "session/update", "{commands}");
+    let update = &commands["params"]["update"];
+    assert_eq!(update["sessionUpdate"], "available_commands_update");
+    let names: Vec<&str> = update["availableCommands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .map(|c| c["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(
+        names,
+        ["next", "loop", "status", "cancel-workflow", "interrupt"]
+    );
+    let _ = from;
+    // Modes: choose one, get a current_mode_update; an unknown one is refused.
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let set = acp.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "feature"}),
+    );
+    assert!(set.get("error").is_none(), "{set}");
+    assert!(
+        acp.updates(from)
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "feature"),
+        "{:#?}",
+        acp.seen
+    );
+    let bad = acp.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "nope"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    // A slash command before any task says so and ends the turn.
+    let from = acp.seen.len();
+    let status = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "/status"}]}),
+    );
+    assert_eq!(status["result"]["stopReason"], "end_turn", "{status}");
+    assert!(
+        acp.message_text(from).contains("No task is running"),
+        "{:#?}",
+        acp.seen
+    );
+    acp.close();
+}
+
+/// Runs the feature workflow with the blocked Write answered `answer`; returns the messages
+/// after the prompt and the prompt's response.
+fn feature_run(answer: &'static str) -> (Sandbox, Vec<Value>, Value, String) {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", FEATURE);
+    let mut acp = sb.acp(&["--script", "s.yaml", "--workflow", "feature"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    assert_eq!(session["modes"]["currentModeId"], "feature", "{session}");
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Add a plan"}]}),
+    );
+    let mut asked = Vec::new();
+    let response = acp.response(id, &mut |params| {
+        asked.push(params.clone());
+        Some(answer)
+    });
+    assert_eq!(asked.len(), 1, "one permission request: {asked:#?}");
+    let ask = &asked[0];
+    assert_eq!(ask["sessionId"], sid);
+    assert_eq!(ask["toolCall"]["kind"], "edit", "{ask}");
+    assert!(
+        ask["toolCall"]["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("Write plan.md") && t.contains("Plan")),
+        "{ask}"
+    );
+    let options: Vec<&str> = ask["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .map(|o| o["optionId"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    let updates = acp.updates(from);
+    let text = acp.message_text(from);
+    acp.close();
+    (sb, updates, response, text)
+}
+
+fn plan_statuses(update: &Value) -> Vec<String> {
+    update["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["status"].as_str().expect("status").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_prompt_runs_the_workflow_with_plan_stream_tool_calls_and_an_allowed_write() {
+    let (sb, updates, response, text) = feature_run("allow_once");
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("plan.md")).expect("plan.md written"),
+        "the plan"
+    );
+    // The plan: the flattened phases, first at start, then at each phase change, all completed
+    // at the end.
+    let plans: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert!(plans.len() >= 6, "{plans:#?}");
+    let contents: Vec<&str> = plans[0]["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["content"].as_str().expect("content"))
+        .collect();
+    assert_eq!(contents.len(), 5, "{contents:?}");
+    assert_eq!(contents[0], "Feature > 📋 Plan [1/4]");
+    assert_eq!(
+        plan_statuses(plans[0]),
+        ["in_progress", "pending", "pending", "pending", "pending"]
+    );
+    assert_eq!(
+        plan_statuses(plans[1]),
+        ["completed", "in_progress", "pending", "pending", "pending"]
+    );
+    assert_eq!(plan_statuses(plans.last().expect("last")), ["completed"; 5]);
+    // Streamed text, the context line, the tool calls with kind, status and location.
+    assert!(text.starts_with("Reading."), "{text}");
+    assert!(text.contains("All done."), "{text}");
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "agent_thought_chunk"
+                && u["content"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("rawko injected the phase context"))),
+        "{updates:#?}"
+    );
+    let read = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == "read")
+        .expect("the Read call");
+    assert_eq!(read["status"], "in_progress");
+    assert_eq!(
+        read["locations"][0]["path"],
+        json!(sb.project().join("README.md"))
+    );
+    let id = read["toolCallId"].clone();
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call_update"
+                && u["toolCallId"] == id
+                && u["status"] == "completed"),
+        "{updates:#?}"
+    );
+}
+
+#[test]
+fn a_rejected_write_does_not_happen_and_the_stream_says_so() {
+    let (sb, updates, response, text) = feature_run("reject_once");
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        !sb.project().join("plan.md").exists(),
+        "a rejected Write wrote"
+    );
+    assert!(text.contains("🚫 Rejected: Write plan.md"), "{text}");
+    let write = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == "edit")
+        .expect("the Write call");
+    let id = write["toolCallId"].clone();
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call_update"
+                && u["toolCallId"] == id
+                && u["status"] == "failed"),
+        "{updates:#?}"
+    );
+}
+
+#[test]
+fn cancel_ends_the_turn_cancelled_and_the_next_prompt_goes_on_with_the_task() {
+    let sb = Sandbox::new();
+    sb.write(
+        "s.yaml",
+        "turns:\n  - text: \"Thinking long.\"\n    delay_ms: 20000\n  - text: \"Done after your message.\"\n",
+    );
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    assert_eq!(session["modes"]["currentModeId"], "none", "{session}");
+    let sid = session["sessionId"].clone();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Think"}]}),
+    );
+    // Give the task time to start its turn, then cancel.
+    std::thread::sleep(Duration::from_millis(500));
+    acp.notify("session/cancel", json!({"sessionId": sid}));
+    let response = acp.response(id, &mut |_| None);
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    let from = acp.seen.len();
+    let second = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Go on"}]}),
+    );
+    assert_eq!(second["result"]["stopReason"], "end_turn", "{second}");
+    assert!(
+        acp.message_text(from).contains("Done after your message."),
+        "{:#?}",
+        acp.seen
+    );
+    acp.close();
+}
+
+#[test]
+fn a_prompt_the_task_service_refuses_is_an_error_the_client_sees() {
+    let sb = Sandbox::new();
+    // No provider configured and none named.
+    let mut acp = sb.acp(&[]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let response = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Do it"}]}),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no provider")),
+        "{response}"
+    );
+    let unknown = acp.call(
+        "session/prompt",
+        json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "x"}]}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    acp.close();
+}
