@@ -8,6 +8,7 @@
 //! table-tested). A blocked call is asked with `session/request_permission` in a task of its own,
 //! so nothing else waits for the user.
 
+mod load;
 mod map;
 #[cfg(test)]
 mod tests;
@@ -20,7 +21,8 @@ use std::sync::{Arc, Mutex, Weak};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
     RequestPermissionRequest, SessionNotification, SessionUpdate, SetSessionModeRequest,
     SetSessionModeResponse, StopReason,
@@ -63,6 +65,10 @@ struct Session {
     set: Arc<WorkflowSet>,
     tasks: Arc<Tasks>,
     state: Mutex<SessionState>,
+    /// Where the session's record is kept for `session/load`; `None` without a state directory.
+    store: Option<PathBuf>,
+    /// The tasks the session started (or loaded), oldest first, for its record.
+    tasks_started: Mutex<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -73,6 +79,9 @@ struct SessionState {
     task: Option<String>,
     /// The prompt turn waiting for its end.
     turn: Option<oneshot::Sender<StopReason>>,
+    /// Set by `session/load`: the session's task is stored, not running here; the next prompt
+    /// resumes it (if it had not finished) before it takes the prompt.
+    loaded: bool,
 }
 
 /// Runs the face on stdin/stdout until the client closes it.
@@ -122,7 +131,13 @@ async fn serve(
 ) {
     use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
     let transport = ByteStreams::new(output.compat_write(), input.compat());
-    let (f1, f2, f3, f4) = (face.clone(), face.clone(), face.clone(), face.clone());
+    let (f1, f2, f3, f4, f5) = (
+        face.clone(),
+        face.clone(),
+        face.clone(),
+        face.clone(),
+        face.clone(),
+    );
     let result = Agent
         .v1()
         .name("rawko")
@@ -136,6 +151,22 @@ async fn serve(
             async move |request: NewSessionRequest, responder, cx| {
                 let face = f1.clone();
                 match face.new_session(request, cx).await {
+                    Ok((response, session)) => {
+                        responder.respond(response)?;
+                        session.notify(SessionUpdate::AvailableCommandsUpdate(
+                            AvailableCommandsUpdate::new(map::available_commands()),
+                        ));
+                        Ok(())
+                    }
+                    Err(e) => responder.respond_with_error(e),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx| {
+                let face = f5.clone();
+                match face.load_session(request, cx).await {
                     Ok((response, session)) => {
                         responder.respond(response)?;
                         session.notify(SessionUpdate::AvailableCommandsUpdate(
@@ -188,8 +219,7 @@ fn initialize(_request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
-                // `session/load` is not built yet (docs/acp.md).
-                .load_session(false)
+                .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
         .agent_info(
@@ -235,13 +265,84 @@ impl Face {
         request: NewSessionRequest,
         cx: Connection,
     ) -> Result<(NewSessionResponse, Arc<Session>), Error> {
+        let id = format!(
+            "acp-{}-{}-{}",
+            crate::engine::now_millis(),
+            std::process::id(),
+            self.next.fetch_add(1, Ordering::Relaxed)
+        );
+        let (session, modes) = self
+            .open_session(id.clone(), &request.cwd, request.mcp_servers.len(), None, cx)
+            .await?;
+        session.save_record();
+        Ok((NewSessionResponse::new(id).modes(modes), session))
+    }
+
+    /// `session/load`: the session's record names its tasks; their conversations are replayed as
+    /// updates, and the next prompt resumes the last task (if it had not finished) or starts one.
+    async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+        cx: Connection,
+    ) -> Result<(LoadSessionResponse, Arc<Session>), Error> {
+        let id = request.session_id.0.to_string();
+        let record = crate::store::state_dir(env)
+            .and_then(|dir| load::read(&dir, &id))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("no rawko session \"{}\" to load", crate::clip::clip(&id)),
+                )
+            })?;
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.remove(&id);
+        }
+        let (session, modes) = self
+            .open_session(
+                id.clone(),
+                &record.workspace,
+                request.mcp_servers.len(),
+                Some(record.mode.clone()),
+                cx,
+            )
+            .await?;
+        for task in &record.tasks {
+            match session.tasks.conversation(task).await {
+                Ok(c) => {
+                    for update in load::replay_updates(&c.messages, &session.workspace) {
+                        session.notify(update);
+                    }
+                }
+                Err(e) => session.message(format!("⚠️ task {task} cannot be shown: {e}\n")),
+            }
+        }
+        if let Ok(mut started) = session.tasks_started.lock() {
+            *started = record.tasks.clone();
+        }
+        if let Ok(mut state) = session.state.lock() {
+            state.task = record.tasks.last().cloned();
+            state.loaded = true;
+        }
+        Ok((LoadSessionResponse::new().modes(modes), session))
+    }
+
+    /// A session with its task service, for `cwd` (or `--workspace`), in `mode` (else the
+    /// default workflow). Registered under `id`.
+    async fn open_session(
+        &self,
+        id: String,
+        cwd: &std::path::Path,
+        mcp_servers: usize,
+        mode: Option<String>,
+        cx: Connection,
+    ) -> Result<(Arc<Session>, agent_client_protocol::v1::schema::SessionModeState), Error> {
         let workspace = match &self.options.workspace {
             Some(w) => w.clone(),
-            None if request.cwd.is_absolute() => request.cwd.clone(),
+            None if cwd.is_absolute() => cwd.to_path_buf(),
             None => {
                 return Err(invalid_params(format!(
                     "cwd must be an absolute path, not \"{}\"",
-                    crate::clip::clip_path(&request.cwd)
+                    crate::clip::clip_path(cwd)
                 )))
             }
         };
@@ -251,10 +352,9 @@ impl Face {
                 crate::clip::clip_path(&workspace)
             )));
         }
-        if !request.mcp_servers.is_empty() {
+        if mcp_servers > 0 {
             tracing::info!(
-                "the client offers {} MCP server(s); rawko's tasks do not use them yet",
-                request.mcp_servers.len()
+                "the client offers {mcp_servers} MCP server(s); rawko's tasks do not use them yet"
             );
         }
         let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
@@ -274,10 +374,9 @@ impl Face {
                 place.workspace.display()
             );
         }
-        let default_mode = self
-            .options
-            .workflow
-            .clone()
+        let default_mode = mode
+            .filter(|m| m != map::NO_WORKFLOW)
+            .or_else(|| self.options.workflow.clone())
             .or_else(|| place.settings.default_workflow.clone());
         let roots = place.workflow_roots.clone();
         let set = Arc::new(
@@ -295,12 +394,8 @@ impl Face {
             },
             None => map::NO_WORKFLOW.to_owned(),
         };
-        let id = format!(
-            "rawko-acp-{}-{}",
-            std::process::id(),
-            self.next.fetch_add(1, Ordering::Relaxed)
-        );
         let store = crate::store::state_dir(env);
+        let record_dir = store.clone();
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
             let sink: Sink = Arc::new(move |task_id, events| {
@@ -308,6 +403,7 @@ impl Face {
                     if let Ok(mut state) = session.state.lock() {
                         state.task = Some(task_id.clone());
                     }
+                    session.save_record();
                     tokio::spawn(pump(session, task_id, events));
                 }
             });
@@ -324,13 +420,14 @@ impl Face {
                     mode: mode.clone(),
                     ..SessionState::default()
                 }),
+                store: record_dir,
+                tasks_started: Mutex::new(Vec::new()),
             }
         });
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.insert(id.clone(), session.clone());
         }
-        let response = NewSessionResponse::new(id).modes(map::modes(&set, &mode));
-        Ok((response, session))
+        Ok((session, map::modes(&set, &mode)))
     }
 
     /// `session/prompt`: the first prompt starts the task, later ones are messages to it; the
@@ -353,6 +450,10 @@ impl Face {
             }
             state.turn = Some(tx);
             (session.running_task(&state), state.mode.clone())
+        };
+        let running = match running {
+            Some(id) => Some(id),
+            None => session.resume_loaded().await,
         };
         let result = match running {
             Some(id) => session.tasks.send_message(&id, text),
@@ -412,6 +513,7 @@ impl Face {
         if let Ok(mut state) = session.state.lock() {
             state.mode = mode.clone();
         }
+        session.save_record();
         session.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
             mode,
         )));
@@ -446,6 +548,33 @@ impl Face {
 }
 
 impl Session {
+    /// Keeps the session's record (its workspace, mode and tasks) for a later `session/load`.
+    fn save_record(&self) {
+        let Some(dir) = &self.store else { return };
+        let (mode, current) = match self.state.lock() {
+            Ok(s) => (s.mode.clone(), s.task.clone()),
+            Err(_) => return,
+        };
+        let tasks = match self.tasks_started.lock() {
+            Ok(mut t) => {
+                if let Some(id) = current {
+                    if !t.contains(&id) {
+                        t.push(id);
+                    }
+                }
+                t.clone()
+            }
+            Err(_) => return,
+        };
+        let record = load::SessionRecord {
+            version: 1,
+            workspace: self.workspace.clone(),
+            mode,
+            tasks,
+        };
+        load::write(dir, &self.id, &record);
+    }
+
     fn notify(&self, update: SessionUpdate) {
         if let Err(e) = self
             .cx
@@ -459,6 +588,25 @@ impl Session {
         self.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
             ContentBlock::from(text),
         )));
+    }
+
+    /// After `session/load`, the first prompt resumes the session's stored task if it had not
+    /// finished; returns its id when it runs again.
+    async fn resume_loaded(&self) -> Option<String> {
+        let id = match self.state.lock() {
+            Ok(mut state) if state.loaded => {
+                state.loaded = false;
+                state.task.clone()?
+            }
+            _ => return None,
+        };
+        match self.tasks.resume(&id).await {
+            Ok(_) => Some(id),
+            Err(e) => {
+                tracing::info!("session/load: task {id} does not go on ({e}); the prompt starts a new one");
+                None
+            }
+        }
     }
 
     /// The session's task, if it has not ended.
