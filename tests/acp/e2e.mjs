@@ -391,9 +391,13 @@ scenario('fs and terminal requests are served by the client when it offers them'
 });
 
 scenario('session/load after a SIGKILL replays the conversation and goes on', async () => {
+  // The first run is killed while the model "thinks" about its second turn.
   const script = `turns:
   - text: "First turn."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
   - text: "Second turn after the restart."
+    delay_ms: 3000
 `;
   const place = workspace(script);
   let sessionId;
@@ -401,20 +405,26 @@ scenario('session/load after a SIGKILL replays the conversation and goes on', as
     const { c } = await start(place);
     const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
     sessionId = s.sessionId;
-    const r = await withLimit(
-      c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Remember me' }] }),
-      'the first turn',
+    c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Remember me' }] }).catch(() => {});
+    await c.until('the first turn', () => text(c.updates, 'agent_message_chunk').includes('First turn.'));
+    await c.until('the Read finished', () =>
+      c.updates.some((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed'),
     );
-    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
     c.child.kill('SIGKILL');
     await c.exited;
   }
-  const { c } = await start(place);
+  const { c, init } = await start(place);
   try {
+    assert(init.agentCapabilities?.loadSession === true, 'loadSession capability');
     await withLimit(c.conn.loadSession({ sessionId, cwd: place.ws, mcpServers: [] }), 'session/load');
     const replayed = text(c.updates, 'agent_message_chunk') + text(c.updates, 'user_message_chunk');
     assert(replayed.includes('First turn.'), `replayed: ${replayed}`);
     assert(replayed.includes('Remember me'), `the user's prompt replayed: ${replayed}`);
+    assert(
+      c.updates.some((u) => u.sessionUpdate === 'tool_call'),
+      'the tool call replayed',
+    );
+    assert(!text(c.updates, 'agent_message_chunk').includes('Second turn'), 'nothing new before the prompt');
     const r = await withLimit(
       c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Go on' }] }),
       'the turn after load',
