@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Claude Code CLI that tests/claude_code_e2e.rs runs: npm's @anthropic-ai/claude-code
+# Installs the Claude Code CLI that tests/claude_code_e2e/ runs: npm's @anthropic-ai/claude-code
 # at a pinned version, into ${XDG_CACHE_HOME:-~/.cache}/rawko-test/claude-code-<version>. The npm
 # package carries the native build for each platform as an optional dependency, so nothing else is
 # downloaded, and no install script is run: the test uses the platform package's `claude` itself.

@@ -15,7 +15,7 @@ echo "==> cargo fmt --check"
 cargo fmt --all --check
 echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# tests/claude_code_e2e.rs runs the real Claude Code CLI: install it (once, cached) and tell the
+# tests/claude_code_e2e/ runs the real Claude Code CLI: install it (once, cached) and tell the
 # test where it is. RAWKO_CLAUDE_E2E=0 skips that test instead.
 if [ "${RAWKO_CLAUDE_E2E:-1}" != 0 ] && [ -z "${RAWKO_CLAUDE_BIN:-}" ]; then
   echo "==> Claude Code CLI (scripts/install-claude-code.sh)"

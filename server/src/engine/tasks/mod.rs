@@ -13,17 +13,17 @@ mod error;
 mod external;
 #[cfg(test)]
 mod tests;
+mod types;
 
 pub use error::TaskError;
 pub use external::ExternalSession;
+pub use types::{Conversation, Override, Place, StartRequest, Started};
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{
@@ -32,14 +32,14 @@ use super::{
 };
 use crate::agents::AgentSet;
 use crate::clip::clip;
-use crate::config::{self, ConfigProblem, Settings};
+use crate::config::Settings;
 use crate::hooks::session::{SessionRecorder, SessionStatus};
 use crate::hooks::{Dispatch, Hooks};
 use crate::machine::{self, MachineConfig};
 use crate::provider::{Provider, ProviderRequest, ProviderSpec};
 use crate::store::TaskFiles;
 use crate::workflow::step::StepAction;
-use crate::workflow::{LoadOutcome, Show, WorkflowRoot, WorkflowSet};
+use crate::workflow::{LoadOutcome, Show, WorkflowSet};
 
 /// The longest task description or message accepted.
 pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
@@ -49,87 +49,6 @@ const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 /// Where a face sends the events of each task the service starts: the task id and its stream.
 pub type Sink = Arc<dyn Fn(String, mpsc::UnboundedReceiver<TaskEvent>) + Send + Sync>;
-
-/// The workspace tasks run in: its folder, its settings, and where its workflows and agents
-/// are defined.
-#[derive(Debug, Clone)]
-pub struct Place {
-    pub workspace: PathBuf,
-    pub settings: Settings,
-    pub workflow_roots: Vec<WorkflowRoot>,
-    pub agent_roots: Vec<PathBuf>,
-}
-
-impl Place {
-    /// Reads the settings of `workspace` (its config files, then the editor's `options`) and
-    /// finds its workflow and agent roots. Problems with the settings are returned for the user.
-    pub fn load(
-        workspace: PathBuf,
-        options: Option<&Value>,
-        env: &dyn Fn(&str) -> Option<OsString>,
-    ) -> (Place, Vec<ConfigProblem>) {
-        let (settings, problems) = config::load(&config::config_files(&workspace, env), options);
-        let place = Place {
-            workflow_roots: crate::workflow::default_roots(&workspace, env),
-            agent_roots: crate::agents::default_roots(&workspace, env),
-            workspace,
-            settings,
-        };
-        (place, problems)
-    }
-}
-
-/// What a new task is: the user's description and their choices.
-#[derive(Debug, Clone, Default)]
-pub struct StartRequest {
-    pub description: String,
-    pub workflow: Option<String>,
-    pub agent: Option<String>,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    /// A scripted provider's file, relative to the workspace.
-    pub script: Option<PathBuf>,
-    pub base_url: Option<String>,
-}
-
-/// A manual override of the orchestrator (rawko-sdk SPEC-0003's events).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Override {
-    ForceAgent(String),
-    SkipStep,
-    Retry,
-    Reset,
-}
-
-impl Override {
-    fn event(&self) -> machine::Event {
-        match self {
-            Override::ForceAgent(agent) => machine::Event::ForceAgent {
-                agent: agent.clone(),
-            },
-            Override::SkipStep => machine::Event::SkipStep,
-            Override::Retry => machine::Event::Retry,
-            Override::Reset => machine::Event::Reset,
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            Override::ForceAgent(_) => "forcing an agent",
-            Override::SkipStep => "skipping a step",
-            Override::Retry => "a retry",
-            Override::Reset => "a reset",
-        }
-    }
-}
-
-/// A task the service has just started (or resumed).
-#[derive(Debug, Clone)]
-pub struct Started {
-    pub id: String,
-    pub description: String,
-    pub handle: TaskHandle,
-}
 
 /// The task service. One per process; faces share it behind an `Arc`.
 pub struct Tasks {
@@ -675,6 +594,29 @@ impl Tasks {
                 .then_with(|| order(&b.task_id).cmp(&order(&a.task_id)))
         });
         tasks
+    }
+
+    /// A stored task's conversation so far, read from its log, for a face that shows the task
+    /// again (ACP's `session/load`): the messages in order and whether the task has finished.
+    pub async fn conversation(&self, id: &str) -> Result<Conversation, TaskError> {
+        let Some(store) = self.store.clone() else {
+            return Err(TaskError::unknown_task(id));
+        };
+        let dir = TaskFiles::dir_of(&store, id);
+        if !dir.join("events.jsonl").is_file() {
+            return Err(TaskError::unknown_task(id));
+        }
+        let config = Self::machine_config(&self.settings());
+        let (_, replay) = tokio::task::spawn_blocking(move || load_replay(&dir, &config))
+            .await
+            .map_err(|e| TaskError::Internal(e.to_string()))?
+            .map_err(|e| TaskError::Internal(format!("cannot read task \"{}\": {e}", clip(id))))?;
+        Ok(Conversation {
+            description: replay.description,
+            workflow: replay.workflow_key,
+            finished: replay.finished.is_some(),
+            messages: replay.messages,
+        })
     }
 
     /// One task with its history, running or stored.

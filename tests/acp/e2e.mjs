@@ -1,0 +1,458 @@
+// `rawko acp` driven by a client no one here wrote: the official ACP TypeScript SDK's
+// ClientSideConnection (pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
+// over pipes in a fresh workspace with a scripted provider, and checks what the SDK hands the
+// client: modes, plan updates, streamed chunks, permission requests and their effect on disk,
+// fs and terminal requests, cancel, and session/load after a SIGKILL.
+//
+//   RAWKO_BIN=target/debug/rawko node tests/acp/e2e.mjs [name-filter]
+//
+// The last line is `N passed, N failed`.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { ClientSideConnection, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+
+const RAWKO = process.env.RAWKO_BIN;
+if (!RAWKO || !existsSync(RAWKO)) {
+  console.error(`error: RAWKO_BIN must name the rawko binary (got ${RAWKO ?? 'nothing'})`);
+  process.exit(2);
+}
+const LIMIT_MS = 20_000;
+
+// --- a workspace ---------------------------------------------------------------------------
+
+const WORKFLOW = `name: Feature
+commandName: feature
+initialMessage: "Implement: {description}"
+phases:
+  - plan.md
+  - build.md
+`;
+const PLAN = `---
+id: plan
+name: Plan
+emoji: "📋"
+tools:
+  whitelist: [Read, Glob, Grep]
+---
+Read only. Then call workflow_step.
+`;
+const BUILD = `---
+id: build
+name: Build
+emoji: "🔨"
+---
+Write the code. Then call workflow_step.
+`;
+
+/** A fresh workspace with the workflow, a scripted provider playing `script`, and its own XDG dirs. */
+const roots = [];
+function workspace(script, extra = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'rawko-acp-'));
+  roots.push(root);
+  const ws = join(root, 'project');
+  const files = {
+    '.rawko/workflows/feature/workflow.yaml': WORKFLOW,
+    '.rawko/workflows/feature/plan.md': PLAN,
+    '.rawko/workflows/feature/build.md': BUILD,
+    '.rawko/script.yaml': script,
+    '.rawko/config.json': JSON.stringify({
+      providers: [{ name: 'scripted', script: '.rawko/script.yaml' }],
+      countdownSeconds: 1,
+      approvalTimeoutSeconds: 30,
+      ...extra,
+    }),
+    'README.md': 'A tiny project.\n',
+  };
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(ws, rel)), { recursive: true });
+    writeFileSync(join(ws, rel), text);
+  }
+  const env = {
+    PATH: process.env.PATH,
+    HOME: join(root, 'home'),
+    XDG_CONFIG_HOME: join(root, 'config'),
+    XDG_STATE_HOME: join(root, 'state'),
+    XDG_RUNTIME_DIR: join(root, 'run'),
+    TMPDIR: join(root, 'tmp'),
+    RUST_LOG: 'warn',
+  };
+  for (const d of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_STATE_HOME, env.XDG_RUNTIME_DIR, env.TMPDIR]) {
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+  }
+  return { root, ws, env };
+}
+
+// --- the client -----------------------------------------------------------------------------
+
+/**
+ * Starts `rawko acp` and connects the SDK's ClientSideConnection to it. `policy.permission`
+ * chooses the option for each permission request; `fs`/`terminal` say which client
+ * capabilities the client offers (served for real, inside the workspace).
+ */
+function connect(place, policy = {}) {
+  const child = spawn(RAWKO, ['acp'], { cwd: place.ws, env: place.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const updates = [];
+  const permissions = [];
+  const fsCalls = [];
+  const terminals = new Map();
+  const waiters = [];
+  const notify = () => {
+    for (const w of [...waiters]) {
+      if (w.test()) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  };
+  const client = {
+    async sessionUpdate(params) {
+      updates.push(params.update);
+      notify();
+    },
+    async requestPermission(params) {
+      permissions.push(params);
+      notify();
+      const choice = policy.permission ? policy.permission(params, permissions.length) : 'reject_once';
+      if (choice === 'cancelled') return { outcome: { outcome: 'cancelled' } };
+      const option = params.options.find((o) => o.kind === choice);
+      return { outcome: { outcome: 'selected', optionId: option.optionId } };
+    },
+    async readTextFile(params) {
+      fsCalls.push({ method: 'read', path: params.path });
+      return { content: readFileSync(params.path, 'utf8') };
+    },
+    async writeTextFile(params) {
+      fsCalls.push({ method: 'write', path: params.path });
+      writeFileSync(params.path, params.content);
+      return {};
+    },
+    async createTerminal(params) {
+      const id = `term-${terminals.size + 1}`;
+      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? place.ws, shell: false });
+      const t = { output: '', exit: null, proc };
+      proc.stdout.on('data', (d) => (t.output += d));
+      proc.stderr.on('data', (d) => (t.output += d));
+      t.done = new Promise((res) => proc.on('close', (code, signal) => res((t.exit = { exitCode: code, signal }))));
+      terminals.set(id, t);
+      fsCalls.push({ method: 'terminal', command: [params.command, ...(params.args ?? [])].join(' ') });
+      return { terminalId: id };
+    },
+    async terminalOutput(params) {
+      const t = terminals.get(params.terminalId);
+      return { output: t.output, truncated: false, exitStatus: t.exit ?? undefined };
+    },
+    async waitForTerminalExit(params) {
+      return await terminals.get(params.terminalId).done;
+    },
+    async killTerminal(params) {
+      terminals.get(params.terminalId).proc.kill('SIGKILL');
+      return {};
+    },
+    async releaseTerminal(params) {
+      terminals.get(params.terminalId)?.proc.kill('SIGKILL');
+      terminals.delete(params.terminalId);
+      return {};
+    },
+  };
+  const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const conn = new ClientSideConnection(() => client, stream);
+  const exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
+  return {
+    child,
+    conn,
+    updates,
+    permissions,
+    fsCalls,
+    exited,
+    stderr: () => stderr,
+    /** Resolves once `test()` holds (checked after each update or request), or fails after LIMIT_MS. */
+    until(what, test) {
+      if (test()) return Promise.resolve();
+      return withLimit(new Promise((resolve) => waiters.push({ test, resolve })), `${what}\n${stderr}`);
+    },
+    async close() {
+      child.stdin.end();
+      const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+function withLimit(promise, what) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${LIMIT_MS} ms waiting for ${what}`)), LIMIT_MS);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+async function start(place, policy, capabilities = {}) {
+  const c = connect(place, policy);
+  const init = await withLimit(
+    c.conn.initialize({
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {
+        fs: { readTextFile: !!capabilities.fs, writeTextFile: !!capabilities.fs },
+        terminal: !!capabilities.terminal,
+      },
+    }),
+    'initialize',
+  );
+  return { c, init };
+}
+
+const text = (updates, kind) =>
+  updates
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => u.content?.text ?? '')
+    .join('');
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+// --- scenarios ------------------------------------------------------------------------------
+
+const scenarios = [];
+const scenario = (name, fn) => scenarios.push({ name, fn });
+
+scenario('initialize names rawko and offers session/load', async () => {
+  const place = workspace('turns: []\n');
+  const { c, init } = await start(place);
+  try {
+    assert(init.protocolVersion === PROTOCOL_VERSION, `protocol ${init.protocolVersion}`);
+    assert(init.agentInfo?.name === 'rawko', `agentInfo ${JSON.stringify(init.agentInfo)}`);
+    assert(init.agentCapabilities?.loadSession === true, 'loadSession capability');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('workflows are the session modes; set_mode chooses one', async () => {
+  const place = workspace('turns: []\n');
+  const { c } = await start(place);
+  try {
+    const s = await withLimit(c.conn.newSession({ cwd: place.ws, mcpServers: [] }), 'session/new');
+    const ids = s.modes.availableModes.map((m) => m.id);
+    assert(ids.includes('feature'), `modes ${ids}`);
+    assert(ids.length >= 2, `a "no workflow" mode besides the workflows: ${ids}`);
+    await withLimit(c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' }), 'set_mode');
+    await c.until('current_mode_update', () =>
+      c.updates.some((u) => u.sessionUpdate === 'current_mode_update' && u.currentModeId === 'feature'),
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+const WORKFLOW_SCRIPT = `turns:
+  - text: "Reading first."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Planned."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Write, input: {path: out.txt, content: "built\\n"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "All done."
+`;
+
+scenario('a prompt runs the workflow: plan updates in order, chunks, end_turn', async () => {
+  const place = workspace(WORKFLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Build the thing' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const said = text(c.updates, 'agent_message_chunk');
+    assert(said.includes('Reading first.') && said.includes('All done.'), `chunks: ${said}`);
+    const plans = c.updates.filter((u) => u.sessionUpdate === 'plan');
+    assert(plans.length >= 2, `plan updates: ${plans.length}`);
+    const first = plans[0].entries.map((e) => e.status);
+    assert(first[0] === 'in_progress' && first[1] === 'pending', `first plan ${first}`);
+    const current = (p) => p.entries.findIndex((e) => e.status === 'in_progress');
+    const order = plans.map(current);
+    assert(order.every((v, i) => i === 0 || v >= order[i - 1] || v === -1), `plan order ${order}`);
+    const last = plans[plans.length - 1].entries.map((e) => e.status);
+    assert(last.every((st) => st === 'completed'), `last plan ${last}`);
+    const calls = c.updates.filter((u) => u.sessionUpdate === 'tool_call');
+    const read = calls.find((u) => u.title?.includes('Read') || u.kind === 'read');
+    assert(read && read.kind === 'read', `a read tool call: ${JSON.stringify(calls)}`);
+    const write = calls.find((u) => u.kind === 'edit');
+    assert(write, `an edit tool call: ${JSON.stringify(calls)}`);
+    assert(
+      JSON.stringify(write.content ?? []).includes('"diff"') ||
+        c.updates.some((u) => u.sessionUpdate === 'tool_call_update' && JSON.stringify(u.content ?? []).includes('"diff"')),
+      'the Write shows a diff',
+    );
+    assert(readFileSync(join(place.ws, 'out.txt'), 'utf8') === 'built\n', 'out.txt written');
+    assert(
+      c.updates.some((u) => u.sessionUpdate === 'agent_thought_chunk'),
+      'context injection as a thought line',
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+const BLOCKED_SCRIPT = `turns:
+  - tool_calls:
+      - {name: Write, input: {path: denied.txt, content: "no\\n"}}
+  - tool_calls:
+      - {name: Write, input: {path: allowed.txt, content: "yes\\n"}}
+  - text: "Stopping here."
+`;
+
+scenario('a blocked call asks permission; deny keeps the disk, allow writes', async () => {
+  const place = workspace(BLOCKED_SCRIPT);
+  const answers = ['reject_once', 'allow_once'];
+  const { c } = await start(place, { permission: (_p, n) => answers[n - 1] ?? 'reject_once' });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Try writing' }] }).catch(() => {});
+    await c.until('two permission requests', () => c.permissions.length >= 2);
+    const kinds = c.permissions[0].options.map((o) => o.kind).sort();
+    assert(
+      JSON.stringify(kinds) === JSON.stringify(['allow_always', 'allow_once', 'reject_always', 'reject_once']),
+      `options ${kinds}`,
+    );
+    const shown = JSON.stringify(c.permissions[0].toolCall);
+    assert(/plan/i.test(shown), `the phase in the tool call: ${shown}`);
+    await c.until('allowed.txt written', () => existsSync(join(place.ws, 'allowed.txt')));
+    assert(!existsSync(join(place.ws, 'denied.txt')), 'denied.txt must not exist');
+    await c.conn.cancel({ sessionId: s.sessionId });
+  } finally {
+    await c.close();
+  }
+});
+
+const SLOW_SCRIPT = `turns:
+  - text: "Thinking for a long time."
+    delay_ms: 15000
+  - text: "Never seen."
+`;
+
+scenario('session/cancel ends the turn with cancelled', async () => {
+  const place = workspace(SLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const turn = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Go slowly' }] });
+    await new Promise((r) => setTimeout(r, 300));
+    await c.conn.cancel({ sessionId: s.sessionId });
+    const r = await withLimit(turn, 'the cancelled turn');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('fs and terminal requests are served by the client when it offers them', async () => {
+  const script = `turns:
+  - tool_calls:
+      - {name: Read, input: {path: README.md}}
+      - {name: Write, input: {path: via-client.txt, content: "through the editor\\n"}}
+      - {name: Bash, input: {command: "echo from-terminal"}}
+  - text: "Done."
+`;
+  const place = workspace(script);
+  const { c } = await start(place, {}, { fs: true, terminal: true });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Use the editor' }] }),
+      'the turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const methods = c.fsCalls.map((f) => f.method);
+    assert(methods.includes('read'), `fs/read_text_file: ${methods}`);
+    assert(methods.includes('write'), `fs/write_text_file: ${methods}`);
+    assert(methods.includes('terminal'), `terminal/create: ${methods}`);
+    assert(readFileSync(join(place.ws, 'via-client.txt'), 'utf8') === 'through the editor\n', 'written by the client');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('session/load after a SIGKILL replays the conversation and goes on', async () => {
+  // The first run is killed while the model "thinks" about its second turn.
+  const script = `turns:
+  - text: "First turn."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Second turn after the restart."
+    delay_ms: 3000
+`;
+  const place = workspace(script);
+  let sessionId;
+  {
+    const { c } = await start(place);
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    sessionId = s.sessionId;
+    c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Remember me' }] }).catch(() => {});
+    await c.until('the first turn', () => text(c.updates, 'agent_message_chunk').includes('First turn.'));
+    await c.until('the Read finished', () =>
+      c.updates.some((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed'),
+    );
+    c.child.kill('SIGKILL');
+    await c.exited;
+  }
+  const { c, init } = await start(place);
+  try {
+    assert(init.agentCapabilities?.loadSession === true, 'loadSession capability');
+    await withLimit(c.conn.loadSession({ sessionId, cwd: place.ws, mcpServers: [] }), 'session/load');
+    const replayed = text(c.updates, 'agent_message_chunk') + text(c.updates, 'user_message_chunk');
+    assert(replayed.includes('First turn.'), `replayed: ${replayed}`);
+    assert(replayed.includes('Remember me'), `the user's prompt replayed: ${replayed}`);
+    assert(
+      c.updates.some((u) => u.sessionUpdate === 'tool_call'),
+      'the tool call replayed',
+    );
+    assert(!text(c.updates, 'agent_message_chunk').includes('Second turn'), 'nothing new before the prompt');
+    const r = await withLimit(
+      c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Go on' }] }),
+      'the turn after load',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    assert(text(c.updates, 'agent_message_chunk').includes('Second turn'), 'the task went on');
+  } finally {
+    await c.close();
+  }
+});
+
+// --- runner ---------------------------------------------------------------------------------
+
+const filter = process.argv[2];
+let passed = 0;
+let failed = 0;
+for (const { name, fn } of scenarios) {
+  if (filter && !name.includes(filter)) continue;
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e.stack ?? e}`);
+  }
+}
+for (const root of roots) rmSync(root, { recursive: true, force: true });
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
