@@ -111,3 +111,109 @@ pub fn replay_updates(messages: &[Message], workspace: &Path) -> Vec<SessionUpda
     }
     updates
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{ToolCall as Call, ToolResult};
+    use serde_json::json;
+
+    #[test]
+    fn only_plain_ids_name_a_record_file() {
+        let dir = Path::new("/state");
+        for (id, ok) in [
+            ("acp-1795-42-1", true),
+            ("a_b-C9", true),
+            ("", false),
+            ("../etc/passwd", false),
+            ("a/b", false),
+            ("a b", false),
+            (&"x".repeat(129), false),
+        ] {
+            assert_eq!(record_path(dir, id).is_some(), ok, "{id:?}");
+        }
+        assert_eq!(
+            record_path(dir, "acp-1"),
+            Some(PathBuf::from("/state/acp-sessions/acp-1.json"))
+        );
+    }
+
+    #[test]
+    fn a_record_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = SessionRecord {
+            version: 1,
+            workspace: PathBuf::from("/w"),
+            mode: "feature".into(),
+            tasks: vec!["task-1-1".into(), "task-2-2".into()],
+        };
+        write(dir.path(), "acp-1", &record);
+        assert_eq!(read(dir.path(), "acp-1"), Some(record));
+        assert_eq!(read(dir.path(), "acp-2"), None);
+        std::fs::write(dir.path().join("acp-sessions/acp-3.json"), "{not json").unwrap();
+        assert_eq!(read(dir.path(), "acp-3"), None, "a broken record is no record");
+    }
+
+    #[test]
+    fn a_conversation_replays_as_the_updates_a_client_shows() {
+        let messages = vec![
+            Message::User("Remember me".into()),
+            Message::Assistant {
+                text: "Reading.".into(),
+                tool_calls: vec![Call {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    input: json!({"file_path": "README.md"}),
+                }],
+            },
+            Message::ToolResults(vec![ToolResult {
+                tool_call_id: "c1".into(),
+                content: "A tiny project.".into(),
+                is_error: false,
+            }]),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![Call {
+                    id: "c2".into(),
+                    name: "Bash".into(),
+                    input: json!({"command": "false"}),
+                }],
+            },
+            Message::ToolResults(vec![ToolResult {
+                tool_call_id: "c2".into(),
+                content: "exit 1".into(),
+                is_error: true,
+            }]),
+        ];
+        let updates = replay_updates(&messages, Path::new("/w"));
+        let shown: Vec<Value> = updates
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect();
+        let kinds: Vec<&str> = shown
+            .iter()
+            .map(|u| u["sessionUpdate"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_message_chunk",
+                "agent_message_chunk",
+                "tool_call",
+                "tool_call_update",
+                "tool_call",
+                "tool_call_update"
+            ],
+            "an empty assistant text adds no chunk"
+        );
+        assert_eq!(shown[0]["content"]["text"], "Remember me");
+        assert_eq!(shown[2]["toolCallId"], "c1");
+        assert_eq!(shown[2]["kind"], "read");
+        assert_eq!(shown[2]["locations"][0]["path"], "/w/README.md");
+        assert_eq!(shown[3]["status"], "completed");
+        assert_eq!(shown[4]["kind"], "execute");
+        assert_eq!(shown[5]["status"], "failed");
+    }
+
+    use serde_json::Value;
+}

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, PermissionOption,
+    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, Diff, PermissionOption,
     PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     RequestPermissionOutcome, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
     UnstructuredCommandInput,
 };
 use serde_json::Value;
@@ -134,6 +134,64 @@ pub fn locations(input: &Value, workspace: &Path) -> Vec<ToolCallLocation> {
             ToolCallLocation::new(path).line(line)
         })
         .collect()
+}
+
+/// The largest file whose text a Write's diff shows as the old text.
+const DIFF_OLD_BYTES: u64 = 256 * 1024;
+
+/// A Write, Edit or MultiEdit call's change as `diff` blocks, which clients show as a diff: an
+/// edit's old and new text; a Write's new content against the file as it is now (`old` reads it;
+/// a new file has no old text).
+pub fn diff_content(
+    tool: &str,
+    input: &Value,
+    workspace: &Path,
+    old: impl Fn(&Path) -> Option<String>,
+) -> Vec<ToolCallContent> {
+    let text = |keys: &[&str], from: &Value| {
+        keys.iter()
+            .find_map(|k| from.get(*k).and_then(Value::as_str))
+            .map(str::to_owned)
+    };
+    let Some(path) = text(&["file_path", "path", "notebook_path"], input) else {
+        return Vec::new();
+    };
+    let path = if Path::new(&path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        workspace.join(path)
+    };
+    let edit = |from: &Value| -> Option<ToolCallContent> {
+        let new = text(&["new_string", "new_text", "newText"], from)?;
+        let old = text(&["old_string", "old_text", "oldText"], from);
+        Some(Diff::new(path.clone(), new).old_text(old).into())
+    };
+    match class_of(tool) {
+        ToolClass::Write => match text(&["content", "text"], input) {
+            Some(content) => vec![Diff::new(path.clone(), content).old_text(old(&path)).into()],
+            None => Vec::new(),
+        },
+        ToolClass::Edit => match input.get("edits").and_then(Value::as_array) {
+            Some(edits) => edits.iter().filter_map(edit).collect(),
+            None => edit(input).into_iter().collect(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// The text of `path` as it is now, if it is a file inside `workspace` (after following
+/// symlinks) of at most 256 KiB: the old side of a Write's diff.
+pub fn current_text_in(workspace: &Path, path: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(workspace).ok()?;
+    let real = std::fs::canonicalize(path).ok()?;
+    if !real.starts_with(&root) {
+        return None;
+    }
+    let meta = std::fs::metadata(&real).ok()?;
+    if !meta.is_file() || meta.len() > DIFF_OLD_BYTES {
+        return None;
+    }
+    std::fs::read_to_string(&real).ok()
 }
 
 /// The slash commands a session offers.
@@ -440,6 +498,9 @@ impl Mapper {
                         .kind(tool_kind(tool))
                         .status(ToolCallStatus::InProgress)
                         .locations(locations(&input, &self.workspace))
+                        .content(diff_content(tool, &input, &self.workspace, |p| {
+                            current_text_in(&self.workspace, p)
+                        }))
                         .raw_input(input),
                 )]
             }
@@ -479,5 +540,79 @@ impl Mapper {
             OutputKind::Completion => vec![message(format!("\n{text}\n"))],
             OutputKind::Error => vec![message(format!("\n⚠️ {text}\n"))],
         }
+    }
+}
+
+#[cfg(test)]
+mod diff_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shown(content: Vec<ToolCallContent>) -> Vec<Value> {
+        content
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn writes_and_edits_show_a_diff_and_nothing_else_does() {
+        let ws = Path::new("/w");
+        let old = |p: &Path| (p == Path::new("/w/a.txt")).then(|| "before\n".to_owned());
+        let cases = [
+            (
+                "Write",
+                json!({"file_path": "a.txt", "content": "after\n"}),
+                json!([{"type": "diff", "path": "/w/a.txt", "oldText": "before\n", "newText": "after\n"}]),
+            ),
+            (
+                "Write",
+                json!({"path": "new.txt", "content": "x"}),
+                json!([{"type": "diff", "path": "/w/new.txt", "oldText": null, "newText": "x"}]),
+            ),
+            (
+                "Edit",
+                json!({"file_path": "/w/b.rs", "old_string": "a", "new_string": "b"}),
+                json!([{"type": "diff", "path": "/w/b.rs", "oldText": "a", "newText": "b"}]),
+            ),
+            (
+                "MultiEdit",
+                json!({"file_path": "c.rs", "edits": [{"old_string": "1", "new_string": "2"}, {"old_string": "3", "new_string": "4"}]}),
+                json!([
+                    {"type": "diff", "path": "/w/c.rs", "oldText": "1", "newText": "2"},
+                    {"type": "diff", "path": "/w/c.rs", "oldText": "3", "newText": "4"}
+                ]),
+            ),
+            ("Read", json!({"file_path": "a.txt"}), json!([])),
+            ("Bash", json!({"command": "echo > a.txt"}), json!([])),
+            ("Write", json!({"content": "no path"}), json!([])),
+        ];
+        for (tool, input, want) in cases {
+            let got = shown(diff_content(tool, &input, ws, old));
+            let got: Vec<Value> = got
+                .into_iter()
+                .map(|mut v| {
+                    if v.get("oldText").is_none() {
+                        v["oldText"] = Value::Null;
+                    }
+                    v
+                })
+                .collect();
+            assert_eq!(Value::from(got), want, "{tool} {input}");
+        }
+    }
+
+    #[test]
+    fn the_old_text_is_read_only_inside_the_workspace() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("in.txt"), "inside").unwrap();
+        std::fs::write(root.path().join("secret.txt"), "outside").unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret.txt"), ws.join("link.txt")).unwrap();
+        assert_eq!(current_text_in(&ws, &ws.join("in.txt")).as_deref(), Some("inside"));
+        assert_eq!(current_text_in(&ws, &ws.join("link.txt")), None);
+        assert_eq!(current_text_in(&ws, &ws.join("../secret.txt")), None);
+        assert_eq!(current_text_in(&ws, &ws.join("missing.txt")), None);
     }
 }
