@@ -28,3 +28,5 @@ echo "==> Neovim plugin (scripts/test-nvim.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-nvim.sh
 echo "==> VS Code extension (scripts/test-vscode.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-vscode.sh
+echo "==> ACP face driven by the official TypeScript SDK (scripts/test-acp.sh)"
+RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-acp.sh
