@@ -49,19 +49,24 @@ pub fn read(state_dir: &Path, id: &str) -> Option<SessionRecord> {
     serde_json::from_str(&text).ok()
 }
 
-/// Writes the record of session `id` (atomically); a failure is logged, not fatal: the
-/// session goes on, only a later `session/load` will not find it.
+/// Writes the record of session `id` through a temporary file and a rename, so a reader never
+/// sees half of it. It is not synced to disk: it outlives rawko being killed (what `session/load`
+/// is for), and syncing would hold up the task starting; the tasks' own logs are synced. A
+/// failure is logged, not fatal: the session goes on, only a later `session/load` will not find
+/// it.
 pub fn write(state_dir: &Path, id: &str, record: &SessionRecord) {
     let Some(path) = record_path(state_dir, id) else {
         return;
     };
-    if let Some(dir) = path.parent() {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            tracing::warn!("cannot record ACP session {id}: {e}");
-            return;
+    let written = (|| -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
         }
-    }
-    if let Err(e) = crate::store::write_atomic(&path, record) {
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec(record).map_err(std::io::Error::other)?)?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if let Err(e) = written {
         tracing::warn!("cannot record ACP session {id}: {e}");
     }
 }
