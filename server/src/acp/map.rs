@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, PermissionOption,
+    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, Diff, PermissionOption,
     PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     RequestPermissionOutcome, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
-    UnstructuredCommandInput,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UnstructuredCommandInput,
 };
 use serde_json::Value;
 
@@ -134,6 +134,39 @@ pub fn locations(input: &Value, workspace: &Path) -> Vec<ToolCallLocation> {
             ToolCallLocation::new(path).line(line)
         })
         .collect()
+}
+
+/// The change a Write, Edit or MultiEdit call asks for, as `diff` content blocks (a Write's file
+/// shown whole as new text; an Edit's old and new strings); nothing for other tools.
+pub fn diffs(tool: &str, input: &Value, workspace: &Path) -> Vec<ToolCallContent> {
+    let Some(path) = ["file_path", "path"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .filter(|p| !p.is_empty())
+    else {
+        return Vec::new();
+    };
+    let path = workspace.join(path);
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let edit = |v: &Value| -> Option<ToolCallContent> {
+        let new = text(v, "new_string")?;
+        Some(ToolCallContent::Diff(
+            Diff::new(path.clone(), new).old_text(text(v, "old_string")),
+        ))
+    };
+    match crate::workflow::tools::canonical(tool) {
+        "Write" => text(input, "content")
+            .map(|content| ToolCallContent::Diff(Diff::new(path.clone(), content)))
+            .into_iter()
+            .collect(),
+        "Edit" => edit(input).into_iter().collect(),
+        "MultiEdit" => input
+            .get("edits")
+            .and_then(Value::as_array)
+            .map(|edits| edits.iter().filter_map(edit).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// The slash commands a session offers.
@@ -439,6 +472,7 @@ impl Mapper {
                     ToolCall::new(id.to_owned(), text)
                         .kind(tool_kind(tool))
                         .status(ToolCallStatus::InProgress)
+                        .content(diffs(tool, &input, &self.workspace))
                         .locations(locations(&input, &self.workspace))
                         .raw_input(input),
                 )]

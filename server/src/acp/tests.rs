@@ -247,6 +247,55 @@ fn the_plan_is_the_flattened_phases_sent_at_start_and_at_each_change() {
 }
 
 #[test]
+fn write_and_edit_calls_carry_their_diff() {
+    let call = |tool: &str, input: Value| {
+        let event = TaskEvent::Output {
+            kind: OutputKind::ToolCall,
+            text: tool.to_owned(),
+            tool_call_id: Some("d".to_owned()),
+            tool: Some(tool.to_owned()),
+            input: Some(input),
+            is_error: None,
+        };
+        wire(&mapper().map(&event)[0])["content"].clone()
+    };
+    let rows = [
+        (
+            "a Write shows the file as new text",
+            call("Write", json!({"file_path": "a.md", "content": "hi"})),
+            json!([{"type": "diff", "path": "/ws/a.md", "newText": "hi"}]),
+        ),
+        (
+            "an Edit its old and new strings",
+            call(
+                "Edit",
+                json!({"file_path": "/ws/b.rs", "old_string": "x", "new_string": "y"}),
+            ),
+            json!([{"type": "diff", "path": "/ws/b.rs", "oldText": "x", "newText": "y"}]),
+        ),
+        (
+            "a MultiEdit one diff per edit",
+            call(
+                "MultiEdit",
+                json!({"file_path": "c.rs", "edits": [
+                    {"old_string": "1", "new_string": "2"},
+                    {"old_string": "3", "new_string": "4"}]}),
+            ),
+            json!([{"type": "diff", "path": "/ws/c.rs", "oldText": "1", "newText": "2"},
+                   {"type": "diff", "path": "/ws/c.rs", "oldText": "3", "newText": "4"}]),
+        ),
+        (
+            "a Read has none",
+            call("Read", json!({"file_path": "a.md"})),
+            Value::Null,
+        ),
+    ];
+    for (what, got, expected) in rows {
+        assert_eq!(got, expected, "{what}");
+    }
+}
+
+#[test]
 fn a_task_without_a_workflow_has_no_plan() {
     let mut m = mapper();
     assert!(m.map(&status(TaskState::Running, &[], None)).is_empty());
