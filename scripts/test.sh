@@ -22,6 +22,12 @@ if [ "${RAWKO_CLAUDE_E2E:-1}" != 0 ] && [ -z "${RAWKO_CLAUDE_BIN:-}" ]; then
   RAWKO_CLAUDE_BIN="$(./scripts/install-claude-code.sh | tail -n 1)"
   export RAWKO_CLAUDE_BIN
 fi
+# tests/acp_sdk.rs drives `rawko acp` with the official ACP TypeScript SDK: install it (pinned,
+# once). RAWKO_ACP_SDK_E2E=0 skips that test instead.
+if [ "${RAWKO_ACP_SDK_E2E:-1}" != 0 ]; then
+  echo "==> ACP TypeScript SDK (scripts/install-acp-sdk.sh)"
+  ./scripts/install-acp-sdk.sh
+fi
 echo "==> cargo test"
 cargo test --workspace --locked
 echo "==> Neovim plugin (scripts/test-nvim.sh)"
