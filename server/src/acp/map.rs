@@ -16,7 +16,9 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 
 use crate::clip::{clip_line, clip_to};
-use crate::engine::{ApprovalAnswer, Crumb, Outcome, OutputKind, TaskEvent, TaskState};
+use crate::engine::{
+    ApprovalAnswer, Crumb, Outcome, OutputKind, TaskEvent, TaskSnapshot, TaskState,
+};
 use crate::workflow::definition::{PhaseEntry, Show, WorkflowDefinition, WorkflowSet};
 use crate::workflow::state::BreadcrumbLevel;
 use crate::workflow::tools::{class_of, ToolClass};
@@ -353,6 +355,35 @@ pub fn plan(slots: &[PhaseSlot], crumbs: &[Crumb], state: TaskState) -> Option<P
         })
         .collect();
     Some(Plan::new(entries))
+}
+
+/// What `session/load` replays of a task: its description as the user's message, where it
+/// stands as the agent's, and its plan (for a task in a workflow).
+pub fn replay(task: &TaskSnapshot, set: &WorkflowSet) -> Vec<SessionUpdate> {
+    let mut updates = vec![
+        SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(
+            task.description.clone(),
+        ))),
+        message(format!(
+            "rawko task {}: {}\n",
+            task.task_id,
+            if task.status_text.is_empty() {
+                task.state.as_str()
+            } else {
+                task.status_text.as_str()
+            }
+        )),
+    ];
+    let slots = task
+        .workflow
+        .as_deref()
+        .and_then(|key| set.get(key))
+        .map(|def| phase_slots(set, def))
+        .unwrap_or_default();
+    if let Some(p) = plan(&slots, &task.breadcrumb, task.state) {
+        updates.push(SessionUpdate::Plan(p));
+    }
+    updates
 }
 
 /// How a task's events end the prompt turn: `None` while it goes on.

@@ -9,6 +9,7 @@
 //! so nothing else waits for the user.
 
 mod map;
+mod sessions;
 #[cfg(test)]
 mod tests;
 
@@ -20,10 +21,10 @@ use std::sync::{Arc, Mutex, Weak};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    RequestPermissionRequest, SessionNotification, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
@@ -122,7 +123,13 @@ async fn serve(
 ) {
     use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
     let transport = ByteStreams::new(output.compat_write(), input.compat());
-    let (f1, f2, f3, f4) = (face.clone(), face.clone(), face.clone(), face.clone());
+    let (f1, f2, f3, f4, f5) = (
+        face.clone(),
+        face.clone(),
+        face.clone(),
+        face.clone(),
+        face.clone(),
+    );
     let result = Agent
         .v1()
         .name("rawko")
@@ -145,6 +152,27 @@ async fn serve(
                     }
                     Err(e) => responder.respond_with_error(e),
                 }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx| {
+                // The replay is sent before the answer, as ACP asks: from a task of its own.
+                let face = f5.clone();
+                tokio::spawn(async move {
+                    match face.load_session(request, cx).await {
+                        Ok((response, session)) => {
+                            let _ = responder.respond(response);
+                            session.notify(SessionUpdate::AvailableCommandsUpdate(
+                                AvailableCommandsUpdate::new(map::available_commands()),
+                            ));
+                        }
+                        Err(e) => {
+                            let _ = responder.respond_with_error(e);
+                        }
+                    }
+                });
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -188,8 +216,8 @@ fn initialize(_request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
-                // `session/load` is not built yet (docs/acp.md).
-                .load_session(false)
+                // A session whose task this machine keeps loads (docs/acp.md).
+                .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
         .agent_info(
@@ -235,13 +263,87 @@ impl Face {
         request: NewSessionRequest,
         cx: Connection,
     ) -> Result<(NewSessionResponse, Arc<Session>), Error> {
+        let id = format!(
+            "acp-{}-{}-{}",
+            crate::clock::now_millis(),
+            std::process::id(),
+            self.next.fetch_add(1, Ordering::Relaxed)
+        );
+        let session = self
+            .open_session(
+                id.clone(),
+                &request.cwd,
+                request.mcp_servers.len(),
+                None,
+                cx,
+            )
+            .await?;
+        let response = NewSessionResponse::new(id).modes(session.modes());
+        Ok((response, session))
+    }
+
+    /// `session/load`: a session of an earlier `rawko acp` whose task this machine keeps. Its
+    /// description and where it stands are replayed as updates; the next prompt resumes an
+    /// unfinished task with the prompt as a message (a finished one: a new task starts).
+    async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+        cx: Connection,
+    ) -> Result<(LoadSessionResponse, Arc<Session>), Error> {
+        let id = request.session_id.0.to_string();
+        let not_found = || {
+            Error::new(
+                ErrorCode::RESOURCE_NOT_FOUND,
+                format!("unknown session \"{}\"", crate::clip::clip(&id)),
+            )
+        };
+        if self.session(&id).is_ok() {
+            return Err(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("session \"{}\" is already open", crate::clip::clip(&id)),
+            ));
+        }
+        let store = crate::store::state_dir(env).ok_or_else(not_found)?;
+        let task_id = sessions::task_of(&store, &id).ok_or_else(not_found)?;
+        let session = self
+            .open_session(
+                id.clone(),
+                &request.cwd,
+                request.mcp_servers.len(),
+                None,
+                cx,
+            )
+            .await?;
+        let snapshot = session.tasks.get(&task_id).await.map_err(task_error)?;
+        if let Ok(mut state) = session.state.lock() {
+            state.task = Some(task_id.clone());
+            if let Some(key) = &snapshot.workflow {
+                state.mode = key.clone();
+            }
+        }
+        for update in map::replay(&snapshot, &session.set) {
+            session.notify(update);
+        }
+        Ok((LoadSessionResponse::new().modes(session.modes()), session))
+    }
+
+    /// A session for `cwd` (or `--workspace`): its settings, trust, workflows (the modes) and a
+    /// task service of its own, whose tasks' events go to this session.
+    async fn open_session(
+        &self,
+        id: String,
+        cwd: &std::path::Path,
+        mcp_servers: usize,
+        mode: Option<String>,
+        cx: Connection,
+    ) -> Result<Arc<Session>, Error> {
         let workspace = match &self.options.workspace {
             Some(w) => w.clone(),
-            None if request.cwd.is_absolute() => request.cwd.clone(),
+            None if cwd.is_absolute() => cwd.to_path_buf(),
             None => {
                 return Err(invalid_params(format!(
                     "cwd must be an absolute path, not \"{}\"",
-                    crate::clip::clip_path(&request.cwd)
+                    crate::clip::clip_path(cwd)
                 )))
             }
         };
@@ -251,10 +353,9 @@ impl Face {
                 crate::clip::clip_path(&workspace)
             )));
         }
-        if !request.mcp_servers.is_empty() {
+        if mcp_servers > 0 {
             tracing::info!(
-                "the client offers {} MCP server(s); rawko's tasks do not use them yet",
-                request.mcp_servers.len()
+                "the client offers {mcp_servers} MCP server(s); rawko's tasks do not use them yet"
             );
         }
         let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
@@ -274,10 +375,8 @@ impl Face {
                 place.workspace.display()
             );
         }
-        let default_mode = self
-            .options
-            .workflow
-            .clone()
+        let default_mode = mode
+            .or_else(|| self.options.workflow.clone())
             .or_else(|| place.settings.default_workflow.clone());
         let roots = place.workflow_roots.clone();
         let set = Arc::new(
@@ -295,18 +394,21 @@ impl Face {
             },
             None => map::NO_WORKFLOW.to_owned(),
         };
-        let id = format!(
-            "rawko-acp-{}-{}",
-            std::process::id(),
-            self.next.fetch_add(1, Ordering::Relaxed)
-        );
         let store = crate::store::state_dir(env);
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
+            let store_dir = store.clone();
             let sink: Sink = Arc::new(move |task_id, events| {
                 if let Some(session) = me.upgrade() {
                     if let Ok(mut state) = session.state.lock() {
                         state.task = Some(task_id.clone());
+                    }
+                    if let Some(store) = &store_dir {
+                        if let Err(e) = sessions::record(store, &session.id, &task_id) {
+                            tracing::warn!(
+                                "cannot record the session's task (no session/load): {e}"
+                            );
+                        }
                     }
                     tokio::spawn(pump(session, task_id, events));
                 }
@@ -318,19 +420,18 @@ impl Face {
                 id: id.clone(),
                 cx,
                 workspace,
-                set: set.clone(),
+                set,
                 tasks,
                 state: Mutex::new(SessionState {
-                    mode: mode.clone(),
+                    mode,
                     ..SessionState::default()
                 }),
             }
         });
         if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id.clone(), session.clone());
+            sessions.insert(id, session.clone());
         }
-        let response = NewSessionResponse::new(id).modes(map::modes(&set, &mode));
-        Ok((response, session))
+        Ok(session)
     }
 
     /// `session/prompt`: the first prompt starts the task, later ones are messages to it; the
@@ -353,6 +454,10 @@ impl Face {
             }
             state.turn = Some(tx);
             (session.running_task(&state), state.mode.clone())
+        };
+        let running = match running {
+            Some(id) => Some(id),
+            None => session.resume_stored().await,
         };
         let result = match running {
             Some(id) => session.tasks.send_message(&id, text),
@@ -459,6 +564,31 @@ impl Session {
         self.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
             ContentBlock::from(text),
         )));
+    }
+
+    /// The session's modes, the current one marked.
+    fn modes(&self) -> agent_client_protocol::v1::schema::SessionModeState {
+        let mode = self
+            .state
+            .lock()
+            .map(|s| s.mode.clone())
+            .unwrap_or_else(|_| map::NO_WORKFLOW.to_owned());
+        map::modes(&self.set, &mode)
+    }
+
+    /// A loaded session's task, found unfinished in the store, going on again; its id.
+    async fn resume_stored(&self) -> Option<String> {
+        let id = self.state.lock().ok()?.task.clone()?;
+        if self.tasks.handle(&id).is_some() {
+            return None;
+        }
+        match self.tasks.resume(&id).await {
+            Ok(_) => Some(id),
+            Err(e) => {
+                tracing::debug!("the session's task does not resume: {e}");
+                None
+            }
+        }
     }
 
     /// The session's task, if it has not ended.

@@ -551,3 +551,48 @@ fn the_prompt_text_joins_text_links_and_embedded_files() {
         "Fix the bug in\n@file:///ws/src/lib.rs\n<file uri=\"file:///ws/src/main.rs\">\nfn main() {}\n</file>"
     );
 }
+
+#[test]
+fn a_loaded_session_replays_the_description_where_the_task_stands_and_its_plan() {
+    let set = starter();
+    let snapshot = |workflow: Option<&str>, crumbs: Vec<Crumb>| crate::engine::TaskSnapshot {
+        task_id: "task-1".to_owned(),
+        description: "Add a plan".to_owned(),
+        workflow: workflow.map(str::to_owned),
+        workflow_name: None,
+        state: TaskState::Interrupted,
+        breadcrumb: crumbs,
+        breadcrumb_text: String::new(),
+        status_text: "Feature > 🛠️ Implement [2/4] — interrupted; resume to continue".to_owned(),
+        started_at: 0,
+        updated_at: 0,
+        history: Vec::new(),
+        workspace: PathBuf::from("/ws"),
+        machine_state: "executing".to_owned(),
+        agent: None,
+    };
+    let crumb = Crumb {
+        name: "Feature".to_owned(),
+        phase_name: "Implement".to_owned(),
+        emoji: "🛠️".to_owned(),
+        index: 2,
+        total: 4,
+    };
+    let updates: Vec<Value> = map::replay(&snapshot(Some("feature"), vec![crumb]), &set)
+        .iter()
+        .map(wire)
+        .collect();
+    assert_eq!(
+        updates[..2],
+        [
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "Add a plan"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text",
+                "text": "rawko task task-1: Feature > 🛠️ Implement [2/4] — interrupted; resume to continue\n"}}),
+        ]
+    );
+    assert_eq!(updates[2]["sessionUpdate"], "plan");
+    assert_eq!(updates[2]["entries"][1]["status"], "in_progress");
+    assert_eq!(updates.len(), 3);
+    // Without a workflow there is no plan.
+    assert_eq!(map::replay(&snapshot(None, Vec::new()), &set).len(), 2);
+}
