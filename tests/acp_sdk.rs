@@ -1,7 +1,8 @@
 //! `rawko acp` driven by a client no one here wrote: the official ACP TypeScript SDK
 //! (`@agentclientprotocol/sdk`, pinned in tests/acp_sdk/package-lock.json) runs
 //! tests/acp_sdk/client.mjs against the real binary: modes, the plan in order, streamed chunks,
-//! a permission answered both ways with the effect on disk, a diff, cancel mid-turn.
+//! a permission answered both ways with the effect on disk, a diff, cancel mid-turn, and
+//! `session/load` after a SIGKILL of `rawko acp`.
 //!
 //! The SDK is installed by scripts/install-acp-sdk.sh (scripts/test.sh runs it). Without it the
 //! test is skipped, except under CI, where it fails; `RAWKO_ACP_SDK_E2E=0` skips it on purpose.

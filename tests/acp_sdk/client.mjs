@@ -58,7 +58,7 @@ async function withRawko(script, args, onPermission, body) {
       child.kill("SIGKILL");
       process.exit(1);
     }, 60_000);
-    await app.connectWith(stream, (agent) => body(agent, updates));
+    await app.connectWith(stream, (agent) => body(agent, updates, child));
     clearTimeout(timeout);
   } finally {
     child.stdin.end();
@@ -199,6 +199,46 @@ turns:
       prompt: [{ type: "text", text: "Go on" }],
     });
     check("the next prompt goes on with the task", next.stopReason === "end_turn" && text(updates.slice(before)).includes("Done after your message."), next);
+  });
+}
+
+// 3. session/load after a SIGKILL of `rawko acp`: the description is replayed, the task goes on.
+{
+  const SLOW = `
+turns:
+  - text: "Thinking long."
+    delay_ms: 1500
+  - text: "Done after your message."
+`;
+  let sessionId;
+  try {
+    await withRawko(SLOW, [], () => ({ outcome: { outcome: "cancelled" } }), async (agent, _updates, child) => {
+      await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const session = await agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+      sessionId = session.sessionId;
+      agent
+        .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Think it over" }] })
+        .catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.on("exit", resolve));
+    });
+  } catch {
+    // The connection ends with the process.
+  }
+  await withRawko(SLOW, [], () => ({ outcome: { outcome: "cancelled" } }), async (agent, updates) => {
+    const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    check("initialize offers loadSession", init.agentCapabilities?.loadSession === true, init.agentCapabilities);
+    await agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    const replayed = updates.find((u) => u.sessionUpdate === "user_message_chunk");
+    check("session/load replays the task's description", replayed?.content?.text === "Think it over", updates);
+    const before = updates.length;
+    const next = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Go on" }] });
+    check(
+      "after the load the task goes on where it was",
+      next.stopReason === "end_turn" && text(updates.slice(before)).includes("Thinking long."),
+      next,
+    );
   });
 }
 
