@@ -252,7 +252,7 @@ fn initialize_and_a_session_with_workflows_as_modes_and_the_slash_commands() {
     let result = &init["result"];
     assert_eq!(result["protocolVersion"], 1, "{init}");
     assert_eq!(result["agentInfo"]["name"], "rawko", "{init}");
-    assert_eq!(result["agentCapabilities"]["loadSession"], false, "{init}");
+    assert_eq!(result["agentCapabilities"]["loadSession"], true, "{init}");
     assert_eq!(
         result["agentCapabilities"]["promptCapabilities"]["embeddedContext"], true,
         "{init}"
@@ -521,4 +521,68 @@ fn a_prompt_the_task_service_refuses_is_an_error_the_client_sees() {
     );
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     acp.close();
+}
+
+#[test]
+fn a_session_loads_after_rawko_acp_was_killed_and_its_task_goes_on() {
+    let sb = Sandbox::new();
+    sb.write(
+        "s.yaml",
+        "turns:\n  - text: \"Thinking long.\"\n    delay_ms: 1500\n  - text: \"Done after your message.\"\n",
+    );
+    let mut first = sb.acp(&["--script", "s.yaml"]);
+    let init = first.initialize();
+    assert_eq!(
+        init["result"]["agentCapabilities"]["loadSession"], true,
+        "{init}"
+    );
+    let session = first.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    first.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Think it over"}]}),
+    );
+    // The task has started (its start is logged) well before its first turn ends; then SIGKILL.
+    std::thread::sleep(Duration::from_millis(700));
+    first.child.kill().expect("SIGKILL rawko acp");
+    let _ = first.child.wait();
+    drop(first);
+
+    let mut second = sb.acp(&["--script", "s.yaml"]);
+    second.initialize();
+    let from = second.seen.len();
+    let loaded = second.call(
+        "session/load",
+        json!({"sessionId": sid, "cwd": sb.project(), "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    assert!(loaded["result"]["modes"].is_object(), "{loaded}");
+    let replay = second.updates(from);
+    assert_eq!(
+        replay[0]["sessionUpdate"], "user_message_chunk",
+        "{replay:#?}"
+    );
+    assert_eq!(replay[0]["content"]["text"], "Think it over", "{replay:#?}");
+    assert!(
+        second.message_text(from).contains("rawko task task-"),
+        "{replay:#?}"
+    );
+    let from = second.seen.len();
+    let next = second.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Go on"}]}),
+    );
+    assert_eq!(next["result"]["stopReason"], "end_turn", "{next}");
+    let text = second.message_text(from);
+    assert!(
+        text.contains("Thinking long."),
+        "the task goes on where it was: {text}"
+    );
+    // An unknown session does not load.
+    let unknown = second.call(
+        "session/load",
+        json!({"sessionId": "acp-0-0-0", "cwd": sb.project(), "mcpServers": []}),
+    );
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    second.close();
 }

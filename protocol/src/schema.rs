@@ -49,9 +49,26 @@ pub fn schema_files() -> Vec<(String, String)> {
 
 fn render(mut schema: Schema) -> String {
     schema.insert("$comment".to_owned(), GENERATED_NOTE.into());
-    let mut text = serde_json::to_string_pretty(&schema).expect("a schema is always valid JSON");
+    let value = serde_json::to_value(&schema).expect("a schema is always valid JSON");
+    let mut text = serde_json::to_string_pretty(&sorted(value)).expect("valid JSON");
     text.push('\n');
     text
+}
+
+/// `value` with every object's keys in sorted order. The order serde_json and schemars give
+/// depends on serde_json's `preserve_order` feature, which another crate of the same build may
+/// turn on (the server's ACP SDK does): the files must be the same however this crate is built.
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
 }
 
 #[cfg(test)]

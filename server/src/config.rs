@@ -163,11 +163,14 @@ fn kind_of(file: &Path) -> FileKind {
 
 /// The one note about the keys of AutoAgent's config other than `hooks`, if it has any.
 fn autoagent_note(map: &Map<String, Value>, source: &str) -> Option<String> {
-    let keys: Vec<&str> = map
+    let mut keys: Vec<&str> = map
         .keys()
         .filter(|k| *k != "hooks" && *k != "$schema")
         .map(String::as_str)
         .collect();
+    // Named in one order whatever order the file has them in (serde_json keeps the file's order
+    // when its `preserve_order` feature is on, as the ACP SDK turns it on).
+    keys.sort_unstable();
     if keys.is_empty() {
         return None;
     }

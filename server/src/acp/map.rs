@@ -10,13 +10,15 @@ use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, Diff, PermissionOption,
     PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     RequestPermissionOutcome, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
-    UnstructuredCommandInput,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UnstructuredCommandInput,
 };
 use serde_json::Value;
 
 use crate::clip::{clip_line, clip_to};
-use crate::engine::{ApprovalAnswer, Crumb, Outcome, OutputKind, TaskEvent, TaskState};
+use crate::engine::{
+    ApprovalAnswer, Crumb, Outcome, OutputKind, TaskEvent, TaskSnapshot, TaskState,
+};
 use crate::workflow::definition::{PhaseEntry, Show, WorkflowDefinition, WorkflowSet};
 use crate::workflow::state::BreadcrumbLevel;
 use crate::workflow::tools::{class_of, ToolClass};
@@ -136,51 +138,31 @@ pub fn locations(input: &Value, workspace: &Path) -> Vec<ToolCallLocation> {
         .collect()
 }
 
+/// A Write's diffs with the file's current text as their old text (read inside the workspace
+/// only, see [`current_text_in`]), so a client shows what changes, not a new file.
+fn with_old_text(
+    tool: &str,
+    mut diffs: Vec<ToolCallContent>,
+    workspace: &Path,
+) -> Vec<ToolCallContent> {
+    if crate::workflow::tools::canonical(tool) == "Write" {
+        for d in &mut diffs {
+            if let ToolCallContent::Diff(diff) = d {
+                if diff.old_text.is_none() {
+                    diff.old_text = current_text_in(workspace, &diff.path);
+                }
+            }
+        }
+    }
+    diffs
+}
+
 /// The largest file whose text a Write's diff shows as the old text.
 const DIFF_OLD_BYTES: u64 = 256 * 1024;
 
-/// A Write, Edit or MultiEdit call's change as `diff` blocks, which clients show as a diff: an
-/// edit's old and new text; a Write's new content against the file as it is now (`old` reads it;
-/// a new file has no old text).
-pub fn diff_content(
-    tool: &str,
-    input: &Value,
-    workspace: &Path,
-    old: impl Fn(&Path) -> Option<String>,
-) -> Vec<ToolCallContent> {
-    let text = |keys: &[&str], from: &Value| {
-        keys.iter()
-            .find_map(|k| from.get(*k).and_then(Value::as_str))
-            .map(str::to_owned)
-    };
-    let Some(path) = text(&["file_path", "path", "notebook_path"], input) else {
-        return Vec::new();
-    };
-    let path = if Path::new(&path).is_absolute() {
-        PathBuf::from(path)
-    } else {
-        workspace.join(path)
-    };
-    let edit = |from: &Value| -> Option<ToolCallContent> {
-        let new = text(&["new_string", "new_text", "newText"], from)?;
-        let old = text(&["old_string", "old_text", "oldText"], from);
-        Some(Diff::new(path.clone(), new).old_text(old).into())
-    };
-    match class_of(tool) {
-        ToolClass::Write => match text(&["content", "text"], input) {
-            Some(content) => vec![Diff::new(path.clone(), content).old_text(old(&path)).into()],
-            None => Vec::new(),
-        },
-        ToolClass::Edit => match input.get("edits").and_then(Value::as_array) {
-            Some(edits) => edits.iter().filter_map(edit).collect(),
-            None => edit(input).into_iter().collect(),
-        },
-        _ => Vec::new(),
-    }
-}
-
 /// The text of `path` as it is now, if it is a file inside `workspace` (after following
-/// symlinks) of at most 256 KiB: the old side of a Write's diff.
+/// symlinks) of at most 256 KiB: the old side of a Write's diff. What is read goes to the
+/// user's editor, never to the model.
 pub fn current_text_in(workspace: &Path, path: &Path) -> Option<String> {
     let root = std::fs::canonicalize(workspace).ok()?;
     let real = std::fs::canonicalize(path).ok()?;
@@ -192,6 +174,39 @@ pub fn current_text_in(workspace: &Path, path: &Path) -> Option<String> {
         return None;
     }
     std::fs::read_to_string(&real).ok()
+}
+
+/// The change a Write, Edit or MultiEdit call asks for, as `diff` content blocks (a Write's file
+/// shown whole as new text; an Edit's old and new strings); nothing for other tools.
+pub fn diffs(tool: &str, input: &Value, workspace: &Path) -> Vec<ToolCallContent> {
+    let Some(path) = ["file_path", "path"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .filter(|p| !p.is_empty())
+    else {
+        return Vec::new();
+    };
+    let path = workspace.join(path);
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let edit = |v: &Value| -> Option<ToolCallContent> {
+        let new = text(v, "new_string")?;
+        Some(ToolCallContent::Diff(
+            Diff::new(path.clone(), new).old_text(text(v, "old_string")),
+        ))
+    };
+    match crate::workflow::tools::canonical(tool) {
+        "Write" => text(input, "content")
+            .map(|content| ToolCallContent::Diff(Diff::new(path.clone(), content)))
+            .into_iter()
+            .collect(),
+        "Edit" => edit(input).into_iter().collect(),
+        "MultiEdit" => input
+            .get("edits")
+            .and_then(Value::as_array)
+            .map(|edits| edits.iter().filter_map(edit).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// The slash commands a session offers.
@@ -380,6 +395,35 @@ pub fn plan(slots: &[PhaseSlot], crumbs: &[Crumb], state: TaskState) -> Option<P
     Some(Plan::new(entries))
 }
 
+/// What `session/load` replays of a task: its description as the user's message, where it
+/// stands as the agent's, and its plan (for a task in a workflow).
+pub fn replay(task: &TaskSnapshot, set: &WorkflowSet) -> Vec<SessionUpdate> {
+    let mut updates = vec![
+        SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(
+            task.description.clone(),
+        ))),
+        message(format!(
+            "rawko task {}: {}\n",
+            task.task_id,
+            if task.status_text.is_empty() {
+                task.state.as_str()
+            } else {
+                task.status_text.as_str()
+            }
+        )),
+    ];
+    let slots = task
+        .workflow
+        .as_deref()
+        .and_then(|key| set.get(key))
+        .map(|def| phase_slots(set, def))
+        .unwrap_or_default();
+    if let Some(p) = plan(&slots, &task.breadcrumb, task.state) {
+        updates.push(SessionUpdate::Plan(p));
+    }
+    updates
+}
+
 /// How a task's events end the prompt turn: `None` while it goes on.
 pub fn turn_end(event: &TaskEvent) -> Option<StopReason> {
     match event {
@@ -497,10 +541,12 @@ impl Mapper {
                     ToolCall::new(id.to_owned(), text)
                         .kind(tool_kind(tool))
                         .status(ToolCallStatus::InProgress)
+                        .content(with_old_text(
+                            tool,
+                            diffs(tool, &input, &self.workspace),
+                            &self.workspace,
+                        ))
                         .locations(locations(&input, &self.workspace))
-                        .content(diff_content(tool, &input, &self.workspace, |p| {
-                            current_text_in(&self.workspace, p)
-                        }))
                         .raw_input(input),
                 )]
             }
@@ -544,75 +590,38 @@ impl Mapper {
 }
 
 #[cfg(test)]
-mod diff_tests {
+mod old_text_tests {
     use super::*;
     use serde_json::json;
 
-    fn shown(content: Vec<ToolCallContent>) -> Vec<Value> {
-        content
-            .iter()
-            .map(|c| serde_json::to_value(c).unwrap())
-            .collect()
-    }
-
     #[test]
-    fn writes_and_edits_show_a_diff_and_nothing_else_does() {
-        let ws = Path::new("/w");
-        let old = |p: &Path| (p == Path::new("/w/a.txt")).then(|| "before\n".to_owned());
-        let cases = [
-            (
-                "Write",
-                json!({"file_path": "a.txt", "content": "after\n"}),
-                json!([{"type": "diff", "path": "/w/a.txt", "oldText": "before\n", "newText": "after\n"}]),
-            ),
-            (
-                "Write",
-                json!({"path": "new.txt", "content": "x"}),
-                json!([{"type": "diff", "path": "/w/new.txt", "oldText": null, "newText": "x"}]),
-            ),
-            (
-                "Edit",
-                json!({"file_path": "/w/b.rs", "old_string": "a", "new_string": "b"}),
-                json!([{"type": "diff", "path": "/w/b.rs", "oldText": "a", "newText": "b"}]),
-            ),
-            (
-                "MultiEdit",
-                json!({"file_path": "c.rs", "edits": [{"old_string": "1", "new_string": "2"}, {"old_string": "3", "new_string": "4"}]}),
-                json!([
-                    {"type": "diff", "path": "/w/c.rs", "oldText": "1", "newText": "2"},
-                    {"type": "diff", "path": "/w/c.rs", "oldText": "3", "newText": "4"}
-                ]),
-            ),
-            ("Read", json!({"file_path": "a.txt"}), json!([])),
-            ("Bash", json!({"command": "echo > a.txt"}), json!([])),
-            ("Write", json!({"content": "no path"}), json!([])),
-        ];
-        for (tool, input, want) in cases {
-            let got = shown(diff_content(tool, &input, ws, old));
-            let got: Vec<Value> = got
-                .into_iter()
-                .map(|mut v| {
-                    if v.get("oldText").is_none() {
-                        v["oldText"] = Value::Null;
-                    }
-                    v
-                })
-                .collect();
-            assert_eq!(Value::from(got), want, "{tool} {input}");
-        }
-    }
-
-    #[test]
-    fn the_old_text_is_read_only_inside_the_workspace() {
+    fn a_writes_diff_shows_the_file_as_it_is_and_only_inside_the_workspace() {
         let root = tempfile::tempdir().unwrap();
         let ws = root.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(ws.join("in.txt"), "inside").unwrap();
+        std::fs::write(ws.join("in.txt"), "before").unwrap();
         std::fs::write(root.path().join("secret.txt"), "outside").unwrap();
         std::os::unix::fs::symlink(root.path().join("secret.txt"), ws.join("link.txt")).unwrap();
-        assert_eq!(current_text_in(&ws, &ws.join("in.txt")).as_deref(), Some("inside"));
-        assert_eq!(current_text_in(&ws, &ws.join("link.txt")), None);
-        assert_eq!(current_text_in(&ws, &ws.join("../secret.txt")), None);
-        assert_eq!(current_text_in(&ws, &ws.join("missing.txt")), None);
+        let old = |file: &str| {
+            let input = json!({"file_path": file, "content": "after"});
+            match with_old_text("Write", diffs("Write", &input, &ws), &ws).pop() {
+                Some(ToolCallContent::Diff(d)) => d.old_text,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(old("in.txt").as_deref(), Some("before"));
+        assert_eq!(old("new.txt"), None, "a new file has no old text");
+        assert_eq!(
+            old("link.txt"),
+            None,
+            "a link out of the workspace is not read"
+        );
+        assert_eq!(old("../secret.txt"), None);
+        // An Edit's diff keeps the strings it replaces.
+        let edit = json!({"file_path": "in.txt", "old_string": "be", "new_string": "af"});
+        match with_old_text("Edit", diffs("Edit", &edit, &ws), &ws).pop() {
+            Some(ToolCallContent::Diff(d)) => assert_eq!(d.old_text.as_deref(), Some("be")),
+            other => panic!("{other:?}"),
+        }
     }
 }

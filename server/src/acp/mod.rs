@@ -8,8 +8,8 @@
 //! table-tested). A blocked call is asked with `session/request_permission` in a task of its own,
 //! so nothing else waits for the user.
 
-mod load;
 mod map;
+mod sessions;
 #[cfg(test)]
 mod tests;
 
@@ -22,10 +22,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
     CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    RequestPermissionRequest, SessionNotification, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
@@ -65,10 +64,6 @@ struct Session {
     set: Arc<WorkflowSet>,
     tasks: Arc<Tasks>,
     state: Mutex<SessionState>,
-    /// Where the session's record is kept for `session/load`; `None` without a state directory.
-    store: Option<PathBuf>,
-    /// The tasks the session started (or loaded), oldest first, for its record.
-    tasks_started: Mutex<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -79,9 +74,6 @@ struct SessionState {
     task: Option<String>,
     /// The prompt turn waiting for its end.
     turn: Option<oneshot::Sender<StopReason>>,
-    /// Set by `session/load`: the session's task is stored, not running here; the next prompt
-    /// resumes it (if it had not finished) before it takes the prompt.
-    loaded: bool,
 }
 
 /// Runs the face on stdin/stdout until the client closes it.
@@ -165,17 +157,22 @@ async fn serve(
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
+                // The replay is sent before the answer, as ACP asks: from a task of its own.
                 let face = f5.clone();
-                match face.load_session(request, cx).await {
-                    Ok((response, session)) => {
-                        responder.respond(response)?;
-                        session.notify(SessionUpdate::AvailableCommandsUpdate(
-                            AvailableCommandsUpdate::new(map::available_commands()),
-                        ));
-                        Ok(())
+                tokio::spawn(async move {
+                    match face.load_session(request, cx).await {
+                        Ok((response, session)) => {
+                            let _ = responder.respond(response);
+                            session.notify(SessionUpdate::AvailableCommandsUpdate(
+                                AvailableCommandsUpdate::new(map::available_commands()),
+                            ));
+                        }
+                        Err(e) => {
+                            let _ = responder.respond_with_error(e);
+                        }
                     }
-                    Err(e) => responder.respond_with_error(e),
-                }
+                });
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -219,6 +216,7 @@ fn initialize(_request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
+                // A session whose task this machine keeps loads (docs/acp.md).
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
@@ -267,67 +265,86 @@ impl Face {
     ) -> Result<(NewSessionResponse, Arc<Session>), Error> {
         let id = format!(
             "acp-{}-{}-{}",
-            crate::engine::now_millis(),
+            crate::clock::now_millis(),
             std::process::id(),
             self.next.fetch_add(1, Ordering::Relaxed)
         );
-        let (session, modes) = self
-            .open_session(id.clone(), &request.cwd, request.mcp_servers.len(), None, cx)
+        let session = self
+            .open_session(
+                id.clone(),
+                &request.cwd,
+                request.mcp_servers.len(),
+                None,
+                cx,
+            )
             .await?;
-        session.save_record();
-        Ok((NewSessionResponse::new(id).modes(modes), session))
+        let response = NewSessionResponse::new(id).modes(session.modes());
+        Ok((response, session))
     }
 
-    /// `session/load`: the session's record names its tasks; their conversations are replayed as
-    /// updates, and the next prompt resumes the last task (if it had not finished) or starts one.
+    /// `session/load`: a session of an earlier `rawko acp` whose task this machine keeps. Its
+    /// conversation and where it stands are replayed as updates; the next prompt resumes an
+    /// unfinished task with the prompt as a message (a finished one: a new task starts).
     async fn load_session(
         &self,
         request: LoadSessionRequest,
         cx: Connection,
     ) -> Result<(LoadSessionResponse, Arc<Session>), Error> {
         let id = request.session_id.0.to_string();
-        let record = crate::store::state_dir(env)
-            .and_then(|dir| load::read(&dir, &id))
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::RESOURCE_NOT_FOUND,
-                    format!("no rawko session \"{}\" to load", crate::clip::clip(&id)),
-                )
-            })?;
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.remove(&id);
+        let not_found = || {
+            Error::new(
+                ErrorCode::RESOURCE_NOT_FOUND,
+                format!("unknown session \"{}\"", crate::clip::clip(&id)),
+            )
+        };
+        if self.session(&id).is_ok() {
+            return Err(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("session \"{}\" is already open", crate::clip::clip(&id)),
+            ));
         }
-        let (session, modes) = self
+        let store = crate::store::state_dir(env).ok_or_else(not_found)?;
+        let task_id = sessions::task_of(&store, &id).ok_or_else(not_found)?;
+        let session = self
             .open_session(
                 id.clone(),
-                &record.workspace,
+                &request.cwd,
                 request.mcp_servers.len(),
-                Some(record.mode.clone()),
+                None,
                 cx,
             )
             .await?;
-        for task in &record.tasks {
-            match session.tasks.conversation(task).await {
-                Ok(c) => {
-                    for update in load::replay_updates(&c.messages, &session.workspace) {
-                        session.notify(update);
-                    }
-                }
-                Err(e) => session.message(format!("⚠️ task {task} cannot be shown: {e}\n")),
+        let snapshot = session.tasks.get(&task_id).await.map_err(task_error)?;
+        if let Ok(mut state) = session.state.lock() {
+            state.task = Some(task_id.clone());
+            if let Some(key) = &snapshot.workflow {
+                state.mode = key.clone();
             }
         }
-        if let Ok(mut started) = session.tasks_started.lock() {
-            *started = record.tasks.clone();
+        // The conversation as it was (the prompts, the agent's text, its tool calls and their
+        // results), then where the task stands (its status line and plan).
+        let summary = map::replay(&snapshot, &session.set);
+        let summary = match session.tasks.conversation(&task_id).await {
+            Ok(conversation) => {
+                for update in sessions::replay_updates(&conversation.messages, &session.workspace) {
+                    session.notify(update);
+                }
+                // The conversation began with the description: the summary need not repeat it.
+                summary.into_iter().skip(1).collect()
+            }
+            Err(e) => {
+                tracing::warn!("session/load: the conversation of {task_id} cannot be read: {e}");
+                summary
+            }
+        };
+        for update in summary {
+            session.notify(update);
         }
-        if let Ok(mut state) = session.state.lock() {
-            state.task = record.tasks.last().cloned();
-            state.loaded = true;
-        }
-        Ok((LoadSessionResponse::new().modes(modes), session))
+        Ok((LoadSessionResponse::new().modes(session.modes()), session))
     }
 
-    /// A session with its task service, for `cwd` (or `--workspace`), in `mode` (else the
-    /// default workflow). Registered under `id`.
+    /// A session for `cwd` (or `--workspace`): its settings, trust, workflows (the modes) and a
+    /// task service of its own, whose tasks' events go to this session.
     async fn open_session(
         &self,
         id: String,
@@ -335,7 +352,7 @@ impl Face {
         mcp_servers: usize,
         mode: Option<String>,
         cx: Connection,
-    ) -> Result<(Arc<Session>, agent_client_protocol::v1::schema::SessionModeState), Error> {
+    ) -> Result<Arc<Session>, Error> {
         let workspace = match &self.options.workspace {
             Some(w) => w.clone(),
             None if cwd.is_absolute() => cwd.to_path_buf(),
@@ -375,7 +392,6 @@ impl Face {
             );
         }
         let default_mode = mode
-            .filter(|m| m != map::NO_WORKFLOW)
             .or_else(|| self.options.workflow.clone())
             .or_else(|| place.settings.default_workflow.clone());
         let roots = place.workflow_roots.clone();
@@ -395,15 +411,21 @@ impl Face {
             None => map::NO_WORKFLOW.to_owned(),
         };
         let store = crate::store::state_dir(env);
-        let record_dir = store.clone();
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
+            let store_dir = store.clone();
             let sink: Sink = Arc::new(move |task_id, events| {
                 if let Some(session) = me.upgrade() {
                     if let Ok(mut state) = session.state.lock() {
                         state.task = Some(task_id.clone());
                     }
-                    session.save_record();
+                    if let Some(store) = &store_dir {
+                        if let Err(e) = sessions::record(store, &session.id, &task_id) {
+                            tracing::warn!(
+                                "cannot record the session's task (no session/load): {e}"
+                            );
+                        }
+                    }
                     tokio::spawn(pump(session, task_id, events));
                 }
             });
@@ -414,20 +436,18 @@ impl Face {
                 id: id.clone(),
                 cx,
                 workspace,
-                set: set.clone(),
+                set,
                 tasks,
                 state: Mutex::new(SessionState {
-                    mode: mode.clone(),
+                    mode,
                     ..SessionState::default()
                 }),
-                store: record_dir,
-                tasks_started: Mutex::new(Vec::new()),
             }
         });
         if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id.clone(), session.clone());
+            sessions.insert(id, session.clone());
         }
-        Ok((session, map::modes(&set, &mode)))
+        Ok(session)
     }
 
     /// `session/prompt`: the first prompt starts the task, later ones are messages to it; the
@@ -453,7 +473,7 @@ impl Face {
         };
         let running = match running {
             Some(id) => Some(id),
-            None => session.resume_loaded().await,
+            None => session.resume_stored().await,
         };
         let result = match running {
             Some(id) => session.tasks.send_message(&id, text),
@@ -513,7 +533,6 @@ impl Face {
         if let Ok(mut state) = session.state.lock() {
             state.mode = mode.clone();
         }
-        session.save_record();
         session.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
             mode,
         )));
@@ -548,33 +567,6 @@ impl Face {
 }
 
 impl Session {
-    /// Keeps the session's record (its workspace, mode and tasks) for a later `session/load`.
-    fn save_record(&self) {
-        let Some(dir) = &self.store else { return };
-        let (mode, current) = match self.state.lock() {
-            Ok(s) => (s.mode.clone(), s.task.clone()),
-            Err(_) => return,
-        };
-        let tasks = match self.tasks_started.lock() {
-            Ok(mut t) => {
-                if let Some(id) = current {
-                    if !t.contains(&id) {
-                        t.push(id);
-                    }
-                }
-                t.clone()
-            }
-            Err(_) => return,
-        };
-        let record = load::SessionRecord {
-            version: 1,
-            workspace: self.workspace.clone(),
-            mode,
-            tasks,
-        };
-        load::write(dir, &self.id, &record);
-    }
-
     fn notify(&self, update: SessionUpdate) {
         if let Err(e) = self
             .cx
@@ -590,20 +582,26 @@ impl Session {
         )));
     }
 
-    /// After `session/load`, the first prompt resumes the session's stored task if it had not
-    /// finished; returns its id when it runs again.
-    async fn resume_loaded(&self) -> Option<String> {
-        let id = match self.state.lock() {
-            Ok(mut state) if state.loaded => {
-                state.loaded = false;
-                state.task.clone()?
-            }
-            _ => return None,
-        };
+    /// The session's modes, the current one marked.
+    fn modes(&self) -> agent_client_protocol::v1::schema::SessionModeState {
+        let mode = self
+            .state
+            .lock()
+            .map(|s| s.mode.clone())
+            .unwrap_or_else(|_| map::NO_WORKFLOW.to_owned());
+        map::modes(&self.set, &mode)
+    }
+
+    /// A loaded session's task, found unfinished in the store, going on again; its id.
+    async fn resume_stored(&self) -> Option<String> {
+        let id = self.state.lock().ok()?.task.clone()?;
+        if self.tasks.handle(&id).is_some() {
+            return None;
+        }
         match self.tasks.resume(&id).await {
             Ok(_) => Some(id),
             Err(e) => {
-                tracing::info!("session/load: task {id} does not go on ({e}); the prompt starts a new one");
+                tracing::debug!("the session's task does not resume: {e}");
                 None
             }
         }

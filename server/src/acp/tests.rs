@@ -247,6 +247,55 @@ fn the_plan_is_the_flattened_phases_sent_at_start_and_at_each_change() {
 }
 
 #[test]
+fn write_and_edit_calls_carry_their_diff() {
+    let call = |tool: &str, input: Value| {
+        let event = TaskEvent::Output {
+            kind: OutputKind::ToolCall,
+            text: tool.to_owned(),
+            tool_call_id: Some("d".to_owned()),
+            tool: Some(tool.to_owned()),
+            input: Some(input),
+            is_error: None,
+        };
+        wire(&mapper().map(&event)[0])["content"].clone()
+    };
+    let rows = [
+        (
+            "a Write shows the file as new text",
+            call("Write", json!({"file_path": "a.md", "content": "hi"})),
+            json!([{"type": "diff", "path": "/ws/a.md", "newText": "hi"}]),
+        ),
+        (
+            "an Edit its old and new strings",
+            call(
+                "Edit",
+                json!({"file_path": "/ws/b.rs", "old_string": "x", "new_string": "y"}),
+            ),
+            json!([{"type": "diff", "path": "/ws/b.rs", "oldText": "x", "newText": "y"}]),
+        ),
+        (
+            "a MultiEdit one diff per edit",
+            call(
+                "MultiEdit",
+                json!({"file_path": "c.rs", "edits": [
+                    {"old_string": "1", "new_string": "2"},
+                    {"old_string": "3", "new_string": "4"}]}),
+            ),
+            json!([{"type": "diff", "path": "/ws/c.rs", "oldText": "1", "newText": "2"},
+                   {"type": "diff", "path": "/ws/c.rs", "oldText": "3", "newText": "4"}]),
+        ),
+        (
+            "a Read has none",
+            call("Read", json!({"file_path": "a.md"})),
+            Value::Null,
+        ),
+    ];
+    for (what, got, expected) in rows {
+        assert_eq!(got, expected, "{what}");
+    }
+}
+
+#[test]
 fn a_task_without_a_workflow_has_no_plan() {
     let mut m = mapper();
     assert!(m.map(&status(TaskState::Running, &[], None)).is_empty());
@@ -501,4 +550,49 @@ fn the_prompt_text_joins_text_links_and_embedded_files() {
         map::prompt_text(&prompt),
         "Fix the bug in\n@file:///ws/src/lib.rs\n<file uri=\"file:///ws/src/main.rs\">\nfn main() {}\n</file>"
     );
+}
+
+#[test]
+fn a_loaded_session_replays_the_description_where_the_task_stands_and_its_plan() {
+    let set = starter();
+    let snapshot = |workflow: Option<&str>, crumbs: Vec<Crumb>| crate::engine::TaskSnapshot {
+        task_id: "task-1".to_owned(),
+        description: "Add a plan".to_owned(),
+        workflow: workflow.map(str::to_owned),
+        workflow_name: None,
+        state: TaskState::Interrupted,
+        breadcrumb: crumbs,
+        breadcrumb_text: String::new(),
+        status_text: "Feature > 🛠️ Implement [2/4] — interrupted; resume to continue".to_owned(),
+        started_at: 0,
+        updated_at: 0,
+        history: Vec::new(),
+        workspace: PathBuf::from("/ws"),
+        machine_state: "executing".to_owned(),
+        agent: None,
+    };
+    let crumb = Crumb {
+        name: "Feature".to_owned(),
+        phase_name: "Implement".to_owned(),
+        emoji: "🛠️".to_owned(),
+        index: 2,
+        total: 4,
+    };
+    let updates: Vec<Value> = map::replay(&snapshot(Some("feature"), vec![crumb]), &set)
+        .iter()
+        .map(wire)
+        .collect();
+    assert_eq!(
+        updates[..2],
+        [
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "Add a plan"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text",
+                "text": "rawko task task-1: Feature > 🛠️ Implement [2/4] — interrupted; resume to continue\n"}}),
+        ]
+    );
+    assert_eq!(updates[2]["sessionUpdate"], "plan");
+    assert_eq!(updates[2]["entries"][1]["status"], "in_progress");
+    assert_eq!(updates.len(), 3);
+    // Without a workflow there is no plan.
+    assert_eq!(map::replay(&snapshot(None, Vec::new()), &set).len(), 2);
 }

@@ -397,7 +397,8 @@ mod tests {
             json!({"decision": "block", "reason": "go on"})
         );
         let c = HookAnswer::context("SessionStart", Some("phase".into()));
-        assert_eq!(c.to_command().1, "{\"hookSpecificOutput\":{\"additionalContext\":\"phase\",\"hookEventName\":\"SessionStart\"}}\n");
+        // Keys in the order they are written (serde_json's `preserve_order`, on with the ACP SDK).
+        assert_eq!(c.to_command().1, "{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"phase\"}}\n");
         assert_eq!(HookAnswer::pass().to_http("PostToolUse"), json!({}));
     }
 }

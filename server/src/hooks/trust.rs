@@ -25,9 +25,27 @@ pub enum Trust {
     Changed,
 }
 
-/// The hash trust is recorded with: SHA-256 of the section's JSON text.
+/// The hash trust is recorded with: SHA-256 of the section's JSON text, its object keys sorted
+/// (serde_json keeps them in file order when a dependency turns on its `preserve_order`, so the
+/// text is made canonical here: reordering keys does not change what was trusted, and hashes
+/// recorded before stay valid).
 pub fn hooks_hash(section: &Value) -> String {
-    let text = serde_json::to_string(section).unwrap_or_default();
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let text = serde_json::to_string(&sorted(section)).unwrap_or_default();
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
@@ -155,5 +173,21 @@ mod tests {
         assert!(revoke(&store, &ws).unwrap());
         assert_eq!(check(Some(&store), &ws, Some(&a)), Trust::Untrusted);
         assert!(!revoke(&store, &ws).unwrap());
+    }
+
+    #[test]
+    fn the_hash_does_not_depend_on_key_order() {
+        let a: Value =
+            serde_json::from_str(r#"{"b": 1, "a": {"y": [1, {"q": 2, "p": 3}], "x": true}}"#)
+                .unwrap();
+        let b: Value =
+            serde_json::from_str(r#"{"a": {"x": true, "y": [1, {"p": 3, "q": 2}]}, "b": 1}"#)
+                .unwrap();
+        assert_eq!(hooks_hash(&a), hooks_hash(&b));
+        // The hash of the sorted text, as rawko recorded it before key order was kept.
+        let sorted = r#"{"a":{"x":true,"y":[1,{"p":3,"q":2}]},"b":1}"#;
+        let digest = Sha256::digest(sorted.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hooks_hash(&a), format!("sha256:{hex}"));
     }
 }

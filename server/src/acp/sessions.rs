@@ -1,14 +1,13 @@
-//! `session/load`: which rawko tasks an ACP session ran (a small record in the state directory,
-//! `acp-sessions/<id>.json`, written when a task starts and when the mode changes), and a stored
-//! conversation replayed as `session/update`s (pure, table-tested in `tests.rs`).
+//! Which task each ACP session runs, kept in the state directory (`acp-sessions/<session id>`,
+//! the task id as its text), so that a later `rawko acp` can load the session (`session/load`).
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields,
 };
-use serde::{Deserialize, Serialize};
 
 use super::map::{locations, tool_kind};
 use crate::clip::clip_to;
@@ -17,58 +16,32 @@ use crate::provider::Message;
 /// The most of a replayed tool result shown.
 const RESULT_CHARS: usize = 4000;
 
-/// What rawko keeps of an ACP session so a client can load it again.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionRecord {
-    pub version: u32,
-    pub workspace: PathBuf,
-    /// The session's mode: a workflow key or `none`.
-    pub mode: String,
-    /// The tasks the session started, oldest first.
-    pub tasks: Vec<String>,
+/// The file of `session`, if its id is one rawko could have made (letters, digits, `-`, `_`).
+fn file(store: &Path, session: &str) -> Option<PathBuf> {
+    let plain = !session.is_empty()
+        && session.len() <= 200
+        && session
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    plain.then(|| store.join("acp-sessions").join(session))
 }
 
-/// A session id rawko accepts (it names a file): letters, digits, `-` and `_`, at most 128.
-pub fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+/// Records that `session` runs `task` now (written to a temporary file, then renamed).
+pub fn record(store: &Path, session: &str, task: &str) -> io::Result<()> {
+    let path = file(store, session)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a session id"))?;
+    let dir = store.join("acp-sessions");
+    std::fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!(".{session}.tmp"));
+    std::fs::write(&tmp, task)?;
+    std::fs::rename(&tmp, &path)
 }
 
-/// Where the record of session `id` is kept.
-pub fn record_path(state_dir: &Path, id: &str) -> Option<PathBuf> {
-    valid_id(id).then(|| state_dir.join("acp-sessions").join(format!("{id}.json")))
-}
-
-/// The record of session `id`, if there is one that reads.
-pub fn read(state_dir: &Path, id: &str) -> Option<SessionRecord> {
-    let text = std::fs::read_to_string(record_path(state_dir, id)?).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// Writes the record of session `id` through a temporary file and a rename, so a reader never
-/// sees half of it. It is not synced to disk: it outlives rawko being killed (what `session/load`
-/// is for), and syncing would hold up the task starting; the tasks' own logs are synced. A
-/// failure is logged, not fatal: the session goes on, only a later `session/load` will not find
-/// it.
-pub fn write(state_dir: &Path, id: &str, record: &SessionRecord) {
-    let Some(path) = record_path(state_dir, id) else {
-        return;
-    };
-    let written = (|| -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec(record).map_err(std::io::Error::other)?)?;
-        std::fs::rename(&tmp, &path)
-    })();
-    if let Err(e) = written {
-        tracing::warn!("cannot record ACP session {id}: {e}");
-    }
+/// The task `session` ran last, if it is recorded.
+pub fn task_of(store: &Path, session: &str) -> Option<String> {
+    let text = std::fs::read_to_string(file(store, session)?).ok()?;
+    let task = text.trim();
+    (!task.is_empty()).then(|| task.to_owned())
 }
 
 /// A stored conversation as the updates a client shows: the user's messages, the assistant's
@@ -120,43 +93,22 @@ pub fn replay_updates(messages: &[Message], workspace: &Path) -> Vec<SessionUpda
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{ToolCall as Call, ToolResult};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
-    fn only_plain_ids_name_a_record_file() {
-        let dir = Path::new("/state");
-        for (id, ok) in [
-            ("acp-1795-42-1", true),
-            ("a_b-C9", true),
-            ("", false),
-            ("../etc/passwd", false),
-            ("a/b", false),
-            ("a b", false),
-            (&"x".repeat(129), false),
-        ] {
-            assert_eq!(record_path(dir, id).is_some(), ok, "{id:?}");
-        }
+    fn a_recorded_session_gives_its_last_task_and_odd_ids_give_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = dir.path();
+        assert_eq!(super::task_of(store, "acp-1-2-3"), None);
+        super::record(store, "acp-1-2-3", "task-1").expect("record");
+        super::record(store, "acp-1-2-3", "task-2").expect("record");
         assert_eq!(
-            record_path(dir, "acp-1"),
-            Some(PathBuf::from("/state/acp-sessions/acp-1.json"))
+            super::task_of(store, "acp-1-2-3").as_deref(),
+            Some("task-2")
         );
-    }
-
-    #[test]
-    fn a_record_reads_back_as_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let record = SessionRecord {
-            version: 1,
-            workspace: PathBuf::from("/w"),
-            mode: "feature".into(),
-            tasks: vec!["task-1-1".into(), "task-2-2".into()],
-        };
-        write(dir.path(), "acp-1", &record);
-        assert_eq!(read(dir.path(), "acp-1"), Some(record));
-        assert_eq!(read(dir.path(), "acp-2"), None);
-        std::fs::write(dir.path().join("acp-sessions/acp-3.json"), "{not json").unwrap();
-        assert_eq!(read(dir.path(), "acp-3"), None, "a broken record is no record");
+        assert!(super::record(store, "../escape", "t").is_err());
+        assert_eq!(super::task_of(store, "../acp-sessions/acp-1-2-3"), None);
+        assert_eq!(super::task_of(store, ""), None);
     }
 
     #[test]
@@ -165,26 +117,26 @@ mod tests {
             Message::User("Remember me".into()),
             Message::Assistant {
                 text: "Reading.".into(),
-                tool_calls: vec![Call {
+                tool_calls: vec![crate::provider::ToolCall {
                     id: "c1".into(),
                     name: "Read".into(),
                     input: json!({"file_path": "README.md"}),
                 }],
             },
-            Message::ToolResults(vec![ToolResult {
+            Message::ToolResults(vec![crate::provider::ToolResult {
                 tool_call_id: "c1".into(),
                 content: "A tiny project.".into(),
                 is_error: false,
             }]),
             Message::Assistant {
                 text: String::new(),
-                tool_calls: vec![Call {
+                tool_calls: vec![crate::provider::ToolCall {
                     id: "c2".into(),
                     name: "Bash".into(),
                     input: json!({"command": "false"}),
                 }],
             },
-            Message::ToolResults(vec![ToolResult {
+            Message::ToolResults(vec![crate::provider::ToolResult {
                 tool_call_id: "c2".into(),
                 content: "exit 1".into(),
                 is_error: true,
@@ -219,6 +171,4 @@ mod tests {
         assert_eq!(shown[4]["kind"], "execute");
         assert_eq!(shown[5]["status"], "failed");
     }
-
-    use serde_json::Value;
 }
