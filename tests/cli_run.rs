@@ -44,6 +44,9 @@ impl Sandbox {
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_STATE_HOME", home.join(".local/state"))
             .env("PI_CODING_AGENT_DIR", home.join(".pi"))
+            // A developer's real keys would pick a provider by default (docs/providers.md).
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
             .stdin(Stdio::null());
         cmd
     }

@@ -163,6 +163,9 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             Ok(s) => s,
             Err(e) => return Ok(Err(task_error(err, &e)?)),
         };
+        if let Some(note) = &started.note {
+            writeln!(err, "note: {note}")?;
+        }
         if no_terminal {
             writeln!(
                 err,

@@ -28,6 +28,14 @@ impl Backend {
             })
             .await
             .map_err(task_error)?;
+        if let Some(note) = &started.note {
+            self.client
+                .show_message(
+                    tower_lsp_server::lsp_types::MessageType::INFO,
+                    format!("rawko: {note}"),
+                )
+                .await;
+        }
         Ok(StartTaskResult {
             task_id: TaskId(started.id),
         })

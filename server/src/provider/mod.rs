@@ -318,9 +318,113 @@ pub fn resolve_spec(
     Ok(spec)
 }
 
+/// The model of the provider picked by default for `ANTHROPIC_API_KEY` (or `apiKeys.anthropic`).
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// The model of the provider picked by default for `OPENAI_API_KEY` (or `apiKeys.openai`).
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+
+/// [`resolve_spec`], except that with no provider configured, named or scripted, the provider
+/// whose key is there (`has_key("anthropic")` before `has_key("openai")`) is used with its default
+/// model; the note then says which, for the user to see once.
+pub fn resolve_spec_or_default(
+    request: &ProviderRequest<'_>,
+    configured: &[ProviderSpec],
+    workspace: &std::path::Path,
+    has_key: &dyn Fn(&str) -> bool,
+) -> Result<(ProviderSpec, Option<String>), String> {
+    if request.name.is_some() || request.script.is_some() || !configured.is_empty() {
+        return resolve_spec(request, configured, workspace).map(|s| (s, None));
+    }
+    let Some((name, model, var)) = [
+        ("anthropic", DEFAULT_ANTHROPIC_MODEL, anthropic::KEY_VAR),
+        ("openai", DEFAULT_OPENAI_MODEL, openai::KEY_VAR),
+    ]
+    .into_iter()
+    .find(|(name, _, _)| has_key(name)) else {
+        return resolve_spec(request, configured, workspace).map(|s| (s, None));
+    };
+    let default = ProviderSpec {
+        name: name.to_owned(),
+        model: Some(model.to_owned()),
+        ..ProviderSpec::default()
+    };
+    let spec = resolve_spec(request, std::slice::from_ref(&default), workspace)?;
+    let note = format!(
+        "no provider configured: using {name} ({}) because {var} or apiKeys.{name} is set (docs/providers.md)",
+        spec.model.as_deref().unwrap_or(model)
+    );
+    Ok((spec, Some(note)))
+}
+
 #[cfg(test)]
 mod resolve_tests {
     use super::*;
+
+    #[test]
+    fn with_nothing_configured_a_key_picks_the_provider_anthropic_first() {
+        let ws = std::path::Path::new("/ws");
+        let none = ProviderRequest::default();
+        let both = |_: &str| true;
+        let (s, note) = resolve_spec_or_default(&none, &[], ws, &both).unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.model.as_deref()),
+            ("anthropic", Some(DEFAULT_ANTHROPIC_MODEL))
+        );
+        assert!(note
+            .unwrap()
+            .contains("using anthropic (claude-sonnet-4-5)"));
+        let openai = |n: &str| n == "openai";
+        let (s, note) = resolve_spec_or_default(&none, &[], ws, &openai).unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.model.as_deref()),
+            ("openai", Some(DEFAULT_OPENAI_MODEL))
+        );
+        assert!(note.unwrap().contains("OPENAI_API_KEY"));
+        // A model asked for replaces the default one.
+        let model = ProviderRequest {
+            model: Some("gpt-5"),
+            ..Default::default()
+        };
+        let (s, _) = resolve_spec_or_default(&model, &[], ws, &openai).unwrap();
+        assert_eq!(s.model.as_deref(), Some("gpt-5"));
+    }
+
+    #[test]
+    fn a_named_provider_a_script_or_a_configured_one_wins_over_the_keys() {
+        let ws = std::path::Path::new("/ws");
+        let both = |_: &str| true;
+        let named = ProviderRequest {
+            name: Some("openai"),
+            ..Default::default()
+        };
+        let (s, note) = resolve_spec_or_default(&named, &[], ws, &both).unwrap();
+        assert_eq!((s.name.as_str(), s.model, note), ("openai", None, None));
+        let script = ProviderRequest {
+            script: Some(std::path::Path::new("s.yaml")),
+            ..Default::default()
+        };
+        let (s, note) = resolve_spec_or_default(&script, &[], ws, &both).unwrap();
+        assert_eq!((s.name.as_str(), note), ("scripted", None));
+        let configured = [spec("openai", Some("local"))];
+        let (s, note) =
+            resolve_spec_or_default(&ProviderRequest::default(), &configured, ws, &both).unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.model.as_deref(), note),
+            ("openai", Some("local"), None)
+        );
+    }
+
+    #[test]
+    fn with_no_key_and_nothing_configured_there_is_no_provider() {
+        let e = resolve_spec_or_default(
+            &ProviderRequest::default(),
+            &[],
+            std::path::Path::new("/ws"),
+            &|_| false,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("no provider"), "{e}");
+    }
 
     fn spec(name: &str, model: Option<&str>) -> ProviderSpec {
         ProviderSpec {

@@ -236,11 +236,24 @@ impl Tasks {
             id,
             description,
             handle,
+            note: None,
         }
     }
 
     /// The provider spec `request` asks for, completed from the configured providers.
     pub fn provider_spec(&self, request: &StartRequest) -> Result<ProviderSpec, TaskError> {
+        self.provider_spec_in(request, &|name| std::env::var(name).ok())
+            .map(|(spec, _)| spec)
+    }
+
+    /// [`Tasks::provider_spec`] reading the environment through `env`; with no provider
+    /// configured or asked for, the one whose key is set (`apiKeys`, else `env`), and a note
+    /// saying so.
+    pub fn provider_spec_in(
+        &self,
+        request: &StartRequest,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(ProviderSpec, Option<String>), TaskError> {
         let place = self.place();
         let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
         let (name, model, base_url) = (
@@ -258,8 +271,25 @@ impl Tasks {
             script,
             base_url: base_url.as_deref(),
         };
-        crate::provider::resolve_spec(&wanted, &place.settings.providers, &place.workspace)
-            .map_err(TaskError::Invalid)
+        let has_key = |name: &str| {
+            let var = match name {
+                "anthropic" => crate::provider::anthropic::KEY_VAR,
+                _ => crate::provider::openai::KEY_VAR,
+            };
+            place
+                .settings
+                .api_keys
+                .get(name)
+                .is_some_and(|k| !k.trim().is_empty())
+                || env(var).is_some_and(|k| !k.trim().is_empty())
+        };
+        crate::provider::resolve_spec_or_default(
+            &wanted,
+            &place.settings.providers,
+            &place.workspace,
+            &has_key,
+        )
+        .map_err(TaskError::Invalid)
     }
 
     /// Starts a task.
@@ -286,13 +316,14 @@ impl Tasks {
         if let Some(agent) = &agent {
             check_agent(&agents, agent)?;
         }
-        let provider_spec = self.provider_spec(&request)?;
+        let (provider_spec, note) =
+            self.provider_spec_in(&request, &|name| std::env::var(name).ok())?;
         let settings = place.settings.clone();
         let provider = build(&provider_spec, &settings).map_err(TaskError::CannotStart)?;
         let arbiter = new_arbiter(&settings, &place.workspace)?;
         self.ensure_session(&provider_spec);
         let hooks = self.task_hooks().await;
-        Ok(self.spawn(TaskSpec {
+        let mut started = self.spawn(TaskSpec {
             id: new_task_id(),
             description,
             workflow,
@@ -310,7 +341,9 @@ impl Tasks {
             hooks,
             session: self.session(),
             external: None,
-        }))
+        });
+        started.note = note;
+        Ok(started)
     }
 
     /// Continues a task: one interrupted in this process goes on; one found unfinished in the

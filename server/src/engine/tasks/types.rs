@@ -99,4 +99,6 @@ pub struct Started {
     pub id: String,
     pub description: String,
     pub handle: TaskHandle,
+    /// What the user should be told once, e.g. which provider was picked by default.
+    pub note: Option<String>,
 }
