@@ -8,7 +8,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$repo/tests/acp"
 command -v node >/dev/null 2>&1 || { echo "error: node not found: install Node.js 20 or later" >&2; exit 1; }
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
-bin="${RAWKO_BIN:-$repo/target/debug/rawko}"
+bin="$(realpath -m "${RAWKO_BIN:-$repo/target/debug/rawko}")"
 if [ ! -x "$bin" ]; then
   (cd "$repo" && cargo build -p rawko --locked)
 fi
