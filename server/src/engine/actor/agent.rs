@@ -449,9 +449,10 @@ impl Control {
         let tools = tools.clone();
         let name = call.name.clone();
         let input = call.input.clone();
+        let id = call.id.clone();
         let output = self
             .wait(
-                async move { tools::run_with(&name, &input, &tools, access).await },
+                async move { tools::run_call(&name, &input, &tools, access, Some(&id)).await },
                 false,
             )
             .await?;

@@ -38,6 +38,7 @@ use crate::hooks::{Dispatch, Hooks};
 use crate::machine::{self, MachineConfig};
 use crate::provider::{Provider, ProviderRequest, ProviderSpec};
 use crate::store::TaskFiles;
+use crate::tools::ClientIo;
 use crate::workflow::step::StepAction;
 use crate::workflow::{LoadOutcome, Show, WorkflowSet};
 
@@ -66,6 +67,9 @@ pub struct Tasks {
     /// External agents' sessions, by their session id.
     external: DashMap<String, external::SessionCell>,
     sink: Sink,
+    /// The client that does the tools' file and process I/O for this service's tasks, when its
+    /// face has one that offers to (`rawko acp` with an editor's `fs` and `terminal`).
+    client_io: RwLock<Option<Arc<dyn ClientIo>>>,
 }
 
 impl Tasks {
@@ -82,7 +86,20 @@ impl Tasks {
             trust: watch::Sender::new(Some(false)),
             external: DashMap::new(),
             sink,
+            client_io: RwLock::new(None),
         })
+    }
+
+    /// The client whose file and process I/O the tasks started from now on use
+    /// (crate::tools::ClientIo); `None`: their tools do it themselves.
+    pub fn set_client_io(&self, client: Option<Arc<dyn ClientIo>>) {
+        if let Ok(mut c) = self.client_io.write() {
+            *c = client;
+        }
+    }
+
+    fn client_io(&self) -> Option<Arc<dyn ClientIo>> {
+        self.client_io.read().ok().and_then(|c| c.clone())
     }
 
     /// Moves the service to another workspace (or the same one with new settings); tasks already
@@ -341,6 +358,7 @@ impl Tasks {
             hooks,
             session: self.session(),
             external: None,
+            client_io: self.client_io(),
         });
         started.note = note;
         Ok(started)
@@ -446,6 +464,7 @@ impl Tasks {
             hooks,
             session: self.session(),
             external: None,
+            client_io: self.client_io(),
         }))
     }
 
