@@ -510,6 +510,7 @@ impl Face {
                         model: options.model.clone(),
                         script: options.script.clone(),
                         base_url: options.base_url.clone(),
+                        agent_command: None,
                     })
                     .await
                     .map(drop)

@@ -297,6 +297,8 @@ impl TaskHandle {
 }
 
 /// Which arbiter a task uses.
+// One per task, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum ArbiterSetup {
     /// Agent transitions and the phases' `agent:` keys decide.
     Deterministic,

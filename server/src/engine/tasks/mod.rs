@@ -287,6 +287,10 @@ impl Tasks {
             model: model.as_deref(),
             script,
             base_url: base_url.as_deref(),
+            agent_command: request
+                .agent_command
+                .as_deref()
+                .filter(|c| !c.trim().is_empty()),
         };
         let has_key = |name: &str| {
             let var = match name {
@@ -741,6 +745,18 @@ fn check_agent(agents: &AgentSet, agent: &str) -> Result<(), TaskError> {
 
 /// Builds a provider with the keys of the settings (`apiKeys`), else the environment's.
 fn build(spec: &ProviderSpec, settings: &Settings) -> Result<Box<dyn Provider>, String> {
+    if spec.name == "acp" && spec.env.is_empty() {
+        // An agent's variables are never logged: a resumed task takes them from the settings.
+        if let Some(configured) = settings
+            .providers
+            .iter()
+            .find(|p| p.name == "acp" && p.command == spec.command)
+        {
+            let mut spec = spec.clone();
+            spec.env = configured.env.clone();
+            return spec.build_with(&|name| settings.api_keys.get(name));
+        }
+    }
     spec.build_with(&|name| settings.api_keys.get(name))
 }
 
