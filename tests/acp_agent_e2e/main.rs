@@ -11,6 +11,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod faults;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

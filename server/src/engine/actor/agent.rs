@@ -432,6 +432,18 @@ impl Control {
             } else {
                 tools::WorkspaceAccess::ReadOnly
             };
+        if *runner == Runner::Agent {
+            // The agent does this itself once allowed: a path it names outside the workspace is
+            // refused here, with the check rawko's own tools make.
+            if let Some(path) = ["file_path", "notebook_path", "path"]
+                .iter()
+                .find_map(|k| call.input.get(*k).and_then(Value::as_str))
+            {
+                if let Err(refusal) = tools::resolve(tools, path) {
+                    return Ok((refusal, true));
+                }
+            }
+        }
         if *runner == Runner::RawkoApproved {
             access = tools::WorkspaceAccess::ReadWrite;
         } else if let GateDecision::Block { reason, phase } = gate::check(

@@ -79,6 +79,21 @@ impl Running {
         String::from_utf8_lossy(&bytes).trim().to_owned()
     }
 
+    /// How the agent's process ended, if it has.
+    pub fn exited(&mut self) -> Option<String> {
+        let status = self._child.try_wait().ok()??;
+        Some(
+            match (
+                status.code(),
+                std::os::unix::process::ExitStatusExt::signal(&status),
+            ) {
+                (Some(code), _) => format!("exited with exit code {code}"),
+                (None, Some(signal)) => format!("was killed by signal {signal}"),
+                _ => "exited".to_owned(),
+            },
+        )
+    }
+
     /// Sends `session/prompt` with `blocks`; its answer arrives on [`Running::prompt`].
     pub fn send_prompt(&mut self, blocks: Vec<agent_client_protocol::v1::schema::ContentBlock>) {
         let (tx, rx) = oneshot::channel();

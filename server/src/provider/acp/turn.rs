@@ -331,8 +331,35 @@ impl Provider for AcpAgentProvider {
                     agent.send_prompt(blocks);
                 }
             }
-            self.stream(on_text).await
+            // The turn dropped before it ended (the task was interrupted): the agent stops too.
+            let mut guard = self.agent.as_ref().map(|a| CancelOnDrop {
+                cx: a.cx.clone(),
+                session: a.session.clone(),
+                armed: true,
+            });
+            let result = self.stream(on_text).await;
+            if let Some(g) = guard.as_mut() {
+                g.armed = false;
+            }
+            result
         })
+    }
+}
+
+/// Sends `session/cancel` when dropped armed.
+struct CancelOnDrop {
+    cx: agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
+    session: agent_client_protocol::v1::schema::SessionId,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self
+                .cx
+                .send_notification(CancelNotification::new(self.session.clone()));
+        }
     }
 }
 
@@ -402,11 +429,7 @@ impl AcpAgentProvider {
             };
             match next {
                 Next::Message(None) => return Err(self.fail("stopped answering")),
-                Next::Message(Some(FromAgent::Closed(why))) => {
-                    // Give its stderr a moment to arrive for the message.
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    return Err(self.fail(why));
-                }
+                Next::Message(Some(FromAgent::Closed(why))) => return Err(self.gone_or(why).await),
                 Next::Message(Some(message)) => {
                     if let Some(turn) = self.handle(message, &mut text, on_text) {
                         return Ok(turn);
@@ -430,8 +453,18 @@ impl AcpAgentProvider {
                                 runner: Runner::Rawko,
                             })
                         }
-                        Ok(Err(e)) => Err(self.fail(format!("failed the prompt: {e}"))),
-                        Err(_) => Err(self.fail("dropped the prompt without an answer")),
+                        Ok(Err(e)) => Err(self
+                            .gone_or(format!(
+                                "failed the prompt: {}",
+                                e.lines()
+                                    .next()
+                                    .unwrap_or_default()
+                                    .trim_end_matches([' ', '{', ':'])
+                            ))
+                            .await),
+                        Err(_) => Err(self
+                            .gone_or("dropped the prompt without an answer".to_owned())
+                            .await),
                     };
                 }
                 Next::Stalled => {
@@ -789,6 +822,21 @@ impl AcpAgentProvider {
                 let _ = reply.send((why.to_owned(), true));
             }
         }
+    }
+
+    /// The error for an agent that went away: how its process ended when it has (given a moment
+    /// to end, and its stderr a moment to arrive), else `why`.
+    async fn gone_or(&mut self, why: String) -> ProviderError {
+        let mut ended = None;
+        for _ in 0..20 {
+            ended = self.agent.as_mut().and_then(agent::Running::exited);
+            if ended.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        self.fail(ended.unwrap_or(why))
     }
 
     /// `session/cancel` for the prompt in flight, and its end awaited (what the agent asks
