@@ -9,6 +9,9 @@
 //              in its second argument), and permission for a Write there; says what it got; ends
 //   slow       says one line, then waits for session/cancel: writes cancelled.txt in its working
 //              directory and ends the prompt `cancelled`
+//   remember   can load sessions: logs each prompt to prompts.log (its session and text), answers
+//              "First turn." in a new session; session/load writes loaded.txt (the id), replays
+//              a line of the old session, and the next prompt answers "Loaded and going on."
 //   chatty     (the bench) per prompt: N message chunks, then M permission requests, then ends;
 //              N and M in the second and third arguments
 //
@@ -31,11 +34,19 @@ class Agent {
   }
 
   async initialize() {
-    return { protocolVersion: PROTOCOL_VERSION, agentCapabilities: { loadSession: false } };
+    return { protocolVersion: PROTOCOL_VERSION, agentCapabilities: { loadSession: mode === 'remember' } };
   }
 
   async newSession() {
     return { sessionId: `fault-${process.pid}` };
+  }
+
+  async loadSession(params) {
+    const fs = await import('node:fs');
+    fs.writeFileSync('loaded.txt', params.sessionId);
+    this.loaded = params.sessionId;
+    await this.say(params.sessionId, 'REPLAYED OLD TEXT');
+    return {};
   }
 
   async authenticate() {
@@ -70,6 +81,13 @@ class Agent {
         });
         (await import('node:fs')).writeFileSync('cancelled.txt', 'cancelled\n');
         return { stopReason: 'cancelled' };
+      case 'remember': {
+        const fs = await import('node:fs');
+        const text = params.prompt.map((b) => b.text ?? '').join('\n');
+        fs.appendFileSync('prompts.log', JSON.stringify({ sessionId, text }) + '\n');
+        await this.say(sessionId, this.loaded ? 'Loaded and going on.' : 'First turn.');
+        return { stopReason: 'end_turn' };
+      }
       case 'malformed':
         await this.say(sessionId, 'Still here after the garbage.');
         return { stopReason: 'end_turn' };

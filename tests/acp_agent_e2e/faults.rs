@@ -255,3 +255,112 @@ fn an_interrupt_cancels_the_agents_prompt() {
         |m| crate::support::is_note(m, "rawko/status", &task) && m["params"]["state"] == "blocked",
     );
 }
+
+/// A task whose rawko was killed resumes its agent's session with `session/load` (the session id is
+/// in the task's log), not a new session primed with the conversation; what the agent replays of
+/// the old session is not shown again.
+#[test]
+fn a_resumed_task_loads_its_agents_session() {
+    let Some(agent) = fault_agent("remember") else {
+        return;
+    };
+    let project = crate::support::Project::empty();
+    project.write(
+        ".rawko/workflows/two/workflow.yaml",
+        "name: Two\ncommandName: two\ninitialMessage: \"{description}\"\nphases:\n  - one.md\n  - two.md\n",
+    );
+    project.write(
+        ".rawko/workflows/two/one.md",
+        "---\nid: one\nname: One\nemoji: \"1️⃣\"\n---\nFirst.\n",
+    );
+    project.write(
+        ".rawko/workflows/two/two.md",
+        "---\nid: two\nname: Two\nemoji: \"2️⃣\"\n---\nSecond.\n",
+    );
+    project.write(
+        ".rawko/config.json",
+        &serde_json::json!({
+            "providers": [{"name": "acp", "command": "node", "args": [agent, "remember"]}],
+            "countdownSeconds": 60,
+        })
+        .to_string(),
+    );
+    let home = tempfile::TempDir::new().expect("home");
+    let mut ed = crate::support::Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(serde_json::json!({}));
+    let started = ed
+        .request(
+            "rawko/startTask",
+            serde_json::json!({"description": "Remember me", "provider": "acp", "workflow": "two"}),
+        )
+        .expect("startTask");
+    let task = started["taskId"].as_str().expect("taskId").to_owned();
+    ed.wait_for(
+        "the countdown after the first turn",
+        Duration::from_secs(30),
+        |m| crate::support::is_note(m, "rawko/countdown", &task),
+    );
+    ed.kill9();
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(project.ws.join("prompts.log"))
+            .expect("prompts.log")
+            .lines()
+            .next()
+            .expect("a prompt"),
+    )
+    .expect("json");
+    let session = first["sessionId"].as_str().expect("session").to_owned();
+
+    let mut ed = crate::support::Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(serde_json::json!({}));
+    ed.request("rawko/resumeTask", serde_json::json!({"taskId": task}))
+        .expect("resumeTask");
+    // The resumed task counts down again; a message from the user goes on at once.
+    ed.wait_for(
+        "the countdown after the resume",
+        Duration::from_secs(30),
+        |m| crate::support::is_note(m, "rawko/countdown", &task),
+    );
+    ed.request(
+        "rawko/sendMessage",
+        serde_json::json!({"taskId": task, "text": "Go on now"}),
+    )
+    .expect("sendMessage");
+    ed.wait_for(
+        "the turn in the loaded session",
+        Duration::from_secs(30),
+        |m| {
+            crate::support::is_note(m, "rawko/output", &task)
+                && m["params"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("Loaded and going on."))
+        },
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.ws.join("loaded.txt"))
+            .ok()
+            .as_deref(),
+        Some(session.as_str()),
+        "the agent loaded the task's session"
+    );
+    let log = std::fs::read_to_string(project.ws.join("prompts.log")).expect("prompts.log");
+    let last: serde_json::Value =
+        serde_json::from_str(log.lines().last().expect("a prompt")).expect("json");
+    assert_eq!(last["sessionId"], session.as_str());
+    assert!(
+        !last["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("interrupted and resumed"),
+        "a loaded session is not primed again: {last}"
+    );
+    let shown = ed.notifications(&task);
+    assert!(
+        !shown.iter().any(|n| n["params"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("REPLAYED OLD TEXT"))),
+        "the agent's replay is not shown again"
+    );
+    ed.request("rawko/cancelTask", serde_json::json!({"taskId": task}))
+        .expect("cancel");
+}

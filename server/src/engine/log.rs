@@ -93,6 +93,10 @@ pub enum LogEvent {
         tool: String,
         answer: String,
     },
+    /// The agent behind the provider (`acp`) runs in this session of its own.
+    AgentSession {
+        id: String,
+    },
     /// The user interrupted; the task waits for them.
     Interrupted,
     /// A finished task was opened again (retry, reset).
@@ -133,6 +137,8 @@ pub struct Replay {
     pub interrupted: bool,
     pub finished: Option<(String, String)>,
     pub records: usize,
+    /// The last session the provider's agent had (`acp`).
+    pub agent_session: Option<String>,
 }
 
 /// Rebuilds a task from its records. Fails with a message naming the record that does not fit.
@@ -177,6 +183,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
         interrupted: false,
         finished: None,
         records: records.len(),
+        agent_session: None,
     };
     // The calls of the last turn and the results recorded for them.
     let mut open_calls: Vec<ToolCall> = Vec::new();
@@ -281,6 +288,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                     _ => {}
                 }
             }
+            LogEvent::AgentSession { id } => r.agent_session = Some(id),
             LogEvent::Interrupted => r.interrupted = true,
             LogEvent::Reopened { .. } => r.finished = None,
             LogEvent::Finished { outcome, summary } => r.finished = Some((outcome, summary)),

@@ -186,6 +186,15 @@ pub trait Provider: Send {
     /// Continues a resumed task whose log recorded `turns` turns of this provider. Providers that
     /// are given the whole conversation each turn need nothing; a scripted one skips what it played.
     fn resume_after(&mut self, _turns: usize) {}
+
+    /// The session of the agent behind this provider (`acp`), once it has one: the task logs it,
+    /// so that a resumed task can load it again.
+    fn agent_session(&self) -> Option<String> {
+        None
+    }
+
+    /// The agent session a resumed task had (from its log), to load instead of starting anew.
+    fn load_session(&mut self, _id: String) {}
 }
 
 /// How to build a task's provider again, as written in its log.

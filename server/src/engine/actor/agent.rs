@@ -157,6 +157,12 @@ impl Control {
                 Err(stop) => return RunEnd::Event(Self::stop_event(stop)),
             };
             turns += 1;
+            if let Some(id) = provider.agent_session() {
+                if self.persist.agent_session.as_deref() != Some(id.as_str()) {
+                    self.persist.agent_session = Some(id.clone());
+                    self.log(LogEvent::AgentSession { id });
+                }
+            }
             self.log(LogEvent::Turn {
                 agent: agent_name.to_owned(),
                 text: turn.text.clone(),

@@ -134,6 +134,8 @@ pub(super) struct Persist {
     pub(super) transcript: Option<super::transcript::Transcript>,
     /// Set when the log could not be written: the task stops, since it could not be resumed.
     log_error: Option<String>,
+    /// The provider's agent session last logged (`acp`).
+    pub(super) agent_session: Option<String>,
 }
 
 /// What came in and waits to be handled.
@@ -365,6 +367,10 @@ pub(super) async fn run(
             ctl.persist.files = Some(files);
             let replay = *replay;
             provider.resume_after(replay.turns_played);
+            if let Some(id) = replay.agent_session.clone() {
+                ctl.persist.agent_session = Some(id.clone());
+                provider.load_session(id);
+            }
             if let Some(p) = &mut arbiter_provider {
                 p.resume_after(replay.arbiter_turns);
             }

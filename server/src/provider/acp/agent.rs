@@ -10,11 +10,12 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, CreateTerminalRequest, CreateTerminalResponse, EnvVariable,
     FileSystemCapabilities, Implementation, InitializeRequest, KillTerminalRequest,
-    KillTerminalResponse, McpServer, McpServerStdio, NewSessionRequest, PromptResponse,
-    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse,
-    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification,
-    SessionUpdate, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
+    KillTerminalResponse, LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest,
+    PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest,
+    ReleaseTerminalResponse, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate, TerminalOutputRequest, TerminalOutputResponse,
+    WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest,
+    WriteTextFileResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client, Responder};
@@ -124,8 +125,12 @@ impl Drop for Running {
     }
 }
 
-/// Starts the agent, connects, initializes and opens the session.
-pub(super) async fn start(command: &AgentCommand) -> Result<Running, String> {
+/// Starts the agent, connects, initializes and opens the session: `load` again when the agent can
+/// load sessions (the answer's second value says it did), else a new one.
+pub(super) async fn start(
+    command: &AgentCommand,
+    load: Option<&str>,
+) -> Result<(Running, bool), String> {
     let (tx, inbox) = mpsc::unbounded_channel();
     let endpoint = mcp::Endpoint::start(tx.clone())
         .await
@@ -190,8 +195,8 @@ pub(super) async fn start(command: &AgentCommand) -> Result<Running, String> {
         )
         .client_info(Implementation::new("rawko", env!("CARGO_PKG_VERSION")));
     let request = running.cx.send_request(init).block_task();
-    match tokio::time::timeout(START_LIMIT, request).await {
-        Ok(Ok(_)) => {}
+    let can_load = match tokio::time::timeout(START_LIMIT, request).await {
+        Ok(Ok(response)) => response.agent_capabilities.load_session,
         Ok(Err(e)) => return Err(format!("refused initialize: {e}")),
         Err(_) => {
             return Err(format!(
@@ -199,7 +204,7 @@ pub(super) async fn start(command: &AgentCommand) -> Result<Running, String> {
                 START_LIMIT.as_secs()
             ))
         }
-    }
+    };
     let rawko =
         std::env::current_exe().map_err(|e| format!("cannot be given rawko's MCP server: {e}"))?;
     let mcp = McpServerStdio::new("rawko", rawko)
@@ -212,7 +217,38 @@ pub(super) async fn start(command: &AgentCommand) -> Result<Running, String> {
             EnvVariable::new(mcp::URL_VAR, running_url(&running)),
             EnvVariable::new(mcp::TOKEN_VAR, running._mcp.token.clone()),
         ]);
-    let new = NewSessionRequest::new(command.cwd.clone()).mcp_servers(vec![McpServer::Stdio(mcp)]);
+    let servers = vec![McpServer::Stdio(mcp)];
+    if let Some(id) = load.filter(|_| can_load) {
+        let request = LoadSessionRequest::new(id.to_owned(), command.cwd.clone())
+            .mcp_servers(servers.clone());
+        let request = running.cx.send_request(request).block_task();
+        match tokio::time::timeout(START_LIMIT, request).await {
+            Ok(Ok(_)) => {
+                running.session = SessionId::new(id);
+                // What the agent replayed of the session is the task's past already.
+                let mut kept = Vec::new();
+                while let Ok(message) = running.inbox.try_recv() {
+                    if !matches!(message, FromAgent::Update(_)) {
+                        kept.push(message);
+                    }
+                }
+                if !kept.is_empty() {
+                    tracing::debug!(
+                        "the agent asked {} things while loading its session",
+                        kept.len()
+                    );
+                }
+                return Ok((running, true));
+            }
+            Ok(Err(e)) => {
+                tracing::info!("the agent cannot load session {id} ({e}); a new one starts")
+            }
+            Err(_) => {
+                tracing::info!("the agent did not load session {id} in time; a new one starts")
+            }
+        }
+    }
+    let new = NewSessionRequest::new(command.cwd.clone()).mcp_servers(servers);
     let request = running.cx.send_request(new).block_task();
     match tokio::time::timeout(START_LIMIT, request).await {
         Ok(Ok(response)) => running.session = response.session_id,
@@ -224,7 +260,7 @@ pub(super) async fn start(command: &AgentCommand) -> Result<Running, String> {
             ))
         }
     }
-    Ok(running)
+    Ok((running, false))
 }
 
 fn running_url(running: &Running) -> String {

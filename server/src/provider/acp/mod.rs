@@ -22,6 +22,7 @@
 //! the task drops the turn; the next prompt first sends `session/cancel`.
 
 mod agent;
+mod calls;
 mod mcp;
 mod turn;
 
@@ -31,8 +32,8 @@ use std::time::Duration;
 
 use super::{ProviderError, ProviderSpec};
 
+pub use calls::split_command;
 pub use mcp::{TOKEN_VAR as MCP_TOKEN_VAR, URL_VAR as MCP_URL_VAR};
-pub use turn::split_command;
 
 /// What `acp` needs and did not get.
 pub const NO_COMMAND: &str = "provider \"acp\" needs the agent's command: {\"name\": \"acp\", \"command\": \"claude-code-acp\"} in .rawko/config.json, or `--agent-command CMD`";
@@ -70,14 +71,17 @@ pub struct AcpAgentProvider {
     agent: Option<agent::Running>,
     /// How many messages of the conversation the agent has been given (or has made).
     seen: usize,
-    /// The task was resumed: the agent's first prompt is primed with the conversation so far.
+    /// The task was resumed: the agent's first prompt is primed with the conversation so far
+    /// (unless its session loaded).
     resumed: bool,
+    /// The agent session of the task's log, to load when the agent starts.
+    load: Option<String>,
     /// The agent's requests waiting for the task's decision, by the call id the turn gave them.
     pending: HashMap<String, turn::Pending>,
     /// What the agent's tool calls are, by its tool call id: their name and input.
     known: HashMap<String, turn::AgentCall>,
     /// Terminals rawko ran (`terminal/create`): their output and exit, until released.
-    terminals: HashMap<String, turn::Finished>,
+    terminals: HashMap<String, calls::Finished>,
     /// Calls the task allowed when the agent asked permission, whose file write or terminal
     /// (through rawko) is not asked about again.
     allowed: Vec<turn::AgentCall>,
@@ -115,6 +119,7 @@ impl AcpAgentProvider {
             agent: None,
             seen: 0,
             resumed: false,
+            load: None,
             pending: HashMap::new(),
             known: HashMap::new(),
             terminals: HashMap::new(),

@@ -1,0 +1,298 @@
+//! The pure part of the `acp` provider's turn: command lines, the names of the agent's tools,
+//! permission answers, and Bash results as terminal exits.
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolKind,
+};
+use serde_json::{Map, Value};
+
+/// The most of a tool result the agent reported that rawko keeps.
+const RESULT_BYTES: usize = 4000;
+
+/// A terminal rawko ran for the agent: what `terminal/output` and `terminal/wait_for_exit` say.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Finished {
+    pub output: String,
+    pub exit_code: Option<u32>,
+    pub signal: Option<String>,
+}
+
+impl Finished {
+    pub(super) fn status(&self) -> TerminalExitStatus {
+        TerminalExitStatus::new()
+            .exit_code(self.exit_code)
+            .signal(self.signal.clone())
+    }
+}
+
+/// Splits a command line into words as a shell would: spaces separate, quotes group, a backslash
+/// escapes the next character (outside single quotes).
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err(format!("unclosed ' in the agent command: {line}")),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c) => word.push(c),
+                            None => {
+                                return Err(format!("unclosed \" in the agent command: {line}"))
+                            }
+                        },
+                        Some(c) => word.push(c),
+                        None => return Err(format!("unclosed \" in the agent command: {line}")),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(c) = chars.next() {
+                    word.push(c);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    if words.is_empty() {
+        return Err("the agent command is empty".to_owned());
+    }
+    Ok(words)
+}
+
+/// `words` as one shell command line (quoted where needed).
+pub(super) fn join_command(program: &str, args: &[String]) -> String {
+    let quote = |w: &str| {
+        if !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+        {
+            w.to_owned()
+        } else {
+            format!("'{}'", w.replace('\'', "'\\''"))
+        }
+    };
+    if args.is_empty() {
+        // A whole command line given as the program (as claude-code-acp sends it).
+        return program.to_owned();
+    }
+    std::iter::once(quote(program))
+        .chain(args.iter().map(|a| quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The name rawko gives an agent's tool: the one the agent says (`name`, or Claude Code's
+/// `_meta.claudeCode.toolName`), its ACP-routed tools by their plain names, else one inferred
+/// from the kind.
+pub(super) fn tool_name(
+    name: Option<&str>,
+    meta: Option<&Map<String, Value>>,
+    kind: Option<ToolKind>,
+    title: Option<&str>,
+    input: &Value,
+) -> String {
+    let said = name.map(str::to_owned).or_else(|| {
+        meta.and_then(|m| m.get("claudeCode"))
+            .and_then(|c| c.get("toolName"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    if let Some(said) = said.filter(|s| !s.is_empty()) {
+        return said
+            .strip_prefix("mcp__acp__")
+            .map_or(said.clone(), str::to_owned);
+    }
+    match kind {
+        Some(ToolKind::Read) => "Read".to_owned(),
+        Some(ToolKind::Edit) if input.get("old_string").is_some() => "Edit".to_owned(),
+        Some(ToolKind::Edit) => "Write".to_owned(),
+        Some(ToolKind::Execute) => "Bash".to_owned(),
+        Some(ToolKind::Search) => "Grep".to_owned(),
+        Some(ToolKind::Fetch) => "WebFetch".to_owned(),
+        _ => title
+            .and_then(|t| t.split_whitespace().next())
+            .filter(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or("AgentTool")
+            .to_owned(),
+    }
+}
+
+pub(super) fn text_of(content: &[ToolCallContent]) -> String {
+    let mut out = String::new();
+    for c in content {
+        if let ToolCallContent::Content(c) = c {
+            if let ContentBlock::Text(t) = &c.content {
+                out.push_str(&t.text);
+            }
+        }
+    }
+    crate::clip::clip_bytes(&out, RESULT_BYTES).into_owned()
+}
+
+/// The option of `kind` (or its sibling) among the agent's, as its answer.
+pub(super) fn choose(options: &[PermissionOption], allow: bool) -> RequestPermissionOutcome {
+    let kinds = if allow {
+        [
+            PermissionOptionKind::AllowOnce,
+            PermissionOptionKind::AllowAlways,
+        ]
+    } else {
+        [
+            PermissionOptionKind::RejectOnce,
+            PermissionOptionKind::RejectAlways,
+        ]
+    };
+    kinds
+        .iter()
+        .find_map(|k| options.iter().find(|o| o.kind == *k))
+        .map_or(RequestPermissionOutcome::Cancelled, |o| {
+            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(o.option_id.clone()))
+        })
+}
+
+/// Bash's result as a terminal's output and exit: the last line is how it ended (`exit code N`,
+/// `killed by SIG…`, `timed out …`); `None` when the call never ran (refused: that text is why).
+pub(super) fn terminal_result(content: &str) -> Option<Finished> {
+    let (output, last) = match content.rsplit_once('\n') {
+        Some((output, last)) => (format!("{output}\n"), last),
+        None => (String::new(), content),
+    };
+    let mut finished = Finished {
+        output,
+        ..Finished::default()
+    };
+    if let Some(code) = last.strip_prefix("exit code ") {
+        finished.exit_code = Some(code.trim().parse().ok()?);
+    } else if let Some(signal) = last.strip_prefix("killed by ") {
+        finished.signal = Some(signal.trim().to_owned());
+    } else if last.starts_with("timed out after ") {
+        finished.output.push_str(last);
+        finished.output.push('\n');
+        finished.signal = Some("SIGKILL".to_owned());
+    } else {
+        return None;
+    }
+    Some(finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn command_lines_split_as_a_shell_would() {
+        assert_eq!(
+            split_command("claude-code-acp").unwrap(),
+            ["claude-code-acp"]
+        );
+        assert_eq!(
+            split_command("  gemini   --experimental-acp ").unwrap(),
+            ["gemini", "--experimental-acp"]
+        );
+        assert_eq!(
+            split_command(r#"node "/a b/index.js" 'x y' z\ w"#).unwrap(),
+            ["node", "/a b/index.js", "x y", "z w"]
+        );
+        assert!(split_command("").is_err());
+        assert!(split_command("node 'open").is_err());
+        assert!(split_command("node \"open").is_err());
+    }
+
+    #[test]
+    fn tool_names_come_from_the_agent_else_from_the_kind() {
+        let meta: Map<String, Value> =
+            serde_json::from_value(json!({"claudeCode": {"toolName": "mcp__acp__Write"}})).unwrap();
+        assert_eq!(
+            tool_name(None, Some(&meta), None, None, &json!({})),
+            "Write"
+        );
+        assert_eq!(
+            tool_name(Some("NotebookEdit"), Some(&meta), None, None, &json!({})),
+            "NotebookEdit"
+        );
+        let edit = json!({"file_path": "a", "old_string": "x"});
+        assert_eq!(
+            tool_name(None, None, Some(ToolKind::Edit), None, &edit),
+            "Edit"
+        );
+        assert_eq!(
+            tool_name(None, None, Some(ToolKind::Edit), None, &json!({})),
+            "Write"
+        );
+        assert_eq!(
+            tool_name(None, None, Some(ToolKind::Execute), None, &json!({})),
+            "Bash"
+        );
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("Frob the widget"),
+                &json!({})
+            ),
+            "Frob"
+        );
+        assert_eq!(
+            tool_name(None, None, Some(ToolKind::Other), Some("`ls`"), &json!({})),
+            "AgentTool"
+        );
+    }
+
+    #[test]
+    fn a_bash_result_becomes_a_terminal_exit() {
+        let f = terminal_result("hi\n--- stderr ---\nerr\nexit code 3").unwrap();
+        assert_eq!(f.output, "hi\n--- stderr ---\nerr\n");
+        assert_eq!(f.exit_code, Some(3));
+        let f = terminal_result("killed by SIGTERM").unwrap();
+        assert_eq!(
+            (f.output.as_str(), f.signal.as_deref()),
+            ("", Some("SIGTERM"))
+        );
+        let f = terminal_result(
+            "x\ntimed out after 1 s; the command and every process it started were killed",
+        )
+        .unwrap();
+        assert_eq!(f.signal.as_deref(), Some("SIGKILL"));
+        assert!(terminal_result("[workflow] The tool \"Bash\" is blocked").is_none());
+    }
+
+    #[test]
+    fn terminal_commands_join_with_quotes() {
+        assert_eq!(join_command("echo hi > out.txt", &[]), "echo hi > out.txt");
+        assert_eq!(
+            join_command("printf", &["%s\n".to_owned(), "a b".to_owned()]),
+            "printf '%s\n' 'a b'"
+        );
+    }
+}
