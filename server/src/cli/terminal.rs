@@ -172,6 +172,10 @@ impl<'a> Printer<'a> {
                     writeln!(self.out, "     ({reason})")?;
                 }
             }
+            TaskEvent::Handoff { text, .. } => {
+                self.end_text()?;
+                writeln!(self.out, "  {text}")?;
+            }
             TaskEvent::Countdown { seconds_left, .. } => {
                 self.end_text()?;
                 writeln!(
