@@ -397,3 +397,30 @@ turns:
         "{detail}"
     );
 }
+
+#[test]
+fn a_stored_task_keeps_its_phase_tree_and_its_prompts_after_a_restart() {
+    let project = Project::with_starter();
+    let home = tempfile::TempDir::new().expect("temp home");
+    let script = project.script("walk", TO_STATIC_ANALYSIS);
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(fast());
+    let task = start(&mut ed, &script);
+    wait_in_static_analysis(&mut ed, &task);
+    let before = get_task(&mut ed, &task);
+    // The server dies mid-task; a new one finds the task in the store.
+    ed.kill9();
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(fast());
+    let after = get_task(&mut ed, &task);
+    assert_eq!(after["state"], "interrupted", "{after}");
+    assert_eq!(tree(&after), tree(&before));
+    let prompt = ed
+        .request("rawko/phasePrompt", json!({"taskId": task, "index": 4}))
+        .unwrap_or_else(|e| panic!("rawko/phasePrompt of a stored task failed: {e}"));
+    assert_eq!(prompt["name"], "Peer Review", "{prompt}");
+    assert_error(
+        ed.request("rawko/phasePrompt", json!({"taskId": task, "index": 5})),
+        -32602,
+    );
+}
