@@ -195,7 +195,8 @@ pub struct ConfigFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arbiter: Option<serde_json::Value>,
     /// The model providers in order of preference: `{"name": "anthropic"|"openai"|"scripted",
-    /// "model": …, "baseUrl": …, "script": …}`.
+    /// "model": …, "baseUrl": …, "script": …}`, or an ACP agent: `{"name": "acp", "command": …,
+    /// "args": […], "env": {…}, "stallSeconds": …}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub providers: Option<Vec<serde_json::Value>>,
     /// API keys by provider name.

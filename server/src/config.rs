@@ -419,7 +419,7 @@ fn apply(
             serde_json::from_value(v.clone());
         match parsed {
             Ok(list) if list.iter().all(|p| !p.name.trim().is_empty()) => settings.providers = list,
-            _ => bad("providers", "a list of {\"name\": \"anthropic\"|\"openai\"|\"scripted\", \"model\": …, \"baseUrl\": …}", v),
+            _ => bad("providers", "a list of {\"name\": \"anthropic\"|\"openai\"|\"scripted\", \"model\": …, \"baseUrl\": …} or {\"name\": \"acp\", \"command\": …, \"args\": […], \"env\": {…}}", v),
         }
     }
     if let Some(v) = map.get("apiKeys") {

@@ -2,15 +2,15 @@
 // ClientSideConnection (pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
 // over pipes in a fresh workspace with a scripted provider, and checks what the SDK hands the
 // client: modes, plan updates, streamed chunks, permission requests and their effect on disk,
-// cancel, and session/load after a SIGKILL. (The client's fs and terminal methods come with
-// rawko's use of them; the client below already serves them.)
+// cancel, session/load after a SIGKILL, and the client's fs and terminal methods serving rawko's
+// Read, Write, Edit and Bash (still gated, still confined).
 //
 //   RAWKO_BIN=target/debug/rawko node tests/acp/e2e.mjs [name-filter]
 //
 // The last line is `N passed, N failed`.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -128,22 +128,27 @@ function connect(place, policy = {}) {
     },
     async readTextFile(params) {
       fsCalls.push({ method: 'read', path: params.path });
+      // An "unsaved buffer" the editor holds for a file, if the scenario gave one.
+      if (policy.buffers && params.path in policy.buffers) return { content: policy.buffers[params.path] };
       return { content: readFileSync(params.path, 'utf8') };
     },
     async writeTextFile(params) {
       fsCalls.push({ method: 'write', path: params.path });
       writeFileSync(params.path, params.content);
+      notify();
       return {};
     },
     async createTerminal(params) {
       const id = `term-${terminals.size + 1}`;
-      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? place.ws, shell: false });
+      const env = { ...place.env, ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
+      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? place.ws, env, shell: false });
       const t = { output: '', exit: null, proc };
       proc.stdout.on('data', (d) => (t.output += d));
       proc.stderr.on('data', (d) => (t.output += d));
       t.done = new Promise((res) => proc.on('close', (code, signal) => res((t.exit = { exitCode: code, signal }))));
       terminals.set(id, t);
-      fsCalls.push({ method: 'terminal', command: [params.command, ...(params.args ?? [])].join(' ') });
+      fsCalls.push({ method: 'terminal', id, command: params.command, args: params.args ?? [] });
+      notify();
       return { terminalId: id };
     },
     async terminalOutput(params) {
@@ -154,11 +159,17 @@ function connect(place, policy = {}) {
       return await terminals.get(params.terminalId).done;
     },
     async killTerminal(params) {
-      terminals.get(params.terminalId).proc.kill('SIGKILL');
+      fsCalls.push({ method: 'kill', id: params.terminalId });
+      notify();
+      // As editors do: the command gets SIGTERM (rawko's helper ends everything below it).
+      terminals.get(params.terminalId).proc.kill('SIGTERM');
       return {};
     },
     async releaseTerminal(params) {
-      terminals.get(params.terminalId)?.proc.kill('SIGKILL');
+      const t = terminals.get(params.terminalId);
+      fsCalls.push({ method: 'release', id: params.terminalId, output: t?.output, exit: t?.exit });
+      notify();
+      if (t && t.exit === null) t.proc.kill('SIGTERM');
       terminals.delete(params.terminalId);
       return {};
     },
@@ -405,6 +416,107 @@ scenario('session/load after a SIGKILL replays the conversation and goes on', as
     );
     assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
     assert(text(c.updates, 'agent_message_chunk').includes('Second turn'), 'the task went on');
+  } finally {
+    await c.close();
+  }
+});
+
+const CLIENT_IO_SCRIPT = `turns:
+  - tool_calls:
+      - {name: Read, input: {file_path: README.md}}
+  - tool_calls:
+      - {name: Write, input: {file_path: denied.txt, content: "no\\n"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Write, input: {file_path: out/built.txt, content: "built\\n"}}
+  - tool_calls:
+      - {name: Edit, input: {file_path: out/built.txt, old_string: built, new_string: edited}}
+  - tool_calls:
+      - {name: Bash, input: {command: "echo from-terminal; cat out/built.txt; echo x > \\"$HOME/escape.txt\\"; exit 3"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "All done."
+`;
+
+scenario("the client's fs and terminal serve Read, Write, Edit and Bash, gated and confined", async () => {
+  const place = workspace(CLIENT_IO_SCRIPT);
+  const readme = join(realpathSync(place.ws), 'README.md');
+  const { c } = await start(
+    place,
+    { permission: () => 'reject_once', buffers: { [readme]: 'UNSAVED BUFFER TEXT\n' } },
+    { fs: true, terminal: true },
+  );
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Use the editor' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const ws = realpathSync(place.ws);
+    const built = join(ws, 'out', 'built.txt');
+    const calls = c.fsCalls.map((f) => `${f.method} ${f.path ?? f.id}`);
+    // Read went to the editor, and the model saw its unsaved buffer.
+    assert(calls[0] === `read ${readme}`, `first client call: ${calls}`);
+    const updates = JSON.stringify(c.updates.filter((u) => u.sessionUpdate === 'tool_call_update'));
+    assert(updates.includes('UNSAVED BUFFER TEXT'), 'the Read result is the editor buffer');
+    // The blocked Write was refused by the user: the editor was never asked to write it.
+    assert(c.permissions.length === 1, `permissions: ${c.permissions.length}`);
+    assert(!calls.some((x) => x.includes('denied.txt')), `denied.txt reached the editor: ${calls}`);
+    assert(!existsSync(join(place.ws, 'denied.txt')), 'denied.txt must not exist');
+    // Write, then Edit (a read and a write), through the editor.
+    assert(calls.includes(`write ${built}`), `the Write went to the editor: ${calls}`);
+    assert(calls.filter((x) => x === `write ${built}`).length === 2, `Write and Edit wrote: ${calls}`);
+    assert(calls.includes(`read ${built}`), `the Edit read through the editor: ${calls}`);
+    assert(readFileSync(built, 'utf8') === 'edited\n', 'out/built.txt edited');
+    // Bash ran in the editor's terminal, through rawko's confining helper.
+    const term = c.fsCalls.find((f) => f.method === 'terminal');
+    assert(term, `a terminal was created: ${calls}`);
+    assert(term.args.includes('__exec') && term.args.includes('-c'), `through the helper: ${term.command} ${term.args}`);
+    const released = c.fsCalls.find((f) => f.method === 'release' && f.id === term.id);
+    assert(released, `the terminal was released: ${calls}`);
+    assert(
+      released.output.includes('from-terminal\nedited\n') && released.exit?.exitCode === 3,
+      `the command ran in the terminal: ${JSON.stringify(released)}`,
+    );
+    assert(/Permission denied|Read-only|cannot create/i.test(released.output), `the write outside was refused: ${released.output}`);
+    const shown = c.updates.filter(
+      (u) => u.sessionUpdate === 'tool_call_update' && JSON.stringify(u.content ?? []).includes(term.id),
+    );
+    assert(shown.length >= 1, 'the terminal is shown in the tool call');
+    const last = shown[shown.length - 1];
+    assert(last.status === 'failed', `the Bash call's last update: ${JSON.stringify(last)}`);
+    assert(!existsSync(join(place.env.HOME, 'escape.txt')), 'the command wrote outside the workspace');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('session/cancel kills and releases a command running in the editor terminal', async () => {
+  const script = `turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "echo started; sleep 30; echo never"}}
+  - text: "Never seen."
+`;
+  const place = workspace(script);
+  const { c } = await start(place, {}, { fs: true, terminal: true });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const turn = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Run long' }] });
+    await c.until('the terminal', () => c.fsCalls.some((f) => f.method === 'terminal'));
+    await new Promise((res) => setTimeout(res, 300));
+    await c.conn.cancel({ sessionId: s.sessionId });
+    const r = await withLimit(turn, 'the cancelled turn');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    const id = c.fsCalls.find((f) => f.method === 'terminal').id;
+    await c.until('kill and release', () =>
+      c.fsCalls.some((f) => f.method === 'kill' && f.id === id) &&
+      c.fsCalls.some((f) => f.method === 'release' && f.id === id),
+    );
+    const released = c.fsCalls.find((f) => f.method === 'release' && f.id === id);
+    assert(released.output.includes('started') && !released.output.includes('never'), `output: ${released.output}`);
   } finally {
     await c.close();
   }

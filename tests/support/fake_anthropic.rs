@@ -6,7 +6,8 @@
 //! - `POST /v1/messages` (Claude Code adds `?beta=true`) answers a streamed reply (`"stream": true`:
 //!   `message_start`, `content_block_start`/`_delta`/`_stop` per block, `message_delta` with the
 //!   stop reason, `message_stop`) or a plain JSON message, whichever the request asks for.
-//! - The main agent's requests (those offering the `Read` tool) are answered by the test's script,
+//! - The main agent's requests (those offering the `Read` tool, or claude-code-acp's
+//!   `mcp__acp__Read`) are answered by the test's script,
 //!   called once per request with everything recorded so far; other message requests (a title,
 //!   a quota check) get a short text, `/v1/messages/count_tokens` a token count, anything else 404.
 //! - Every `tool_use` gets an id of its own, unique across all fakes of the process.
@@ -492,9 +493,12 @@ fn answer(incoming: Incoming, shared: &Shared) -> Vec<u8> {
     // off): a plain yes, without a body.
     let incoming_is_head = incoming.method == "HEAD";
     let main = is_messages
-        && body["tools"]
-            .as_array()
-            .is_some_and(|ts| ts.iter().any(|t| t["name"] == "Read"));
+        && body["tools"].as_array().is_some_and(|ts| {
+            // Claude Code offers `Read`; under claude-code-acp with the client's files, its
+            // ACP-routed `mcp__acp__Read` instead.
+            ts.iter()
+                .any(|t| t["name"] == "Read" || t["name"] == "mcp__acp__Read")
+        });
     let stream = body["stream"] == json!(true);
     let model = body["model"].as_str().unwrap_or("claude-fake").to_owned();
 

@@ -8,6 +8,7 @@
 //! table-tested). A blocked call is asked with `session/request_permission` in a task of its own,
 //! so nothing else waits for the user.
 
+mod client_io;
 mod map;
 mod sessions;
 #[cfg(test)]
@@ -52,6 +53,8 @@ pub struct AcpOptions {
 /// The face: the sessions of the one client.
 struct Face {
     options: AcpOptions,
+    /// What the client said at `initialize` it can do for rawko's tools (files, terminals).
+    offers: Mutex<crate::tools::ClientOffers>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     next: AtomicU64,
 }
@@ -64,6 +67,8 @@ struct Session {
     set: Arc<WorkflowSet>,
     tasks: Arc<Tasks>,
     state: Mutex<SessionState>,
+    /// The terminals Bash calls ran in, by tool call id (shown in the call's last update).
+    terminals: client_io::Terminals,
 }
 
 #[derive(Default)]
@@ -85,6 +90,7 @@ pub fn serve_stdio(options: AcpOptions) -> std::io::Result<()> {
     runtime.block_on(async move {
         let face = Arc::new(Face {
             options,
+            offers: Mutex::default(),
             sessions: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
         });
@@ -123,7 +129,8 @@ async fn serve(
 ) {
     use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
     let transport = ByteStreams::new(output.compat_write(), input.compat());
-    let (f1, f2, f3, f4, f5) = (
+    let (f0, f1, f2, f3, f4, f5) = (
+        face.clone(),
         face.clone(),
         face.clone(),
         face.clone(),
@@ -135,6 +142,9 @@ async fn serve(
         .name("rawko")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
+                if let Ok(mut offers) = f0.offers.lock() {
+                    *offers = client_io::offers(&request.client_capabilities);
+                }
                 responder.respond(initialize(&request))
             },
             agent_client_protocol::on_receive_request!(),
@@ -411,6 +421,8 @@ impl Face {
             None => map::NO_WORKFLOW.to_owned(),
         };
         let store = crate::store::state_dir(env);
+        let offers = self.offers.lock().map(|o| *o).unwrap_or_default();
+        let terminals = client_io::Terminals::default();
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
             let store_dir = store.clone();
@@ -432,9 +444,18 @@ impl Face {
             let tasks = Tasks::new(place, store, sink);
             tasks.set_trust(Some(matches!(trust, Trust::NoHooks | Trust::Trusted)));
             tasks.record_session("acp");
+            if offers != crate::tools::ClientOffers::default() {
+                tasks.set_client_io(Some(Arc::new(client_io::AcpClientIo {
+                    cx: cx.clone(),
+                    session_id: id.clone(),
+                    offers,
+                    terminals: terminals.clone(),
+                })));
+            }
             Session {
                 id: id.clone(),
                 cx,
+                terminals,
                 workspace,
                 set,
                 tasks,
@@ -489,6 +510,7 @@ impl Face {
                         model: options.model.clone(),
                         script: options.script.clone(),
                         base_url: options.base_url.clone(),
+                        agent_command: None,
                     })
                     .await
                     .map(drop)
@@ -660,7 +682,7 @@ async fn pump(
             continue;
         }
         for update in mapper.map(&event) {
-            session.notify(update);
+            session.notify(client_io::keep_terminal(update, &session.terminals));
         }
         if let Some(reason) = map::turn_end(&event) {
             session.end_turn(&task_id, reason);

@@ -134,9 +134,16 @@ pub fn install(
 /// `workflow_start`, forwarded to the rawko server of the working directory.
 pub fn mcp(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
     let runtime = endpoint::runtime_dir(ctx.env);
+    let var = |name: &str| {
+        (ctx.env)(name)
+            .and_then(|v| v.into_string().ok())
+            .filter(|v| !v.is_empty())
+    };
     let server = McpServer {
         runtime,
         workspace: ctx.workspace.clone(),
+        acp_url: var(crate::provider::acp::MCP_URL_VAR),
+        acp_token: var(crate::provider::acp::MCP_TOKEN_VAR),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -165,6 +172,9 @@ pub fn mcp(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
 struct McpServer {
     runtime: PathBuf,
     workspace: PathBuf,
+    /// The endpoint of the task whose ACP agent started this server, when one did.
+    acp_url: Option<String>,
+    acp_token: Option<String>,
 }
 
 fn schema(value: Value) -> std::sync::Arc<serde_json::Map<String, Value>> {
@@ -177,6 +187,16 @@ fn tool(name: &'static str, description: &'static str, input: Value) -> rmcp::mo
 
 impl McpServer {
     fn forward(&self, method: &str, params: Value) -> Result<Value, String> {
+        // Started by an ACP agent that rawko runs (the `acp` provider): its task's endpoint.
+        if let (Some(url), Some(token)) = (&self.acp_url, &self.acp_token) {
+            return endpoint::call(url, token, method, &params, Duration::from_secs(600)).map_err(
+                |e| match e {
+                    CallError::Unreachable(e) => format!("the rawko task does not answer: {e}"),
+                    CallError::Refused => "the rawko task refused the token".to_owned(),
+                    CallError::Bad(e) => e,
+                },
+            );
+        }
         let (url, token, _) = endpoint::find(&self.runtime, &self.workspace).ok_or_else(|| {
             format!(
                 "no rawko server is running for {}; open it in an editor with rawko or run `rawko serve`",

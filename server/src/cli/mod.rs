@@ -81,7 +81,8 @@ pub enum Command {
         /// The agent to start with
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
-        /// The model provider: anthropic, openai (any OpenAI-compatible server) or scripted
+        /// The model provider: anthropic, openai (any OpenAI-compatible server), scripted, or acp
+        /// (an ACP agent such as claude-code-acp, run on rawko's rails)
         #[arg(long, value_name = "NAME")]
         provider: Option<String>,
         /// The model to ask
@@ -93,6 +94,10 @@ pub enum Command {
         /// The provider's base URL (an Ollama, llama.cpp or vLLM server, say)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
+        /// The agent to run for `--provider acp`, as a command line, e.g. "claude-code-acp" or
+        /// "gemini --experimental-acp" (default: the acp provider's command in config.json)
+        #[arg(long, value_name = "COMMAND")]
+        agent_command: Option<String>,
         /// Allow every blocked tool call without asking
         #[arg(long, conflicts_with = "deny")]
         yes: bool,
@@ -362,6 +367,7 @@ pub fn run(
             model,
             script,
             base_url,
+            agent_command,
             yes,
             deny,
             resume,
@@ -375,6 +381,7 @@ pub fn run(
                 model,
                 script,
                 base_url,
+                agent_command,
                 approvals: if yes {
                     run::Approvals::Yes
                 } else if deny {

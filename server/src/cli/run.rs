@@ -37,6 +37,7 @@ pub struct RunOptions {
     pub model: Option<String>,
     pub script: Option<PathBuf>,
     pub base_url: Option<String>,
+    pub agent_command: Option<String>,
     pub approvals: Approvals,
     pub resume: Option<String>,
 }
@@ -133,6 +134,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         model: options.model.clone(),
         script: options.script.clone(),
         base_url: options.base_url.clone(),
+        agent_command: options.agent_command.clone(),
     };
     // Without a terminal to ask on, blocked calls are denied (said once the task has started).
     let no_terminal = options.approvals == Approvals::Ask && !io::stdin().is_terminal();

@@ -316,6 +316,8 @@ impl TaskHandle {
 }
 
 /// Which arbiter a task uses.
+// One per task, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum ArbiterSetup {
     /// Agent transitions and the phases' `agent:` keys decide.
     Deterministic,
@@ -355,6 +357,8 @@ pub struct TaskSpec {
     /// Set when the "model" is an external agent (Claude Code through its hooks): its tools are
     /// not run by rawko; the bridge takes rawko's decisions back to it.
     pub external: Option<Arc<crate::external::Bridge>>,
+    /// The client that does the tools' file and process I/O (an ACP editor), if any.
+    pub client_io: Option<Arc<dyn crate::tools::ClientIo>>,
 }
 
 /// Milliseconds since the Unix epoch (see [`crate::clock`]).

@@ -206,6 +206,7 @@ impl Provider for ExternalProvider {
                             text: String::new(),
                             tool_calls: vec![call],
                             stop_reason: StopReason::ToolUse,
+                            runner: Default::default(),
                         });
                     }
                     HookCall::Stop {
@@ -220,6 +221,7 @@ impl Provider for ExternalProvider {
                             text: last_message,
                             tool_calls: Vec::new(),
                             stop_reason: StopReason::EndTurn,
+                            runner: Default::default(),
                         });
                     }
                     HookCall::PostToolUse { id, tool, response } => {

@@ -25,6 +25,7 @@ impl Backend {
                 model: given(params.model),
                 script: given(params.script).map(Into::into),
                 base_url: None,
+                agent_command: None,
             })
             .await
             .map_err(task_error)?;

@@ -477,6 +477,7 @@ impl StreamState {
                 text: self.text,
                 tool_calls: self.tool_calls,
                 stop_reason,
+                runner: Default::default(),
             },
             self.usage,
         ))
@@ -682,7 +683,7 @@ mod tests {
             script: None,
             model: Some("claude-test".into()),
             base_url: base_url.map(str::to_owned),
-            fallbacks: Vec::new(),
+            ..ProviderSpec::default()
         };
         let env = |name: &str| match name {
             KEY_VAR => Some("sk-from-env".to_owned()),

@@ -217,6 +217,7 @@ mod tests {
                         text: t.to_owned(),
                         tool_calls: Vec::new(),
                         stop_reason: StopReason::EndTurn,
+                        runner: Default::default(),
                     }),
                     Err(kind) => Err(ProviderError::new(kind, "no")),
                 }

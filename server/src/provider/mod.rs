@@ -2,6 +2,7 @@
 //! calls back, with text streamed as it arrives. `scripted` replays a file of turns with no
 //! network (tests, `rawko demo`, the editor tests).
 
+pub mod acp;
 pub mod anthropic;
 pub mod failover;
 pub mod http;
@@ -71,12 +72,31 @@ pub enum StopReason {
     MaxTokens,
 }
 
+/// Who runs the tool calls of a turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Runner {
+    /// rawko runs them, once the gate (or the user) allowed them.
+    #[default]
+    Rawko,
+    /// The agent runs them itself once rawko allowed them (an ACP agent's permission request):
+    /// rawko decides (hooks, gate, approval) and runs nothing.
+    Agent,
+    /// rawko runs them without asking again: the task allowed the agent's permission request
+    /// for the tool that makes them (hooks and the agent's filter still apply).
+    RawkoApproved,
+    /// The agent ran it without asking (a read-only tool of its own): rawko shows and logs it
+    /// with what it gave back.
+    AgentRan { content: String, is_error: bool },
+}
+
 /// A whole turn of the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub stop_reason: StopReason,
+    /// Who runs `tool_calls`.
+    pub runner: Runner,
 }
 
 /// The provider error codes (the same across providers).
@@ -183,7 +203,27 @@ pub struct ProviderSpec {
     /// Providers to fail over to, in order, when this one stays rate limited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<ProviderSpec>,
+    /// `acp`: the agent's program (found on `PATH` when it has no `/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// `acp`: the program's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// `acp`: variables set for the agent. Read from the settings, never written to a task's log
+    /// (they may hold keys): a resumed task takes them from the settings again.
+    #[serde(default, skip_serializing)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// `acp`: the workspace the agent's session opens in (set when the spec is resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// `acp`: how long the agent may stay silent in a prompt turn before the task fails
+    /// (seconds; default 600).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_seconds: Option<u64>,
 }
+
+/// The providers this build knows.
+pub const KNOWN: &str = "scripted, anthropic, openai, acp";
 
 impl ProviderSpec {
     /// `anthropic`, or `openai:gpt-4.1@http://localhost:11434/v1`: what cooldowns are kept for.
@@ -236,8 +276,11 @@ impl ProviderSpec {
                 .map(|p| Box::new(p) as Box<dyn Provider>),
             "openai" => openai::OpenAiProvider::from_spec(self, keys("openai"))
                 .map(|p| Box::new(p) as Box<dyn Provider>),
+            "acp" => {
+                acp::AcpAgentProvider::from_spec(self).map(|p| Box::new(p) as Box<dyn Provider>)
+            }
             other => Err(format!(
-                "unknown provider \"{other}\"; this build knows: scripted, anthropic, openai"
+                "unknown provider \"{other}\"; this build knows: {KNOWN}"
             )),
         }
     }
@@ -250,6 +293,8 @@ pub struct ProviderRequest<'a> {
     pub model: Option<&'a str>,
     pub script: Option<&'a std::path::Path>,
     pub base_url: Option<&'a str>,
+    /// `acp`: the agent's command line (program and arguments, split as a shell would).
+    pub agent_command: Option<&'a str>,
 }
 
 /// The provider spec of a task: the named provider (or, with a script only, `scripted`; with
@@ -294,16 +339,29 @@ pub fn resolve_spec(
     if spec.name == "scripted" && spec.script.is_none() {
         return Err("provider \"scripted\" needs a script: the path of a file of turns".to_owned());
     }
-    if !["scripted", "anthropic", "openai"].contains(&spec.name.as_str()) {
+    if !["scripted", "anthropic", "openai", "acp"].contains(&spec.name.as_str()) {
         return Err(format!(
-            "unknown provider \"{}\"; this build knows: scripted, anthropic, openai",
+            "unknown provider \"{}\"; this build knows: {KNOWN}",
             spec.name
         ));
+    }
+    if spec.name == "acp" {
+        if let Some(line) = request.agent_command {
+            let mut words = acp::split_command(line)?.into_iter();
+            spec.command = words.next();
+            spec.args = words.collect();
+        }
+        if spec.command.as_deref().is_none_or(|c| c.trim().is_empty()) {
+            return Err(acp::NO_COMMAND.to_owned());
+        }
+        spec.cwd = Some(workspace.to_owned());
+        // An agent holds its own conversation: it never fails over, nor is it a fallback.
+        return Ok(spec);
     }
     let label = spec.label();
     spec.fallbacks = configured
         .iter()
-        .filter(|p| p.name != "scripted")
+        .filter(|p| p.name != "scripted" && p.name != "acp")
         .map(|p| {
             let mut p = p.clone();
             p.fallbacks = Vec::new();

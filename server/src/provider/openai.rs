@@ -420,6 +420,7 @@ impl StreamParser for StreamState {
                 text: self.text,
                 tool_calls,
                 stop_reason,
+                runner: Default::default(),
             },
             self.usage,
         ))
@@ -633,7 +634,7 @@ mod tests {
             script: None,
             model: Some("m".into()),
             base_url: base_url.map(str::to_owned),
-            fallbacks: Vec::new(),
+            ..ProviderSpec::default()
         };
         let local =
             |name: &str| (name == BASE_URL_VAR).then(|| "http://127.0.0.1:11434/v1".to_owned());

@@ -218,6 +218,7 @@ impl Provider for ScriptedProvider {
                 text,
                 tool_calls,
                 stop_reason,
+                runner: Default::default(),
             })
         })
     }

@@ -410,6 +410,68 @@ pub fn shell_command(
     (cmd, true)
 }
 
+/// The program and arguments that run `sh -c command` the way [`shell_command`] does, for a
+/// process another program starts (an editor's terminal): through the helper when this process
+/// has one, with `rules`, but watching no parent (rawko is not the helper's parent there); the
+/// variables in `unset` are taken out of the environment first (`env -u`). `Err` when a path is
+/// not UTF-8 (the editor takes strings).
+pub fn shell_argv(
+    command: &str,
+    rules: Option<Rules>,
+    grace: Duration,
+    linger: Duration,
+    unset: &[String],
+) -> Result<(String, Vec<String>), String> {
+    let (program, mut args): (OsString, Vec<OsString>) = if unset.is_empty() {
+        ("sh".into(), vec!["-c".into(), command.into()])
+    } else {
+        let mut args: Vec<OsString> = Vec::new();
+        for name in unset {
+            args.push("-u".into());
+            args.push(name.into());
+        }
+        args.extend(["sh".into(), "-c".into(), command.into()]);
+        ("env".into(), args)
+    };
+    let program = match helper() {
+        None => program,
+        Some(helper) => {
+            // Another process starts it: `/proc/self/exe` would name that process's binary.
+            let helper = if helper == Path::new("/proc/self/exe") {
+                std::env::current_exe().map_err(|e| {
+                    format!("cannot find rawko's own binary to confine the command with: {e}")
+                })?
+            } else {
+                helper
+            };
+            let confined = rules.is_some();
+            let Rules { read, write } = rules.unwrap_or_default();
+            let options = exec::Options {
+                landlock: confined,
+                read,
+                write,
+                grace,
+                linger,
+                parent: None,
+                program,
+                args,
+            };
+            args = std::iter::once(OsString::from(exec::SUBCOMMAND))
+                .chain(options.to_args())
+                .collect();
+            helper.into_os_string()
+        }
+    };
+    let text = |s: OsString| {
+        s.into_string()
+            .map_err(|s| format!("{} is not UTF-8 text", s.to_string_lossy()))
+    };
+    Ok((
+        text(program)?,
+        args.into_iter().map(text).collect::<Result<_, _>>()?,
+    ))
+}
+
 /// A running command rawko started with [`shell_command`], in a process group of its own, and
 /// how to end it. Dropping it ends the command: the helper gets SIGTERM (and SIGKILL if it has
 /// not ended everything within its grace); a shell run directly gets SIGKILL with its group.

@@ -31,11 +31,16 @@ use crate::hooks::envfile::EnvChange;
 use crate::sandbox::{self, Supervised, Tail, WorkspaceAccess};
 
 /// How long the group gets between SIGTERM and SIGKILL, and to close its output after SIGKILL.
-const GRACE: Duration = Duration::from_secs(1);
+pub(super) const GRACE: Duration = Duration::from_secs(1);
 /// How long processes left behind by an exited shell may go on writing before they are ended.
-const LINGER: Duration = Duration::from_millis(300);
+pub(super) const LINGER: Duration = Duration::from_millis(300);
 
-pub(super) async fn bash(input: &Value, ctx: &ToolContext, access: WorkspaceAccess) -> ToolOutput {
+pub(super) async fn bash(
+    input: &Value,
+    ctx: &ToolContext,
+    access: WorkspaceAccess,
+    call_id: Option<&str>,
+) -> ToolOutput {
     let parsed = (|| {
         let args = Args::new("Bash", input)?;
         let command = args.str(&["command"])?;
@@ -55,7 +60,12 @@ pub(super) async fn bash(input: &Value, ctx: &ToolContext, access: WorkspaceAcce
         Ok((command, timeout))
     })();
     match parsed {
-        Ok((command, timeout)) => run_command(command, timeout, ctx, access).await,
+        Ok((command, timeout)) => match ctx.client.as_ref().filter(|c| c.offers().terminal) {
+            Some(client) => {
+                super::client::bash(client.as_ref(), ctx, command, timeout, access, call_id).await
+            }
+            None => run_command(command, timeout, ctx, access).await,
+        },
         Err(message) => ToolOutput::error(message),
     }
 }

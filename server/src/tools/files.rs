@@ -33,6 +33,11 @@ pub(super) async fn read(input: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(parsed) => parsed,
         Err(message) => return ToolOutput::error(message),
     };
+    if let Some(client) = ctx.client.as_ref().filter(|c| c.offers().read) {
+        return super::client::read(client.as_ref(), ctx, &path, offset, limit)
+            .await
+            .into();
+    }
     let ctx = ctx.clone();
     blocking(move || read_file(&ctx, &path, offset, limit)).await
 }
@@ -49,6 +54,11 @@ pub(super) async fn write(input: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(parsed) => parsed,
         Err(message) => return ToolOutput::error(message),
     };
+    if let Some(client) = ctx.client.as_ref().filter(|c| c.offers().write) {
+        return super::client::write(client.as_ref(), ctx, &path, &content)
+            .await
+            .into();
+    }
     let ctx = ctx.clone();
     blocking(move || write_file(&ctx, &path, &content)).await
 }
@@ -65,12 +75,10 @@ pub(super) async fn edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
             }],
         ))
     })();
-    let (path, edits) = match parsed {
-        Ok(parsed) => parsed,
-        Err(message) => return ToolOutput::error(message),
-    };
-    let ctx = ctx.clone();
-    blocking(move || edit_file(&ctx, &path, &edits)).await
+    match parsed {
+        Ok((path, edits)) => edit_with(ctx, path, edits).await,
+        Err(message) => ToolOutput::error(message),
+    }
 }
 
 pub(super) async fn multi_edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
@@ -100,16 +108,29 @@ pub(super) async fn multi_edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
         }
         Ok::<_, String>((path, edits))
     })();
-    let (path, edits) = match parsed {
-        Ok(parsed) => parsed,
-        Err(message) => return ToolOutput::error(message),
-    };
+    match parsed {
+        Ok((path, edits)) => edit_with(ctx, path, edits).await,
+        Err(message) => ToolOutput::error(message),
+    }
+}
+
+/// Edit and MultiEdit: through the client when it reads and writes files for rawko, else here.
+async fn edit_with(ctx: &ToolContext, path: String, edits: Vec<Replacement>) -> ToolOutput {
+    if let Some(client) = ctx
+        .client
+        .as_ref()
+        .filter(|c| c.offers().read && c.offers().write)
+    {
+        return super::client::edit(client.as_ref(), ctx, &path, &edits)
+            .await
+            .into();
+    }
     let ctx = ctx.clone();
     blocking(move || edit_file(&ctx, &path, &edits)).await
 }
 
 /// Why `metadata` is not that of a regular file `given` can name, if it is not.
-fn not_a_regular_file(metadata: &Metadata, given: &str) -> Result<(), String> {
+pub(super) fn not_a_regular_file(metadata: &Metadata, given: &str) -> Result<(), String> {
     if metadata.is_dir() {
         return Err(format!(
             "\"{given}\" is a directory, not a file; Glob lists what is in it"
@@ -171,16 +192,28 @@ fn read_file(
     let file = open_regular(ctx, given, &confined, options().read(true), reading)?;
     let failed = |error: io::Error| reading(&error);
     let mut reader = BufReader::new(file);
-    if reader
-        .fill_buf()
-        .map_err(failed)?
-        .iter()
-        .take(BINARY_SNIFF_BYTES)
-        .any(|byte| *byte == 0)
-    {
+    if looks_binary(reader.fill_buf().map_err(failed)?) {
         return Err(format!("\"{given}\" is a binary file, not text"));
     }
+    read_lines(reader, given, offset, limit, ctx.output_cap, &reading)
+}
 
+/// Whether `text` looks binary (a NUL in its first bytes), as git and ripgrep judge.
+pub(super) fn looks_binary(text: &[u8]) -> bool {
+    text.iter().take(BINARY_SNIFF_BYTES).any(|byte| *byte == 0)
+}
+
+/// The lines of `reader` from `offset` (1-based), at most `limit` of them and at most `cap`
+/// bytes, with a note saying where to read on when cut: what Read answers.
+pub(super) fn read_lines(
+    mut reader: impl BufRead,
+    given: &str,
+    offset: usize,
+    limit: Option<usize>,
+    cap: usize,
+    reading: &dyn Fn(&io::Error) -> String,
+) -> Result<String, String> {
+    let failed = |error: io::Error| reading(&error);
     let mut text = String::new();
     let mut line = Vec::new();
     let mut line_number = 0;
@@ -203,10 +236,10 @@ fn read_file(
         }
         let line_text = std::str::from_utf8(&line)
             .map_err(|_| format!("\"{given}\" is not UTF-8 text (line {line_number})"))?;
-        if text.len() + line_text.len() > ctx.output_cap {
+        if text.len() + line_text.len() > cap {
             // Whole lines only, unless the first line alone is over the cap.
             if lines_taken == 0 {
-                text.push_str(prefix_bytes(line_text, ctx.output_cap));
+                text.push_str(prefix_bytes(line_text, cap));
             }
             cut_at_line = Some(line_number);
             break;
@@ -224,7 +257,6 @@ fn read_file(
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        let cap = ctx.output_cap;
         if lines_taken > 0 {
             text.push_str(&format!(
                 "[cut: the output reached the {cap}-byte cap; to read on, use offset {line}]"
@@ -287,7 +319,7 @@ fn write_file(ctx: &ToolContext, given: &str, content: &str) -> Result<String, S
 /// Unlike `create_dir_all`, a component that exists already is looked at beneath the workspace
 /// (following symlinks that stay inside): one that is a symlink leading out is refused as an
 /// escape, not taken for "already exists".
-fn create_dirs(ctx: &ToolContext, relative: &std::path::Path) -> io::Result<()> {
+pub(super) fn create_dirs(ctx: &ToolContext, relative: &std::path::Path) -> io::Result<()> {
     let mut prefix = std::path::PathBuf::new();
     for component in relative.components() {
         prefix.push(component);
@@ -304,7 +336,7 @@ fn create_dirs(ctx: &ToolContext, relative: &std::path::Path) -> io::Result<()> 
     Ok(())
 }
 
-struct Replacement {
+pub(super) struct Replacement {
     old_text: String,
     new_text: String,
     replace_all: bool,
@@ -331,8 +363,22 @@ fn edit_file(ctx: &ToolContext, given: &str, edits: &[Replacement]) -> Result<St
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|error| reading(&error))?;
-    let mut text =
-        String::from_utf8(bytes).map_err(|_| format!("\"{given}\" is not UTF-8 text"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("\"{given}\" is not UTF-8 text"))?;
+    let (text, total) = apply_edits(text, given, edits)?;
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.write_all(text.as_bytes()))
+        .and_then(|()| file.set_len(text.len() as u64))
+        .map_err(|error| writing(&error))?;
+    Ok(edited(total, edits.len(), &shown(ctx, &confined.real)))
+}
+
+/// `text` with `edits` applied in order, each to the result of the one before, and how many
+/// occurrences were replaced; or why not (then no edit counts).
+pub(super) fn apply_edits(
+    mut text: String,
+    given: &str,
+    edits: &[Replacement],
+) -> Result<(String, usize), String> {
     let mut total = 0;
     for (i, edit) in edits.iter().enumerate() {
         let which = if edits.len() > 1 {
@@ -364,24 +410,22 @@ fn edit_file(ctx: &ToolContext, given: &str, edits: &[Replacement]) -> Result<St
         text = text.replace(edit.old_text.as_str(), &edit.new_text);
         total += count;
     }
-    file.seek(SeekFrom::Start(0))
-        .and_then(|_| file.write_all(text.as_bytes()))
-        .and_then(|()| file.set_len(text.len() as u64))
-        .map_err(|error| writing(&error))?;
+    Ok((text, total))
+}
+
+/// What Edit and MultiEdit answer when they replaced `total` occurrences with `edits` edits.
+pub(super) fn edited(total: usize, edits: usize, shown: &str) -> String {
     let occurrences = if total == 1 {
         "occurrence"
     } else {
         "occurrences"
     };
-    let edits_made = if edits.len() > 1 {
-        format!(" ({} edits)", edits.len())
+    let edits_made = if edits > 1 {
+        format!(" ({edits} edits)")
     } else {
         String::new()
     };
-    Ok(format!(
-        "replaced {total} {occurrences} in {}{edits_made}",
-        shown(ctx, &confined.real)
-    ))
+    format!("replaced {total} {occurrences} in {shown}{edits_made}")
 }
 
 #[cfg(test)]

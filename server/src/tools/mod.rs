@@ -12,8 +12,12 @@
 //! comes back as a [`ToolOutput`] with `is_error` set and a message the model can act on.
 //!
 //! File I/O runs on tokio's blocking pool, so a current-thread runtime is never blocked.
+//!
+//! A client that offers to (an ACP editor: `fs/*`, `terminal/*`) does the I/O of Read, Write,
+//! Edit, MultiEdit and Bash instead, behind the same gate and the same confinement (`client.rs`).
 
 mod bash;
+mod client;
 mod confine;
 mod files;
 #[cfg(test)]
@@ -28,6 +32,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 pub use crate::sandbox::WorkspaceAccess;
+pub use client::{ClientFuture, ClientIo, ClientOffers, TerminalCommand, TerminalRun};
 pub use confine::resolve;
 
 /// The longest a Bash command may be given to run, in seconds.
@@ -60,6 +65,9 @@ pub struct ToolContext {
     pub bash_env: BashEnv,
     /// Where Bash may read and write (Landlock), and its temporary directory.
     pub sandbox: crate::sandbox::Sandbox,
+    /// The client that reads and writes files and runs Bash for the tools, when it offers to (an
+    /// ACP editor); `None`: the tools do it themselves.
+    pub client: Option<Arc<dyn ClientIo>>,
 }
 
 /// Changes to the environment of Bash commands. Its `Debug` shows the names only: values may be
@@ -110,6 +118,7 @@ impl ToolContext {
                     .map(PathBuf::from),
                 ..Default::default()
             },
+            client: None,
         })
     }
 }
@@ -302,6 +311,18 @@ pub async fn run_with(
     ctx: &ToolContext,
     access: WorkspaceAccess,
 ) -> ToolOutput {
+    run_call(name, input, ctx, access, None).await
+}
+
+/// Like [`run_with`], for the tool call `call_id` (a client that runs Bash in its terminal shows
+/// the terminal in that call).
+pub async fn run_call(
+    name: &str,
+    input: &Value,
+    ctx: &ToolContext,
+    access: WorkspaceAccess,
+    call_id: Option<&str>,
+) -> ToolOutput {
     match name.to_ascii_lowercase().as_str() {
         "read" => files::read(input, ctx).await,
         "write" => files::write(input, ctx).await,
@@ -309,7 +330,7 @@ pub async fn run_with(
         "multiedit" => files::multi_edit(input, ctx).await,
         "glob" => search::glob(input, ctx).await,
         "grep" => search::grep(input, ctx).await,
-        "bash" => bash::bash(input, ctx, access).await,
+        "bash" => bash::bash(input, ctx, access, call_id).await,
         _ => ToolOutput::error(format!(
             "unknown tool \"{}\"; the built-in tools are {}",
             crate::clip::clip(name),

@@ -351,7 +351,7 @@ async fn anthropic_built_from_a_spec_uses_its_base_url_and_the_configured_key() 
         script: None,
         model: Some("claude-from-spec".into()),
         base_url: Some(server.url.clone()),
-        fallbacks: Vec::new(),
+        ..ProviderSpec::default()
     };
     let mut p = spec
         .build_with(&|name| (name == "anthropic").then(|| "sk-configured-key".to_owned()))

@@ -240,7 +240,7 @@ fn unknown_providers_list_the_known_ones() {
         script: None,
         model: None,
         base_url: None,
-        fallbacks: Vec::new(),
+        ..ProviderSpec::default()
     };
     let e = spec.build_with(&|_| None).map(|_| ()).unwrap_err();
     assert_eq!(

@@ -97,7 +97,7 @@ async fn openai_local_server_gets_no_authorization_header() {
         script: None,
         model: Some("llama3.2".into()),
         base_url: Some(format!("{}/v1/", server.url)),
-        fallbacks: Vec::new(),
+        ..ProviderSpec::default()
     };
     let mut p = spec.build_with(&|_| None).unwrap();
     assert_eq!(p.name(), "openai");

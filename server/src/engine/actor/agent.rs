@@ -12,7 +12,7 @@ use crate::engine::log::{LogEvent, LoggedCall};
 use crate::engine::{OutputKind, TaskEvent, TaskState};
 use crate::machine::MachineError;
 use crate::provider::{
-    Message, Provider, ProviderError, ToolCall, ToolDescription, ToolResult, TurnRequest,
+    Message, Provider, ProviderError, Runner, ToolCall, ToolDescription, ToolResult, TurnRequest,
 };
 use crate::tools::{self, ToolContext};
 use crate::workflow::gate::{self, GateDecision};
@@ -75,7 +75,10 @@ impl Control {
                     });
                     continue;
                 }
-                match self.tool_call(call, tools, agent.as_ref()).await {
+                match self
+                    .tool_call(call, tools, agent.as_ref(), &Runner::Rawko)
+                    .await
+                {
                     Ok(result) => results.push(result),
                     Err(stop) => {
                         stopped = Some(stop);
@@ -192,7 +195,10 @@ impl Control {
                     });
                     continue;
                 }
-                match self.tool_call(call, tools, agent.as_ref()).await {
+                match self
+                    .tool_call(call, tools, agent.as_ref(), &turn.runner)
+                    .await
+                {
                     Ok(result) => results.push(result),
                     Err(s) => {
                         stop = Some(s);
@@ -236,6 +242,7 @@ impl Control {
         call: &ToolCall,
         tools: &Arc<ToolContext>,
         agent: Option<&AgentDefinition>,
+        runner: &Runner,
     ) -> Result<ToolResult, Stop> {
         use crate::hooks::HookEvent;
         // One shape for hooks, the gate and the tools: Claude Code's field names.
@@ -263,6 +270,12 @@ impl Control {
             name: call.name.clone(),
         });
         self.approvals.approved = false;
+        if let Runner::AgentRan { content, is_error } = runner {
+            // Nothing to decide: the agent ran it without asking. Shown and logged as it came.
+            let mut content = content.clone();
+            self.secrets.scrub(&mut content);
+            return Ok(self.finish_call(call, content, *is_error));
+        }
         let pre = self
             .fire_waiting(self.tool_invocation(HookEvent::PreToolUse, call))
             .await?;
@@ -286,7 +299,8 @@ impl Control {
         } else if let Some(refusal) = agent.and_then(|a| agent_refusal(a, &call)) {
             (refusal, true)
         } else {
-            self.gated_call(&call, tools, pre.ask.as_deref()).await?
+            self.gated_call(&call, tools, pre.ask.as_deref(), runner)
+                .await?
         };
         // A key that reached a tool's output (a file that holds it, say) goes no further: not to
         // the log, the editor, the hooks or the next model request.
@@ -331,6 +345,16 @@ impl Control {
             content = crate::engine::hooking::with_context(content, &post.context);
         }
         content = crate::engine::hooking::with_context(content, &pre.context);
+        let result = self.finish_call(&call, content, is_error);
+        if self.hook_state.halt_reason.is_some() {
+            // A hook said `continue: false`: the result is recorded, then the task waits.
+            return Err(Stop::Interrupt);
+        }
+        Ok(result)
+    }
+
+    /// A call's result: logged, announced, and the result the model gets.
+    fn finish_call(&mut self, call: &ToolCall, content: String, is_error: bool) -> ToolResult {
         self.log(LogEvent::ToolFinished {
             id: call.id.clone(),
             content: content.clone(),
@@ -344,15 +368,11 @@ impl Control {
             input: None,
             is_error: Some(is_error),
         });
-        if self.hook_state.halt_reason.is_some() {
-            // A hook said `continue: false`: the result is recorded, then the task waits.
-            return Err(Stop::Interrupt);
-        }
-        Ok(ToolResult {
+        ToolResult {
             tool_call_id: call.id.clone(),
             content,
             is_error,
-        })
+        }
     }
 
     /// The invocation of a tool event, in AutoAgent's and Claude Code's names.
@@ -389,8 +409,10 @@ impl Control {
         call: &ToolCall,
         tools: &Arc<ToolContext>,
         hook_asks: Option<&str>,
+        runner: &Runner,
     ) -> Result<(String, bool), Stop> {
-        if self.external.is_none() && !tools::is_builtin(&call.name) {
+        let agent_runs = self.external.is_some() || *runner == Runner::Agent;
+        if !agent_runs && !tools::is_builtin(&call.name) {
             let known: Vec<&str> = tools::specs().iter().map(|s| s.name).collect();
             return Ok((
                 format!(
@@ -410,7 +432,21 @@ impl Control {
             } else {
                 tools::WorkspaceAccess::ReadOnly
             };
-        if let GateDecision::Block {
+        if *runner == Runner::Agent {
+            // The agent does this itself once allowed: a path it names outside the workspace is
+            // refused here, with the check rawko's own tools make.
+            if let Some(path) = ["file_path", "notebook_path", "path"]
+                .iter()
+                .find_map(|k| call.input.get(*k).and_then(Value::as_str))
+            {
+                if let Err(refusal) = tools::resolve(tools, path) {
+                    return Ok((refusal, true));
+                }
+            }
+        }
+        if *runner == Runner::RawkoApproved {
+            access = tools::WorkspaceAccess::ReadWrite;
+        } else if let GateDecision::Block {
             reason,
             phase,
             detail,
@@ -444,6 +480,10 @@ impl Control {
             // The external agent runs its own tools; rawko only decides.
             return Ok(("allowed; the external agent runs it".to_owned(), false));
         }
+        if agent_runs {
+            // An ACP agent asked: it runs the call itself once allowed.
+            return Ok(("allowed; the agent runs it".to_owned(), false));
+        }
         if !self.unconfined_note_shown && call.name.eq_ignore_ascii_case("bash") {
             if let Some(note) = tools.sandbox.unconfined_note() {
                 self.unconfined_note_shown = true;
@@ -453,9 +493,10 @@ impl Control {
         let tools = tools.clone();
         let name = call.name.clone();
         let input = call.input.clone();
+        let id = call.id.clone();
         let output = self
             .wait(
-                async move { tools::run_with(&name, &input, &tools, access).await },
+                async move { tools::run_call(&name, &input, &tools, access, Some(&id)).await },
                 false,
             )
             .await?;

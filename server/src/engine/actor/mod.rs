@@ -214,6 +214,7 @@ pub(super) async fn run(
         hooks,
         session,
         external,
+        client_io,
     } = spec;
     let provider_name = provider_spec.name.clone();
     let started_at = snapshot
@@ -288,6 +289,7 @@ pub(super) async fn run(
             tools.bash_timeout = ctl.settings.bash_timeout;
             tools.env_remove = ctl.secrets.env_names().to_vec();
             tools.sandbox.settings = ctl.settings.sandbox.clone();
+            tools.client = client_io;
             Arc::new(tools)
         }
         Err(e) => {

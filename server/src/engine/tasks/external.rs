@@ -173,6 +173,7 @@ impl Tasks {
             hooks,
             session: self.session(),
             external: Some(bridge.clone()),
+            client_io: None,
         });
         self.running.insert(id.clone(), handle.clone());
         (self.sink)(id.clone(), merge(events, extra, secrets));

@@ -40,6 +40,7 @@ use crate::hooks::{Dispatch, Hooks};
 use crate::machine::{self, MachineConfig};
 use crate::provider::{Provider, ProviderRequest, ProviderSpec};
 use crate::store::TaskFiles;
+use crate::tools::ClientIo;
 use crate::workflow::step::StepAction;
 use crate::workflow::{LoadOutcome, Show, WorkflowSet};
 
@@ -68,6 +69,9 @@ pub struct Tasks {
     /// External agents' sessions, by their session id.
     external: DashMap<String, external::SessionCell>,
     sink: Sink,
+    /// The client that does the tools' file and process I/O for this service's tasks, when its
+    /// face has one that offers to (`rawko acp` with an editor's `fs` and `terminal`).
+    client_io: RwLock<Option<Arc<dyn ClientIo>>>,
 }
 
 impl Tasks {
@@ -84,7 +88,20 @@ impl Tasks {
             trust: watch::Sender::new(Some(false)),
             external: DashMap::new(),
             sink,
+            client_io: RwLock::new(None),
         })
+    }
+
+    /// The client whose file and process I/O the tasks started from now on use
+    /// (crate::tools::ClientIo); `None`: their tools do it themselves.
+    pub fn set_client_io(&self, client: Option<Arc<dyn ClientIo>>) {
+        if let Ok(mut c) = self.client_io.write() {
+            *c = client;
+        }
+    }
+
+    fn client_io(&self) -> Option<Arc<dyn ClientIo>> {
+        self.client_io.read().ok().and_then(|c| c.clone())
     }
 
     /// Moves the service to another workspace (or the same one with new settings); tasks already
@@ -272,6 +289,10 @@ impl Tasks {
             model: model.as_deref(),
             script,
             base_url: base_url.as_deref(),
+            agent_command: request
+                .agent_command
+                .as_deref()
+                .filter(|c| !c.trim().is_empty()),
         };
         let has_key = |name: &str| {
             let var = match name {
@@ -343,6 +364,7 @@ impl Tasks {
             hooks,
             session: self.session(),
             external: None,
+            client_io: self.client_io(),
         });
         started.note = note;
         Ok(started)
@@ -448,6 +470,7 @@ impl Tasks {
             hooks,
             session: self.session(),
             external: None,
+            client_io: self.client_io(),
         }))
     }
 
@@ -724,6 +747,18 @@ fn check_agent(agents: &AgentSet, agent: &str) -> Result<(), TaskError> {
 
 /// Builds a provider with the keys of the settings (`apiKeys`), else the environment's.
 fn build(spec: &ProviderSpec, settings: &Settings) -> Result<Box<dyn Provider>, String> {
+    if spec.name == "acp" && spec.env.is_empty() {
+        // An agent's variables are never logged: a resumed task takes them from the settings.
+        if let Some(configured) = settings
+            .providers
+            .iter()
+            .find(|p| p.name == "acp" && p.command == spec.command)
+        {
+            let mut spec = spec.clone();
+            spec.env = configured.env.clone();
+            return spec.build_with(&|name| settings.api_keys.get(name));
+        }
+    }
     spec.build_with(&|name| settings.api_keys.get(name))
 }
 

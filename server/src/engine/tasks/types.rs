@@ -51,6 +51,8 @@ pub struct StartRequest {
     /// A scripted provider's file, relative to the workspace.
     pub script: Option<PathBuf>,
     pub base_url: Option<String>,
+    /// The `acp` provider's agent command line (`rawko run --agent-command`).
+    pub agent_command: Option<String>,
 }
 
 /// A manual override of the orchestrator (rawko-sdk SPEC-0003's events).

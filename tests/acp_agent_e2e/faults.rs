@@ -1,0 +1,257 @@
+//! The `acp` provider against a misbehaving agent: tests/acp/fault-agent.mjs, written with the
+//! official TypeScript SDK's AgentSideConnection, run by `rawko run --provider acp
+//! --agent-command …`. It crashes, hangs, writes garbage, and asks for paths outside the
+//! workspace; rawko fails the task with a message that names the agent (and its stderr), or
+//! refuses what leads outside, and never hangs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The fault agent, or `None` (with a note) when its SDK is not installed (`npm ci` in
+/// tests/acp: scripts/test-acp.sh --install does it, and scripts/test.sh runs that first).
+#[allow(clippy::print_stderr)]
+fn fault_agent(test: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp");
+    let agent = dir.join("fault-agent.mjs").canonicalize().ok()?;
+    if dir.join("node_modules/@agentclientprotocol/sdk").is_dir() {
+        return Some(agent);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+    assert!(
+        !ci,
+        "{test}: tests/acp/node_modules is missing under CI: run scripts/test-acp.sh --install"
+    );
+    eprintln!("SKIPPED {test}: run scripts/test-acp.sh --install first (npm ci in tests/acp)");
+    None
+}
+
+struct Place {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+}
+
+impl Place {
+    fn new(config: serde_json::Value) -> Place {
+        let tmp = tempfile::TempDir::new().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical");
+        let ws = root.join("project");
+        std::fs::create_dir_all(ws.join(".rawko")).expect("mkdir");
+        std::fs::write(ws.join(".rawko/config.json"), config.to_string()).expect("config");
+        std::fs::write(ws.join("README.md"), "a project\n").expect("readme");
+        Place {
+            _tmp: tmp,
+            root,
+            ws,
+        }
+    }
+
+    /// `rawko run TASK ARGS…` here, killed if it has not ended within `limit`.
+    fn run(&self, args: &[&str], limit: Duration) -> (Output, Duration) {
+        let home = self.root.join("home");
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
+            .arg("run")
+            .args(args)
+            .current_dir(&self.ws)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_RUNTIME_DIR", home.join("run"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start rawko run");
+        loop {
+            if child.try_wait().expect("wait").is_some() {
+                break;
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("output");
+                panic!("rawko run did not end within {limit:?}:\n{}", text(&out));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        (child.wait_with_output().expect("output"), started.elapsed())
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn command(agent: &Path, mode: &str) -> String {
+    format!("node {} {mode}", agent.display())
+}
+
+#[test]
+fn an_agent_that_crashes_fails_the_task_naming_it_with_its_stderr() {
+    let Some(agent) = fault_agent("crash") else {
+        return;
+    };
+    let place = Place::new(serde_json::json!({}));
+    let cmd = command(&agent, "crash");
+    let (out, _) = place.run(
+        &["Do it", "--provider", "acp", "--agent-command", &cmd],
+        Duration::from_secs(60),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains(&format!("the agent `{cmd}`")), "{all}");
+    assert!(
+        all.contains("fault-agent: boom, something broke inside"),
+        "the agent's stderr tail: {all}"
+    );
+    assert!(all.contains("Starting."), "what it said before: {all}");
+}
+
+#[test]
+fn an_agent_that_hangs_fails_the_task_at_its_stall_limit() {
+    let Some(agent) = fault_agent("hang") else {
+        return;
+    };
+    let place = Place::new(serde_json::json!({
+        "providers": [{"name": "acp", "command": "node", "args": [agent, "hang"], "stallSeconds": 2}],
+    }));
+    let (out, took) = place.run(&["Do it", "--provider", "acp"], Duration::from_secs(60));
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("sent nothing for 2 s"), "{all}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}
+
+#[test]
+fn garbage_from_the_agent_does_not_break_the_task() {
+    let Some(agent) = fault_agent("malformed") else {
+        return;
+    };
+    let place = Place::new(serde_json::json!({}));
+    let cmd = command(&agent, "malformed");
+    let (out, _) = place.run(
+        &["Do it", "--provider", "acp", "--agent-command", &cmd],
+        Duration::from_secs(60),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("Still here after the garbage."), "{all}");
+}
+
+#[test]
+fn paths_outside_the_workspace_are_refused_even_when_the_user_allows_everything() {
+    let Some(agent) = fault_agent("outside") else {
+        return;
+    };
+    let place = Place::new(serde_json::json!({}));
+    let outside = place.root.join("outside.txt");
+    let cmd = format!("{} {}", command(&agent, "outside"), outside.display());
+    let (out, _) = place.run(
+        &[
+            "Do it",
+            "--provider",
+            "acp",
+            "--agent-command",
+            &cmd,
+            "--yes",
+        ],
+        Duration::from_secs(60),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("read /etc/hostname: REFUSED"),
+        "the read outside: {all}"
+    );
+    assert!(
+        all.contains(&format!("write {}: REFUSED", outside.display())),
+        "the write outside: {all}"
+    );
+    assert!(
+        all.contains(r#"permission: {"outcome":"selected","optionId":"no"}"#),
+        "the permission for a path outside: {all}"
+    );
+    assert!(!outside.exists(), "nothing was written outside");
+}
+
+#[test]
+fn a_missing_agent_and_a_missing_command_are_clear_errors() {
+    let place = Place::new(serde_json::json!({}));
+    let (out, _) = place.run(
+        &[
+            "Do it",
+            "--provider",
+            "acp",
+            "--agent-command",
+            "no-such-agent-anywhere --acp",
+        ],
+        Duration::from_secs(60),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("the agent `no-such-agent-anywhere --acp` cannot be started"),
+        "{all}"
+    );
+    let (out, _) = place.run(&["Do it", "--provider", "acp"], Duration::from_secs(60));
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("provider \"acp\" needs the agent's command"),
+        "{all}"
+    );
+}
+
+/// Interrupting the task (the editor's `rawko/interrupt`) sends the agent `session/cancel`: the
+/// agent stops its turn, and the task waits for the user.
+#[test]
+fn an_interrupt_cancels_the_agents_prompt() {
+    let Some(agent) = fault_agent("slow") else {
+        return;
+    };
+    let project = crate::support::Project::empty();
+    project.write(
+        ".rawko/config.json",
+        &serde_json::json!({"providers": [{"name": "acp", "command": "node", "args": [agent, "slow"]}]})
+            .to_string(),
+    );
+    let mut ed = crate::support::Editor::spawn(&project.ws);
+    ed.initialize(serde_json::json!({}));
+    let started = ed
+        .request(
+            "rawko/startTask",
+            serde_json::json!({"description": "Go slowly", "provider": "acp"}),
+        )
+        .expect("startTask");
+    let task = started["taskId"].as_str().expect("taskId").to_owned();
+    ed.wait_for("the agent's first line", Duration::from_secs(30), |m| {
+        crate::support::is_note(m, "rawko/output", &task)
+            && m["params"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Waiting for cancel."))
+    });
+    ed.request("rawko/interrupt", serde_json::json!({"taskId": task}))
+        .expect("interrupt");
+    let marker = project.ws.join("cancelled.txt");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        marker.exists(),
+        "the agent got no session/cancel\n{}",
+        ed.stderr()
+    );
+    ed.wait_for(
+        "the task waiting for the user",
+        Duration::from_secs(10),
+        |m| crate::support::is_note(m, "rawko/status", &task) && m["params"]["state"] == "blocked",
+    );
+}

@@ -1,0 +1,289 @@
+//! The `acp` provider with a real agent no one here wrote: Zed's `claude-code-acp` (npm
+//! `@zed-industries/claude-code-acp`, pinned in scripts/install-claude-code-acp.sh, with the Claude
+//! Code it bundles) runs a rawko task against a loopback fake of the Anthropic API, started by the
+//! real `rawko serve` and driven by a fake editor that answers approvals. The agent runs its own
+//! tools; rawko is its ACP client, so its reads, writes, shell commands and permission requests
+//! all go through the phase gate. Fault cases with a scripted agent are in `faults.rs`.
+//!
+//! `RAWKO_CLAUDE_ACP` names the adapter's entry point (scripts/test.sh sets it); without it the
+//! test is skipped for a developer and fails under CI.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod faults;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::fake_anthropic::{FakeAnthropic, Request, Turn};
+use support::{is_note, Editor, Project};
+
+/// The adapter's entry point, or `None` (with a note) when this test should be skipped.
+#[allow(clippy::print_stderr)]
+fn adapter(test: &str) -> Option<PathBuf> {
+    if std::env::var("RAWKO_CLAUDE_E2E").is_ok_and(|v| v == "0") {
+        eprintln!("SKIPPED {test}: RAWKO_CLAUDE_E2E=0");
+        return None;
+    }
+    match std::env::var_os("RAWKO_CLAUDE_ACP").filter(|v| !v.is_empty()) {
+        Some(entry) => {
+            let entry = PathBuf::from(entry);
+            assert!(
+                entry.is_file(),
+                "RAWKO_CLAUDE_ACP={} is not a file; run scripts/install-claude-code-acp.sh",
+                entry.display()
+            );
+            Some(entry)
+        }
+        None => {
+            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+            assert!(
+                !ci,
+                "{test}: RAWKO_CLAUDE_ACP is not set, and under CI this test must not be skipped: \
+                 set it to the output of scripts/install-claude-code-acp.sh (scripts/test.sh does), \
+                 or RAWKO_CLAUDE_E2E=0 to skip it on purpose"
+            );
+            eprintln!(
+                "SKIPPED {test}: claude-code-acp is not installed. To run it: \
+                 RAWKO_CLAUDE_ACP=$(scripts/install-claude-code-acp.sh) cargo test -p rawko --test acp_agent_e2e"
+            );
+            None
+        }
+    }
+}
+
+const PLAN_MARKER: &str = "PLAN-PHASE-CONTEXT";
+const BUILD_MARKER: &str = "BUILD-PHASE-CONTEXT";
+
+/// A workspace with a two-phase workflow whose first phase only reads.
+fn project() -> Project {
+    let p = Project::empty();
+    p.write(
+        ".rawko/workflows/gated/workflow.yaml",
+        "name: Gated\ncommandName: gated\ninitialMessage: \"Do this: {description}\"\nphases:\n  - plan.md\n  - build.md\n",
+    );
+    p.write(
+        ".rawko/workflows/gated/plan.md",
+        &format!("---\nid: plan\nname: Plan\nemoji: \"📋\"\ntools:\n  whitelist: [Read, Glob, Grep]\n---\n{PLAN_MARKER}: read the code and change nothing. Then call workflow_step.\n"),
+    );
+    p.write(
+        ".rawko/workflows/gated/build.md",
+        &format!("---\nid: build\nname: Build\nemoji: \"🔨\"\n---\n{BUILD_MARKER}: make the change. Then call workflow_step.\n"),
+    );
+    p.write("a.txt", "hello from a.txt\n");
+    p
+}
+
+/// The `acp` provider's entry in config.json: the adapter under node, sealed to the fake API.
+fn provider(entry: &std::path::Path, api: &str, home: &std::path::Path) -> Value {
+    json!({
+        "name": "acp",
+        "command": "node",
+        "args": [entry],
+        "env": {
+            "ANTHROPIC_BASE_URL": api,
+            "ANTHROPIC_API_KEY": "sk-ant-rawko-test",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "IS_SANDBOX": "1",
+            "CLAUDE_CONFIG_DIR": home.join(".claude"),
+        },
+    })
+}
+
+/// The notifications of `task` so far, as `kind: text` lines for failure messages.
+fn outputs(ed: &mut Editor, task: &str) -> Vec<String> {
+    ed.notifications(task)
+        .iter()
+        .filter(|n| n["method"] == "rawko/output")
+        .map(|n| {
+            format!(
+                "{}: {}",
+                n["params"]["kind"].as_str().unwrap_or_default(),
+                support::shorten(n["params"]["text"].as_str().unwrap_or_default(), 160)
+            )
+        })
+        .collect()
+}
+
+/// The whole scenario of the issue: a read in the read-only phase, a Write blocked there (the
+/// editor denies it, then allows it when the agent tries again), a shell write blocked, an early
+/// stop answered by the countdown and the reminder, `workflow_step` through rawko's MCP server,
+/// and the workflow complete.
+#[test]
+fn claude_code_acp_runs_a_workflow_on_rawkos_rails() {
+    let Some(entry) = adapter("acp_agent_e2e") else {
+        return;
+    };
+    let project = project();
+    let ws = project.ws.clone();
+    let at = |rel: &str| ws.join(rel).display().to_string();
+    // The model's script, one turn per request of the main agent, in order.
+    let script = vec![
+        Turn::text("Reading first.").then_tool("mcp__acp__Read", json!({"file_path": at("a.txt")})),
+        Turn::tool(
+            "mcp__acp__Write",
+            json!({"file_path": at("plan.txt"), "content": "the plan\n"}),
+        ),
+        // After the denial: the reminder prompt. Try the same Write again (allowed this time).
+        Turn::tool(
+            "mcp__acp__Write",
+            json!({"file_path": at("plan.txt"), "content": "the plan\n"}),
+        ),
+        Turn::tool(
+            "mcp__acp__Bash",
+            json!({"command": "echo sneaky > shell.txt", "description": "write a file"}),
+        ),
+        // After the Bash denial: stop early.
+        Turn::text("I think I am done."),
+        // The reminder: move the workflow on.
+        Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
+        Turn::tool(
+            "mcp__acp__Write",
+            json!({"file_path": at("built.txt"), "content": "built\n"}),
+        ),
+        Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
+        Turn::text("All done."),
+    ];
+    let turns = std::sync::Arc::new(std::sync::Mutex::new(script.into_iter()));
+    let t = turns.clone();
+    let api = FakeAnthropic::start(move |_req: &Request| {
+        t.lock()
+            .unwrap()
+            .next()
+            .unwrap_or_else(|| Turn::text("(the script is over)"))
+    });
+    let home = tempfile::TempDir::new().expect("home");
+    project.write(
+        ".rawko/config.json",
+        &json!({
+            "providers": [provider(&entry, &api.url(), home.path())],
+            "countdownSeconds": 1,
+            "approvalTimeoutSeconds": 60,
+        })
+        .to_string(),
+    );
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({}));
+    // The editor: the first Write denied, the second allowed; the shell write denied.
+    let first_write = std::sync::Mutex::new(None::<Value>);
+    ed.set_approval_policy(move |req| match req["tool"].as_str() {
+        Some("Write") => {
+            let id = req["toolCallId"].clone();
+            let mut first = first_write.lock().unwrap();
+            let first = first.get_or_insert_with(|| id.clone());
+            Some(if *first == id {
+                "reject_once"
+            } else {
+                "allow_once"
+            })
+        }
+        _ => Some("reject_once"),
+    });
+    let started = ed
+        .request_within(
+            "rawko/startTask",
+            json!({"description": "Write the plan, then build it", "workflow": "gated", "provider": "acp"}),
+            Duration::from_secs(30),
+        )
+        .expect("startTask");
+    let task = started["taskId"].as_str().expect("taskId").to_owned();
+    let finished = ed.wait_for("the task's end", Duration::from_secs(180), |m| {
+        is_note(m, "rawko/taskFinished", &task)
+    });
+    let stderr = ed.stderr();
+    let report = || {
+        format!(
+            "\nmodel requests:\n{}\nserver stderr (end):\n{}",
+            api.report(),
+            &stderr[stderr.len().saturating_sub(4000)..]
+        )
+    };
+    let lines = outputs(&mut ed, &task);
+    assert_eq!(
+        finished["params"]["outcome"],
+        "complete",
+        "{finished}\n{}\n{}",
+        lines.join("\n"),
+        report()
+    );
+    // The phase context reached the model as the prompt's first block.
+    let main = api.main_requests();
+    assert!(
+        main[0].mentions(PLAN_MARKER),
+        "the first request carries the plan phase's context{}",
+        report()
+    );
+    assert!(
+        main.iter().any(|r| r.mentions(BUILD_MARKER)),
+        "a later prompt carries the build phase's context{}",
+        report()
+    );
+    // The read went through rawko (the agent's fs/read_text_file): its result is the file.
+    let read = api
+        .result_of("mcp__acp__Read", |_| true)
+        .expect("the Read's result");
+    assert!(read.text.contains("hello from a.txt"), "{read:?}");
+    // Approvals: Write denied then allowed in the plan phase, the shell write denied; nothing
+    // else asked (the build phase's Write needs none).
+    let asked: Vec<String> = ed
+        .approval_requests()
+        .iter()
+        .map(|a| format!("{} in {}", a["params"]["tool"], a["params"]["phase"]))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "\"Write\" in \"Plan\"",
+            "\"Write\" in \"Plan\"",
+            "\"Bash\" in \"Plan\""
+        ],
+        "{}",
+        lines.join("\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("plan.txt")).ok().as_deref(),
+        Some("the plan\n"),
+        "the allowed Write wrote plan.txt"
+    );
+    assert!(
+        !ws.join("shell.txt").exists(),
+        "the denied shell write must not run"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("built.txt"))
+            .ok()
+            .as_deref(),
+        Some("built\n")
+    );
+    // The early stop: a countdown, then the reminder as the next prompt.
+    let notes = ed.notifications(&task);
+    assert!(
+        notes.iter().any(|n| n["method"] == "rawko/countdown"),
+        "a countdown before the reminder"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("reminder:")),
+        "{}",
+        lines.join("\n")
+    );
+    // The refusal's reason reached the agent in the next prompt.
+    assert!(
+        main.iter()
+            .any(|r| r.mentions("rawko refused your Write call")),
+        "{}",
+        report()
+    );
+    // Every tool of the agent showed as a tool call of the task.
+    for tool in ["Read", "Write", "Bash", "workflow_step"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("tool_call:") && l.contains(tool)),
+            "no {tool} call shown:\n{}",
+            lines.join("\n")
+        );
+    }
+}
