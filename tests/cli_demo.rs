@@ -109,3 +109,25 @@ fn interactive_demo_with_no_answer_does_not_run_the_call() {
     assert!(output.status.success(), "{shown}");
     assert!(!tmp.path().join("project/PLAN.md").exists(), "{shown}");
 }
+
+#[test]
+fn demo_shows_the_tester_taking_over_from_the_developer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = demo(tmp.path(), &[], "");
+    let shown = text(&output);
+    assert!(output.status.success(), "{shown}");
+    // The developer stops early in the Test phase, which is the tester's: after the reminder the
+    // tester takes over, once.
+    assert_in_order(
+        &shown,
+        &[
+            "▶ Feature > 🧪 Test [3/4]",
+            "📣 reminder sent",
+            "  ── handoff: developer → tester ──\n",
+            "🤖 Right, the workflow is not done yet: on to the review.",
+            "▶ Feature > Review [4/4] > 🔍 Static Analysis [1/2]",
+            "✅ **Feature Complete**",
+        ],
+    );
+    assert_eq!(shown.matches("handoff").count(), 1, "{shown}");
+}

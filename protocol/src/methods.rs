@@ -123,6 +123,7 @@ pub const ALL_METHODS: &[MethodInfo] = &[
     MethodInfo::request::<to_server::SendMessage>(ClientToServer),
     MethodInfo::request::<to_server::ListTasks>(ClientToServer),
     MethodInfo::request::<to_server::GetTask>(ClientToServer),
+    MethodInfo::request::<to_server::PhasePrompt>(ClientToServer),
     MethodInfo::request::<to_server::ResumeTask>(ClientToServer),
     MethodInfo::request::<to_server::ForceAgent>(ClientToServer),
     MethodInfo::request::<to_server::SkipStep>(ClientToServer),

@@ -86,8 +86,11 @@ pub struct ApproveToolCallParams {
     pub input: serde_json::Value,
     /// The name of the phase that blocks the tool.
     pub phase: String,
-    /// Why the call was blocked, ready to show.
+    /// Why the call was blocked, as the agent is told it (the text written for the model).
     pub reason: String,
+    /// The human-facing reason, ready to show the user, e.g. `Write is blocked in the Plan phase
+    /// (allowed: Read, Glob, Grep)`, or `a PreToolUse hook asks: <why>`.
+    pub detail: String,
     /// The choices to offer, in order.
     pub options: Vec<ApprovalOption>,
     /// The call in one line, ready to show, e.g. `Write notes.md (12 bytes)`.
@@ -176,6 +179,10 @@ pub struct StatusParams {
     /// Why the state changed, when that is worth telling (e.g. an approval timed out).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    /// The current concrete phase's `index` in `rawko/getTask`'s `TaskDetail.phases`; absent when
+    /// the task runs no workflow or the workflow has finished.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub phase_index: Option<u32>,
 }
 
 /// The auto-continue countdown ticks: sent once a second while it runs.
@@ -234,6 +241,10 @@ pub enum OutputKind {
     Completion,
     /// An error the user should see (a provider error, a failed hook, a broken workflow).
     Error,
+    /// Another agent takes the task over (selected or forced; not sent for the first agent):
+    /// `text` is a one-line separator such as `── handoff: planner → developer ──`, `agent` the
+    /// new agent.
+    Handoff,
 }
 
 /// The params of `rawko/output`.
@@ -260,6 +271,9 @@ pub struct OutputParams {
     /// With `tool_result`: `true` when the tool failed or the call was blocked.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub is_error: Option<bool>,
+    /// With `handoff`: the agent that takes over.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent: Option<String>,
 }
 
 /// The task ended. It is the task's last notification.

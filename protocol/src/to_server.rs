@@ -44,6 +44,9 @@ pub struct WorkflowSummary {
     pub command_name: String,
     /// How many phases a task goes through: the concrete phases, a subworkflow counted by its own phases.
     pub phase_count: u32,
+    /// How many entries the workflow's own phase list has, a subworkflow counting as one: what
+    /// the breadcrumb's first `[i/N]` counts.
+    pub outer_phase_count: u32,
     /// Whether users may start it (`user`) or it only runs inside another workflow (`workflows`).
     pub show: Show,
     /// The directory the workflow was loaded from.
@@ -299,6 +302,88 @@ pub struct TaskDetail {
     pub breadcrumb: Vec<BreadcrumbItem>,
     /// What happened to the task, oldest first.
     pub history: Vec<HistoryEntry>,
+    /// The task's workflow flattened in order, depth first, nested scopes included; empty when the
+    /// task runs no workflow.
+    pub phases: Vec<PhaseNode>,
+}
+
+/// One entry of a task's flattened workflow ([`TaskDetail::phases`]): a nested workflow (a
+/// subworkflow entry) or a concrete phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseNode {
+    /// A nested workflow or a concrete phase.
+    pub kind: PhaseNodeKind,
+    /// For a `phase`: its position among the concrete phases, from 0 (the argument of
+    /// `rawko/phasePrompt`, and what `rawko/status`'s `phaseIndex` names).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index: Option<u32>,
+    /// The phase's (or the nested workflow's) name.
+    pub name: String,
+    /// The phase's emoji, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub emoji: Option<String>,
+    /// 0 for the entries of the task's own workflow, 1 inside its subworkflow, and so on.
+    pub depth: u32,
+    /// Whether it is done, current or still to do.
+    pub status: PhaseStatus,
+    /// The breadcrumb as one line had the task stood there, e.g. `Feature > Review [4/4] > 🔎
+    /// Check [1/2]`; for a scope, the breadcrumb down to its entry (`Feature > Review [4/4]`).
+    pub breadcrumb_text: String,
+}
+
+/// What a [`PhaseNode`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseNodeKind {
+    /// A nested workflow (a subworkflow entry); its phases follow it, one level deeper.
+    Scope,
+    /// A concrete phase.
+    Phase,
+}
+
+/// Where a task stands with a [`PhaseNode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    /// Done (every phase of a finished task is).
+    Done,
+    /// The task is here; a scope is current while one of its phases is.
+    Current,
+    /// Not reached yet.
+    Todo,
+}
+
+/// The rendered context prompt rawko injects for one phase of a task.
+#[derive(Debug)]
+pub enum PhasePrompt {}
+
+impl Request for PhasePrompt {
+    type Params = PhasePromptParams;
+    type Result = PhasePromptResult;
+    const METHOD: &'static str = "rawko/phasePrompt";
+}
+
+/// The params of `rawko/phasePrompt`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhasePromptParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The phase: its `index` in `TaskDetail.phases`.
+    pub index: u32,
+}
+
+/// The result of `rawko/phasePrompt`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhasePromptResult {
+    /// The phase's name.
+    pub name: String,
+    /// The breadcrumb as one line at that phase.
+    pub breadcrumb_text: String,
+    /// The context prompt rawko injects before the agent's turns in that phase (Markdown).
+    pub prompt: String,
 }
 
 /// One step in a task's history: an event of the orchestrator and what it changed.
@@ -571,6 +656,11 @@ mod tests {
     #[test]
     fn get_task() {
         check_request::<GetTask>();
+    }
+
+    #[test]
+    fn phase_prompt() {
+        check_request::<PhasePrompt>();
     }
 
     #[test]

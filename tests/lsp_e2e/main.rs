@@ -17,6 +17,7 @@ mod bad_input;
 mod cancel;
 mod concurrency;
 mod countdown;
+mod phase_tree;
 mod provider_failures;
 mod steps;
 mod whole_task;

@@ -79,6 +79,11 @@ turns:
         "the stopped turn's text was shown: {}",
         streamed(&notes)
     );
+    // The forced agent's taking over was announced, once.
+    let handoffs = notes_of(&notes, "rawko/output", Some("handoff"));
+    assert_eq!(handoffs.len(), 1, "{handoffs:#?}");
+    assert_eq!(text(&handoffs[0]), "── handoff: planner → reviewer ──");
+    assert_eq!(handoffs[0]["agent"], "reviewer");
     // The reviewer ran: its Bash filter refused `touch`.
     let touch = tool_result(&notes, "f1");
     assert_eq!(

@@ -132,3 +132,52 @@ turns:
         selected[0]
     );
 }
+
+#[test]
+fn a_new_agent_taking_over_is_announced_by_one_handoff_line_naming_it() {
+    let project = handover_project();
+    let script = project.script(
+        "handoff",
+        r#"
+turns:
+  - tool_calls:
+      - {id: s1, name: workflow_step, input: {action: next}}
+  - text: "The draft is written."
+  - tool_calls:
+      - {id: s2, name: workflow_step, input: {action: next}}
+  - text: "Reviewed."
+"#,
+    );
+    let mut ed = serve(&project, fast());
+    let task = start(
+        &mut ed,
+        &script,
+        json!({"workflow": "handover", "agent": "writer"}),
+    );
+    let finished = wait_finished(&mut ed, &task);
+    assert_eq!(finished["outcome"], "complete", "{finished}");
+    let notes = ed.notifications(&task);
+    // The writer started (no handoff for the first agent); the reviewer took over once.
+    let handoffs = notes_of(&notes, "rawko/output", Some("handoff"));
+    assert_eq!(handoffs.len(), 1, "{handoffs:#?}");
+    assert_eq!(text(&handoffs[0]), "── handoff: writer → reviewer ──");
+    assert_eq!(handoffs[0]["agent"], "reviewer");
+    // It comes between the writer's last words and the reviewer's first.
+    let order: Vec<String> = notes
+        .iter()
+        .filter(|m| m["method"] == "rawko/output")
+        .filter_map(|m| match m["params"]["kind"].as_str() {
+            Some("handoff") => Some("handoff".to_owned()),
+            Some("assistant_delta") => Some(text(&m["params"]).to_owned()),
+            _ => None,
+        })
+        .collect();
+    let at = |what: &str| {
+        order
+            .iter()
+            .position(|o| o.contains(what))
+            .unwrap_or_else(|| panic!("no {what:?} in {order:?}"))
+    };
+    assert!(at("written.") < at("handoff"), "{order:?}");
+    assert!(at("handoff") < at("Reviewed"), "{order:?}");
+}

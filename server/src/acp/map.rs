@@ -515,6 +515,7 @@ impl Mapper {
                 input.as_ref(),
                 *is_error,
             ),
+            TaskEvent::Handoff { text, .. } => vec![message(format!("\n{text}\n"))],
             TaskEvent::Approval(_) => Vec::new(),
             TaskEvent::Finished { .. } => Vec::new(),
         }

@@ -65,6 +65,7 @@ fn status(state: TaskState, crumbs: &[(usize, usize)], workflow: Option<&str>) -
             name: k.to_owned(),
         }),
         breadcrumb_text: String::new(),
+        phase_index: None,
     }
 }
 
@@ -466,6 +467,7 @@ fn an_approval_request_maps_to_no_update_it_is_asked_instead() {
         input: json!({}),
         phase: "Plan".to_owned(),
         reason: "blocked".to_owned(),
+        detail: "Write is blocked in the Plan phase (allowed: Read)".to_owned(),
         summary: "Write".to_owned(),
         expires_at: 0,
         timeout: std::time::Duration::from_secs(1),
@@ -570,6 +572,7 @@ fn a_loaded_session_replays_the_description_where_the_task_stands_and_its_plan()
         workspace: PathBuf::from("/ws"),
         machine_state: "executing".to_owned(),
         agent: None,
+        progress: Default::default(),
     };
     let crumb = Crumb {
         name: "Feature".to_owned(),

@@ -1,12 +1,13 @@
 //! `rawko demo`: a scripted agent runs the starter `feature` workflow on a tiny project, offline,
 //! and the terminal shows what an editor would: the breadcrumb as it changes, the streamed text,
-//! the tool calls, the blocked call and its approval, the countdown, the reminder, the completion.
+//! the tool calls, the blocked call and its approval, the countdown, the reminder, the tester
+//! taking over from the developer, the completion.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::terminal::{ask, Printer};
+use super::terminal::{approval_line, ask, Printer};
 use super::{init::STARTER_WORKFLOWS, Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
 use crate::config::{self, Settings};
 use crate::engine::tasks::{Place, StartRequest, Tasks};
@@ -20,7 +21,28 @@ const DEMO_FILES: &[(&str, &str)] = &[
         ".rawko/demo-script.yaml",
         include_str!("../../starter/demo/script.yaml"),
     ),
+    (
+        ".rawko/agents/developer.yaml",
+        include_str!("../../starter/demo/agents/developer.yaml"),
+    ),
+    (
+        ".rawko/agents/tester.yaml",
+        include_str!("../../starter/demo/agents/tester.yaml"),
+    ),
 ];
+
+/// The demo's copy of the starter workflows differs in one line: its Test phase is the
+/// tester's, so the demo shows one agent handing the task to another.
+fn demo_workflow_file(rel: &str, content: &str) -> String {
+    if rel == "feature/test.md" {
+        if let Some(at) = content.find("\ntools:") {
+            let mut changed = content.to_owned();
+            changed.insert_str(at, "\nagent: tester");
+            return changed;
+        }
+    }
+    content.to_owned()
+}
 
 /// How the demo runs.
 pub struct DemoOptions {
@@ -50,12 +72,15 @@ fn fresh_dir() -> io::Result<PathBuf> {
 /// Writes the demo project; files that exist are kept (so a re-run shows the same thing on an
 /// already edited project only if the user wants that: the default is a fresh directory).
 fn prepare(dir: &Path) -> io::Result<()> {
-    let workflows = STARTER_WORKFLOWS
-        .iter()
-        .map(|(rel, content)| (format!(".rawko/workflows/{rel}"), *content));
+    let workflows = STARTER_WORKFLOWS.iter().map(|(rel, content)| {
+        (
+            format!(".rawko/workflows/{rel}"),
+            demo_workflow_file(rel, content),
+        )
+    });
     let files = DEMO_FILES
         .iter()
-        .map(|(rel, content)| ((*rel).to_owned(), *content));
+        .map(|(rel, content)| ((*rel).to_owned(), (*content).to_owned()));
     for (rel, content) in workflows.chain(files) {
         let path = dir.join(rel);
         if path.exists() {
@@ -96,16 +121,17 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         approval_timeout: Duration::from_secs(600),
         ..settings
     };
-    // The demo's own workflows, no agents and no hooks: it shows the same thing on every machine.
+    // The demo's own workflows and agents, no hooks: it shows the same thing on every machine.
     let place = Place {
         workspace: dir.clone(),
         settings,
         workflow_roots: default_roots(&dir, ctx.env),
-        agent_roots: Vec::new(),
+        agent_roots: vec![dir.join(".rawko/agents")],
     };
     let request = StartRequest {
         description: "Add a --shout flag to greet.sh".to_owned(),
         workflow: Some("feature".to_owned()),
+        agent: Some("developer".to_owned()),
         script: Some(dir.join(".rawko/demo-script.yaml")),
         ..StartRequest::default()
     };
@@ -139,11 +165,7 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         while let Some(event) = events.recv().await {
             if let TaskEvent::Approval(request) = event {
                 printer.end_text()?;
-                writeln!(
-                    printer.out,
-                    "  🔒 {} is blocked in the {} phase",
-                    request.tool, request.phase
-                )?;
+                writeln!(printer.out, "{}", approval_line(&request))?;
                 let answer = if interactive {
                     ask(printer.out)?
                 } else {

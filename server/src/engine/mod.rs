@@ -27,6 +27,7 @@ use crate::agents::AgentSet;
 use crate::config::Settings;
 use crate::provider::{Provider, ProviderSpec};
 use crate::store::TaskFiles;
+use crate::workflow::outline::Progress;
 use crate::workflow::step::StepAction;
 use crate::workflow::WorkflowSet;
 
@@ -151,7 +152,11 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub input: Value,
     pub phase: String,
+    /// Why the call was blocked, as the agent is told it.
     pub reason: String,
+    /// Why the call was blocked, as the user is told it (e.g. `Write is blocked in the Plan
+    /// phase (allowed: Read, Grep)`).
+    pub detail: String,
     /// The call in one line, e.g. `Write notes.md (12 bytes)`.
     pub summary: String,
     /// When the task stops waiting for the answer (milliseconds since the Unix epoch).
@@ -174,6 +179,9 @@ pub enum TaskEvent {
         workflow: Option<WorkflowName>,
         /// Where the task is, without its state (`text` adds the state).
         breadcrumb_text: String,
+        /// The current phase's position among the workflow's concrete phases; `None` without a
+        /// workflow or once it finished.
+        phase_index: Option<usize>,
     },
     Countdown {
         seconds_left: u32,
@@ -190,6 +198,12 @@ pub enum TaskEvent {
         is_error: Option<bool>,
     },
     Approval(ApprovalRequest),
+    /// Another agent takes the task over (not sent for the first agent): `text` is a one-line
+    /// separator such as `── handoff: planner → developer ──`.
+    Handoff {
+        agent: String,
+        text: String,
+    },
     Finished {
         outcome: Outcome,
         summary: String,
@@ -251,6 +265,8 @@ pub struct TaskSnapshot {
     pub machine_state: String,
     /// The agent running (or last run).
     pub agent: Option<String>,
+    /// How far the task got through its workflow's concrete phases.
+    pub progress: Progress,
 }
 
 /// The handle a face keeps for a task.
@@ -259,6 +275,8 @@ pub struct TaskHandle {
     pub id: String,
     commands: mpsc::UnboundedSender<TaskCommand>,
     pub snapshot: Arc<Mutex<TaskSnapshot>>,
+    /// The workflows the task runs with (`None` for a stored task: they load afresh).
+    pub workflows: Option<Arc<WorkflowSet>>,
 }
 
 /// A command for a task whose actor has ended.
@@ -285,6 +303,7 @@ impl TaskHandle {
             id: snapshot.task_id.clone(),
             commands,
             snapshot: Arc::new(Mutex::new(snapshot)),
+            workflows: None,
         }
     }
 
@@ -374,11 +393,13 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
         workspace: spec.workspace.clone(),
         machine_state: "idle".to_owned(),
         agent: None,
+        progress: Progress::default(),
     }));
     let handle = TaskHandle {
         id: spec.id.clone(),
         commands: command_tx,
         snapshot: snapshot.clone(),
+        workflows: Some(spec.workflows.clone()),
     };
     let guard = PanicGuard {
         id: spec.id.clone(),
@@ -429,7 +450,7 @@ impl PanicGuard {
                 let _ = std::fs::remove_file(dir.join("snapshot.json"));
             }
         }
-        let (breadcrumb, text, workflow) = match self.snapshot.lock() {
+        let (breadcrumb, text, workflow, phase_index) = match self.snapshot.lock() {
             Ok(mut s) => {
                 s.state = TaskState::Failed;
                 s.status_text = summary.clone();
@@ -438,9 +459,14 @@ impl PanicGuard {
                     name: s.workflow_name.clone().unwrap_or_else(|| key.clone()),
                     key,
                 });
-                (s.breadcrumb.clone(), s.breadcrumb_text.clone(), workflow)
+                (
+                    s.breadcrumb.clone(),
+                    s.breadcrumb_text.clone(),
+                    workflow,
+                    s.progress.current,
+                )
             }
-            Err(_) => (Vec::new(), String::new(), None),
+            Err(_) => (Vec::new(), String::new(), None, None),
         };
         if let Some(bridge) = &self.external {
             bridge.close();
@@ -460,6 +486,7 @@ impl PanicGuard {
             text,
             reason: Some(summary.clone()),
             workflow,
+            phase_index,
         });
         let _ = self.events.send(TaskEvent::Finished {
             outcome: Outcome::Failed,

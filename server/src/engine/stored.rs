@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::log::LogEvent;
 use super::{HistoryItem, TaskSnapshot, TaskState};
+use crate::workflow::outline::Progress;
 
 /// `snapshot.json`: a cache for listing a stored task without replaying its log. The actor
 /// writes it and [`snapshot`] and [`detail`] read it, through this one type.
@@ -35,6 +36,17 @@ pub struct SnapshotFile {
     pub started_at: i64,
     #[serde(default, deserialize_with = "null_as_default")]
     pub updated_at: i64,
+    /// The current phase's position among the workflow's concrete phases (absent before the
+    /// field existed, and without an active workflow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_index: Option<usize>,
+    /// How many of the workflow's concrete phases are done.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "is_zero"
+    )]
+    pub phases_done: usize,
 }
 
 impl SnapshotFile {
@@ -51,6 +63,16 @@ impl SnapshotFile {
             breadcrumb_text: breadcrumb_text.to_owned(),
             started_at: snap.started_at,
             updated_at: now,
+            phase_index: snap.progress.current,
+            phases_done: snap.progress.done,
+        }
+    }
+
+    /// How far the task got through its workflow.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            done: self.phases_done,
+            current: self.phase_index,
         }
     }
 
@@ -61,6 +83,7 @@ impl SnapshotFile {
 
     /// The task as listed: a task that had not finished is interrupted now.
     pub fn into_task_snapshot(self) -> TaskSnapshot {
+        let progress = self.progress();
         let state = if self.state.is_finished() {
             self.state
         } else {
@@ -81,8 +104,13 @@ impl SnapshotFile {
             workspace: self.workspace,
             machine_state: self.machine_state,
             agent: None,
+            progress,
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A `null` reads as the default, like a missing field.
@@ -162,6 +190,7 @@ pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
                     workspace,
                     machine_state: "idle".to_owned(),
                     agent: None,
+                    progress: Progress::default(),
                 });
             }
             LogEvent::Machine {
@@ -202,6 +231,7 @@ pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
     snap.state = finished.unwrap_or(TaskState::Interrupted);
     snap.history = history;
     if let Some(file) = SnapshotFile::read(dir) {
+        snap.progress = file.progress();
         snap.breadcrumb_text = file.breadcrumb_text;
     }
     Some(snap)
@@ -237,6 +267,8 @@ mod tests {
                 breadcrumb_text: "Feature > 📋 Plan [1/4]".to_owned(),
                 started_at: 1763900000000,
                 updated_at: 1763900005000,
+                phase_index: None,
+                phases_done: 0,
             }
         );
         let snap = snapshot(dir.path()).unwrap();
@@ -247,6 +279,24 @@ mod tests {
         assert_eq!(snap.started_at, 1763900000000);
         assert_eq!(snap.updated_at, 1763900005000);
         assert_eq!(snap.workspace, PathBuf::from("/home/u/project"));
+        assert_eq!(snap.progress, Progress::default());
+    }
+
+    #[test]
+    fn the_progress_is_kept_in_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file: SnapshotFile = serde_json::from_str(OLD_FORMAT).unwrap();
+        file.phase_index = Some(2);
+        file.phases_done = 2;
+        crate::store::write_atomic(&dir.path().join("snapshot.json"), &file).unwrap();
+        let snap = snapshot(dir.path()).unwrap();
+        assert_eq!(
+            snap.progress,
+            Progress {
+                done: 2,
+                current: Some(2)
+            }
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub(super) async fn write_events(
                 reason,
                 workflow,
                 breadcrumb_text,
+                phase_index,
             } => {
                 seq += 1;
                 out.notify::<Status>(&to_proto::status(
@@ -39,6 +40,7 @@ pub(super) async fn write_events(
                     reason,
                     workflow,
                     breadcrumb_text,
+                    phase_index,
                 ));
             }
             TaskEvent::Countdown {
@@ -75,6 +77,10 @@ pub(super) async fn write_events(
                     is_error,
                 ));
             }
+            TaskEvent::Handoff { agent, text } => {
+                seq += 1;
+                out.notify::<Output>(&to_proto::handoff(&task_id, seq, agent, text));
+            }
             TaskEvent::Finished { outcome, summary } => {
                 seq += 1;
                 out.notify::<TaskFinished>(&to_proto::finished(&task_id, seq, outcome, summary));
@@ -99,6 +105,7 @@ async fn ask_approval(
         input,
         phase,
         reason,
+        detail,
         summary,
         expires_at,
         timeout,
@@ -116,6 +123,7 @@ async fn ask_approval(
         input,
         phase,
         reason,
+        detail,
         options: ApprovalOption::ALL.to_vec(),
         summary,
         expires_at: u64::try_from(expires_at).unwrap_or(0),

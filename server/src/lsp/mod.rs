@@ -110,6 +110,7 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         .custom_method(SendMessage::METHOD, Backend::send_message)
         .custom_method(ListTasks::METHOD, Backend::list_tasks)
         .custom_method(GetTask::METHOD, Backend::get_task)
+        .custom_method(PhasePrompt::METHOD, Backend::phase_prompt)
         .custom_method(ResumeTask::METHOD, Backend::resume_task)
         .custom_method(ForceAgent::METHOD, Backend::force_agent)
         .custom_method(SkipStep::METHOD, Backend::skip_step)

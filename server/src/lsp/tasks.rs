@@ -95,8 +95,25 @@ impl Backend {
             .get(params.task_id.as_str())
             .await
             .map_err(task_error)?;
+        let phases = self.tasks().outline(&snapshot).await;
         Ok(GetTaskResult {
-            task: to_proto::task_detail(&snapshot),
+            task: to_proto::task_detail(&snapshot, &phases),
+        })
+    }
+
+    pub(super) async fn phase_prompt(
+        &self,
+        params: PhasePromptParams,
+    ) -> Result<PhasePromptResult> {
+        let prompt = self
+            .tasks()
+            .phase_prompt(params.task_id.as_str(), u64::from(params.index))
+            .await
+            .map_err(task_error)?;
+        Ok(PhasePromptResult {
+            name: prompt.name,
+            breadcrumb_text: prompt.breadcrumb_text,
+            prompt: prompt.prompt,
         })
     }
 

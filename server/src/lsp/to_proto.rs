@@ -6,13 +6,15 @@ use rawko_protocol::to_client::{
     TaskFinishedParams, TaskOutcome,
 };
 use rawko_protocol::to_server::{
-    HistoryEntry, StepAction as WireStepAction, TaskDetail, TaskSummary, WorkflowSummary,
+    HistoryEntry, PhaseNode, PhaseNodeKind, PhaseStatus, StepAction as WireStepAction, TaskDetail,
+    TaskSummary, WorkflowSummary,
 };
 use rawko_protocol::types::{BreadcrumbItem, TaskId, TaskState as WireTaskState};
 
 use crate::engine::{
     ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState, WorkflowName,
 };
+use crate::workflow::outline::{Mark, NodeKind, OutlineNode};
 use crate::workflow::step::StepAction;
 use crate::workflow::{Show, WorkflowDefinition, WorkflowSet};
 
@@ -95,6 +97,7 @@ pub fn status(
     reason: Option<String>,
     workflow: Option<WorkflowName>,
     breadcrumb_text: String,
+    phase_index: Option<usize>,
 ) -> StatusParams {
     let (workflow, workflow_name) = match workflow {
         Some(w) => (Some(w.key), Some(w.name)),
@@ -110,7 +113,13 @@ pub fn status(
         workflow_name,
         breadcrumb_text,
         reason,
+        phase_index: phase_index.map(wire_index),
     }
+}
+
+/// An index as an integer on the wire.
+fn wire_index(index: usize) -> u32 {
+    u32::try_from(index).unwrap_or(u32::MAX)
 }
 
 pub fn countdown(
@@ -158,6 +167,22 @@ pub fn output(
         tool,
         input,
         is_error,
+        agent: None,
+    }
+}
+
+/// A handoff between agents: an output line of kind `handoff` naming the new agent.
+pub fn handoff(task_id: &str, seq: u64, agent: String, text: String) -> OutputParams {
+    OutputParams {
+        task_id: TaskId::from(task_id),
+        seq,
+        kind: WireOutputKind::Handoff,
+        text,
+        tool_call_id: None,
+        tool: None,
+        input: None,
+        is_error: None,
+        agent: Some(agent),
     }
 }
 
@@ -173,7 +198,7 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
     }
 }
 
-pub fn task_detail(s: &TaskSnapshot) -> TaskDetail {
+pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
     TaskDetail {
         task_id: TaskId::from(s.task_id.as_str()),
         description: s.description.clone(),
@@ -197,6 +222,26 @@ pub fn task_detail(s: &TaskSnapshot) -> TaskDetail {
                 detail: h.detail.clone(),
             })
             .collect(),
+        phases: phases.iter().map(phase_node).collect(),
+    }
+}
+
+pub fn phase_node(n: &OutlineNode) -> PhaseNode {
+    PhaseNode {
+        kind: match n.kind {
+            NodeKind::Scope => PhaseNodeKind::Scope,
+            NodeKind::Phase => PhaseNodeKind::Phase,
+        },
+        index: n.index.map(wire_index),
+        name: n.name.clone(),
+        emoji: Some(n.emoji.clone()).filter(|e| !e.is_empty()),
+        depth: wire_index(n.depth),
+        status: match n.mark {
+            Mark::Done => PhaseStatus::Done,
+            Mark::Current => PhaseStatus::Current,
+            Mark::Todo => PhaseStatus::Todo,
+        },
+        breadcrumb_text: n.breadcrumb_text.clone(),
     }
 }
 
@@ -205,7 +250,8 @@ pub fn workflow_summary(set: &WorkflowSet, def: &WorkflowDefinition) -> Workflow
         key: def.key.clone(),
         name: def.name.clone(),
         command_name: def.command_name.clone(),
-        phase_count: u32::try_from(set.flatten(def).len()).unwrap_or(u32::MAX),
+        phase_count: wire_index(set.flatten(def).len()),
+        outer_phase_count: wire_index(def.phases.len()),
         show: match def.show {
             Show::User => rawko_protocol::files::Show::User,
             Show::Workflows => rawko_protocol::files::Show::Workflows,

@@ -23,10 +23,13 @@ use crate::clip::{clip, clip_path};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateDecision {
     Allow,
-    /// Blocked; `reason` is what the agent sees as the tool result when nobody overrides it.
+    /// Blocked; `reason` is what the agent sees as the tool result when nobody overrides it,
+    /// `detail` what the user is shown: `Write is blocked in the Plan phase (allowed: Read,
+    /// Grep)`, or the gate's own sentence for a call blocked by its input.
     Block {
         reason: String,
         phase: String,
+        detail: String,
     },
 }
 
@@ -62,6 +65,10 @@ pub fn check(
         other => other.describe(),
     };
     let template = root.block_reason_template.as_deref();
+    let detail = match &denial {
+        Denial::Tool => tool_detail(policy, tool, &phase.name),
+        Denial::Why { sentence, .. } => sentence.clone(),
+    };
     let reason = match denial {
         Denial::Tool => {
             let tool = clip(tool);
@@ -93,7 +100,21 @@ pub fn check(
     GateDecision::Block {
         reason,
         phase: phase.name.clone(),
+        detail,
     }
+}
+
+/// What the user is told about a tool the phase does not allow: `Write is blocked in the Plan
+/// phase (allowed: Read, Glob, Grep)`, or `(blacklist: Write, Edit)`.
+fn tool_detail(policy: &ToolPolicy, tool: &str, phase: &str) -> String {
+    let list = match policy {
+        ToolPolicy::Whitelist(rules) if rules.is_empty() => {
+            "allowed: only workflow_step".to_owned()
+        }
+        ToolPolicy::Whitelist(rules) => format!("allowed: {}", rules.join(", ")),
+        ToolPolicy::Blacklist(rules) => format!("blacklist: {}", rules.join(", ")),
+    };
+    format!("{} is blocked in the {phase} phase ({list})", clip(tool))
 }
 
 /// Whether a Bash call may write to the workspace in the state's current phase, which the kernel

@@ -7,6 +7,7 @@ pub mod definition;
 pub mod diagnostic;
 pub mod gate;
 pub mod load;
+pub mod outline;
 pub mod persist;
 pub mod shell;
 pub mod state;

@@ -3,7 +3,7 @@
 //! name and the breadcrumb. Templates use pi-workflows' `{variable}` syntax; a variable rawko does
 //! not know stays as written.
 
-use super::definition::{PhaseEntry, WorkflowDefinition, WorkflowSet};
+use super::definition::{WorkflowDefinition, WorkflowSet};
 use super::state::{ActiveWorkflow, BreadcrumbLevel, WorkflowState};
 
 pub const DEFAULT_ROLE_INSTRUCTION: &str = "You are the ORCHESTRATOR for this workflow. You must NOT use the edit or write tools directly. All implementation work must be delegated to subagents via the delegate_to_subagents tool. Follow the phase instructions precisely.";
@@ -74,20 +74,7 @@ impl ActiveWorkflow<'_> {
 
     /// The 0-based position of the current phase in the flattened list of all phases.
     fn flat_index(&self, set: &WorkflowSet) -> usize {
-        let mut index = 0;
-        for seg in &self.state.current_path {
-            if let Some(def) = set.get(&seg.workflow_key) {
-                for entry in def.phases.iter().take(seg.phase_index) {
-                    index += match entry {
-                        PhaseEntry::Phase(_) => 1,
-                        PhaseEntry::Subworkflow(k) => {
-                            set.get(k).map_or(0, |d| set.flatten(d).len())
-                        }
-                    };
-                }
-            }
-        }
-        index
+        super::outline::flat_index(set, &self.state.current_path)
     }
 
     /// The name of the entry before the current one in the innermost scope, or `(start)`.

@@ -452,13 +452,17 @@ impl Control {
         }
         if *runner == Runner::RawkoApproved {
             access = tools::WorkspaceAccess::ReadWrite;
-        } else if let GateDecision::Block { reason, phase } = gate::check(
+        } else if let GateDecision::Block {
+            reason,
+            phase,
+            detail,
+        } = gate::check(
             self.pos.workflow.as_ref(),
             &self.pos.set,
             &call.name,
             &gate_view(&call.input, &tools.workspace, &self.hooks.workspace),
         ) {
-            let answer = self.approval(call, &phase, &reason).await?;
+            let answer = self.approval(call, &phase, &reason, &detail).await?;
             if !answer.allows() {
                 return Ok((reason, true));
             }
@@ -473,7 +477,7 @@ impl Control {
                 .map(|a| a.current_phase.name.clone())
                 .unwrap_or_default();
             let reason = format!("a PreToolUse hook asks: {why}");
-            let answer = self.approval(call, &phase, &reason).await?;
+            let answer = self.approval(call, &phase, &reason, &reason).await?;
             if !answer.allows() {
                 return Ok((format!("the user did not allow this call ({why})"), true));
             }

@@ -18,6 +18,7 @@ impl Control {
         call: &ToolCall,
         phase: &str,
         reason: &str,
+        detail: &str,
     ) -> Result<ApprovalAnswer, Stop> {
         let tool_key = call.name.to_ascii_lowercase();
         if self.approvals.always_allowed.contains(&tool_key) {
@@ -44,6 +45,7 @@ impl Control {
             input: call.input.clone(),
             phase: phase.to_owned(),
             reason: reason.to_owned(),
+            detail: detail.to_owned(),
             summary: approval_summary(call),
             expires_at: now_millis()
                 .saturating_add(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX)),

@@ -61,7 +61,21 @@ impl Control {
             record.guard.map(str::to_owned),
             detail,
         );
+        self.announce_handoff();
         record.effects
+    }
+
+    /// After a transition: when an agent other than the last one now runs the task (selected or
+    /// forced), says so with a handoff line. The first agent is no handoff.
+    fn announce_handoff(&mut self) {
+        let Some(agent) = self.orch.machine.context.current_agent.clone() else {
+            return;
+        };
+        let previous = self.orch.last_agent.replace(agent.clone());
+        if let Some(from) = previous.filter(|from| *from != agent) {
+            let text = handoff_line(&from, &agent);
+            self.emit(crate::engine::TaskEvent::Handoff { agent, text });
+        }
     }
 
     /// What a resumed task does next, from the state its machine was left in.
@@ -332,6 +346,11 @@ impl Control {
     }
 }
 
+/// The one-line separator between two agents' turns.
+pub(super) fn handoff_line(from: &str, to: &str) -> String {
+    format!("── handoff: {} → {} ──", clip_to(from, 64), clip_to(to, 64))
+}
+
 /// A model's answer quoted for a message: its first 120 characters.
 pub(super) fn quote(text: &str) -> String {
     let t = text.trim();
@@ -343,5 +362,22 @@ pub(super) fn outcome_of(o: machine::TaskOutcome) -> Outcome {
         machine::TaskOutcome::Complete => Outcome::Complete,
         machine::TaskOutcome::Failed => Outcome::Failed,
         machine::TaskOutcome::Cancelled => Outcome::Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::handoff_line;
+
+    #[test]
+    fn a_handoff_line_names_both_agents_and_clips_long_names() {
+        assert_eq!(
+            handoff_line("planner", "developer"),
+            "── handoff: planner → developer ──"
+        );
+        let long = "a".repeat(500);
+        let line = handoff_line(&long, "b");
+        assert!(line.chars().count() < 100, "{line}");
+        assert!(line.ends_with("→ b ──"), "{line}");
     }
 }

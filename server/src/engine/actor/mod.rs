@@ -117,6 +117,8 @@ struct Orchestration {
     model_arbiter: bool,
     /// Whether the last agent run ended at the agent's turn limit.
     hit_max_iterations: bool,
+    /// The agent that ran last, to announce a handoff when another one takes over.
+    last_agent: Option<String>,
 }
 
 /// The actor's ends of its channels.
@@ -257,6 +259,7 @@ pub(super) async fn run(
             default_agent,
             model_arbiter,
             hit_max_iterations: false,
+            last_agent: None,
         },
         settings,
         channels: Channels {
@@ -423,6 +426,7 @@ pub(super) async fn run(
                 conversation.messages.push(Message::User(first));
             }
             ctl.orch.machine = replay.machine;
+            ctl.orch.last_agent = ctl.orch.machine.context.current_agent.clone();
             ctl.not_done.reminders_in_row = replay.reminders_in_row;
             ctl.approvals.always_allowed = replay.always_allowed;
             ctl.approvals.always_rejected = replay.always_rejected;

@@ -6,6 +6,7 @@ use crate::engine::log::LogEvent;
 use crate::engine::{
     now_millis, Crumb, HistoryItem, Outcome, OutputKind, TaskEvent, TaskState, WorkflowName,
 };
+use crate::workflow::outline::Progress;
 use crate::workflow::texts;
 
 impl Control {
@@ -38,7 +39,12 @@ impl Control {
                 TaskEvent::Approval(request) => {
                     s.scrub_value(&mut request.input);
                     s.scrub(&mut request.reason);
+                    s.scrub(&mut request.detail);
                     s.scrub(&mut request.summary);
+                }
+                TaskEvent::Handoff { agent, text } => {
+                    s.scrub(agent);
+                    s.scrub(text);
                 }
                 TaskEvent::Finished { summary, .. } => s.scrub(summary),
             }
@@ -181,8 +187,15 @@ impl Control {
                 .get(&w.workflow_key)
                 .map_or_else(|| w.workflow_key.clone(), |d| d.name.clone()),
         });
+        // A complete task has done every phase, even one whose arbiter ended it early.
+        let progress = match &self.pos.workflow {
+            None => Progress::default(),
+            Some(_) if state == TaskState::Complete => Progress::ALL_DONE,
+            Some(w) => Progress::of(w, &self.pos.set),
+        };
         if let Ok(mut snap) = self.channels.snapshot.lock() {
             snap.state = state;
+            snap.progress = progress;
             snap.breadcrumb = breadcrumb.clone();
             snap.breadcrumb_text = crumb_text.clone();
             snap.status_text = text.clone();
@@ -221,6 +234,7 @@ impl Control {
             reason,
             workflow,
             breadcrumb_text: crumb_text,
+            phase_index: progress.current,
         });
     }
 

@@ -11,12 +11,14 @@
 
 mod error;
 mod external;
+mod phases;
 #[cfg(test)]
 mod tests;
 mod types;
 
 pub use error::TaskError;
 pub use external::ExternalSession;
+pub use phases::PhasePrompt;
 pub use types::{Conversation, Override, Place, StartRequest, Started};
 
 use std::path::{Path, PathBuf};

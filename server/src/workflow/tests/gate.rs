@@ -48,7 +48,7 @@ fn gate_block_reason_default_and_template() {
     let set = gated_set(Some(ToolPolicy::Whitelist(vec!["Read".into()])));
     let s = start(&set, "wf");
     expect![[r#"
-        Block { reason: "[workflow] The tool \"Write\" is blocked during the Research phase.\nRefer to the current phase instructions for allowed tools and approaches.\nWhen finished, call workflow_step to advance to the next phase.", phase: "Research" }"#]]
+        Block { reason: "[workflow] The tool \"Write\" is blocked during the Research phase.\nRefer to the current phase instructions for allowed tools and approaches.\nWhen finished, call workflow_step to advance to the next phase.", phase: "Research", detail: "Write is blocked in the Research phase (allowed: Read)" }"#]]
     .assert_eq(&format!("{:?}", check(Some(&s), &set, "Write", &NO_INPUT)));
 
     let mut set = gated_set(Some(ToolPolicy::Blacklist(vec![
@@ -166,6 +166,7 @@ fn read_only_whitelist_blocks_writing_bash() {
         GateDecision::Block {
             reason: "[workflow] \"sed -i s/a/b/ f.txt\" writes files (sed -i edits in place), and the Plan phase does not allow writing.".to_owned(),
             phase: "Plan".to_owned(),
+            detail: "\"sed -i s/a/b/ f.txt\" writes files (sed -i edits in place), and the Plan phase does not allow writing.".to_owned(),
         }
     );
     assert_eq!(
@@ -468,4 +469,46 @@ fn tool_rules_parse_and_report_errors() {
     // A hand-built rule with a broken pattern matches nothing.
     let broken = ToolRule::from("Edit(src/[)");
     assert!(!broken.matches_path("src/[") && !broken.is_plain());
+}
+
+/// The user's words for a block: the tool, the phase and the list, never the agent's template.
+fn detail(decision: GateDecision) -> String {
+    match decision {
+        GateDecision::Block { detail, .. } => detail,
+        GateDecision::Allow => panic!("expected a block"),
+    }
+}
+
+#[test]
+fn the_detail_says_what_blocked_the_call_in_the_users_words() {
+    let white = gated_set(Some(ToolPolicy::Whitelist(vec![
+        "Read".into(),
+        "Glob".into(),
+        "Grep".into(),
+    ])));
+    let s = start(&white, "wf");
+    assert_eq!(
+        detail(check(Some(&s), &white, "Write", &NO_INPUT)),
+        "Write is blocked in the Research phase (allowed: Read, Glob, Grep)"
+    );
+    let black = gated_set(Some(ToolPolicy::Blacklist(vec![
+        "Write".into(),
+        "Edit".into(),
+    ])));
+    let s = start(&black, "wf");
+    assert_eq!(
+        detail(check(Some(&s), &black, "Edit", &NO_INPUT)),
+        "Edit is blocked in the Research phase (blacklist: Write, Edit)"
+    );
+    let none = gated_set(Some(ToolPolicy::Whitelist(Vec::new())));
+    let s = start(&none, "wf");
+    assert_eq!(
+        detail(check(Some(&s), &none, "Read", &NO_INPUT)),
+        "Read is blocked in the Research phase (allowed: only workflow_step)"
+    );
+    // A tool name from the model is clipped like every quote of outside input.
+    let long = "W".repeat(300);
+    let shown = detail(check(Some(&s), &none, &long, &NO_INPUT));
+    assert!(shown.len() < 200, "{shown}");
+    assert!(shown.contains('…'), "{shown}");
 }

@@ -17,6 +17,7 @@ use super::texts::{breadcrumb_text, iso_timestamp, resolve_template, session_nam
 
 mod gate;
 mod navigation;
+mod outline;
 mod persist;
 mod texts;
 
