@@ -22,6 +22,7 @@ function request(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallPar
     input: { path: 'PLAN.md', content: '1. add --shout\n2. test it\n' },
     phase: 'Plan',
     reason: 'Feature is in phase Plan, which allows only: Read, Glob, Grep',
+    detail: 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep)',
     options: ALL,
     summary: 'Write PLAN.md (26 bytes)',
     expiresAt: NOW + 120_000,

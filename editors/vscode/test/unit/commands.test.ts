@@ -13,9 +13,9 @@ import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock } from './fake-vscode';
 
 const WORKFLOWS: WorkflowSummary[] = [
-  { key: 'feature', name: 'Feature', commandName: 'feature', phaseCount: 5, show: 'user', source: '/p/.rawko/workflows/feature' },
-  { key: 'review', name: 'Review', commandName: '', phaseCount: 2, show: 'workflows', source: '/p/.rawko/workflows/review' },
-  { key: 'docs', name: 'Docs', commandName: 'docs', phaseCount: 1, show: 'user', source: '/home/.config/rawko/workflows/docs' },
+  { key: 'feature', name: 'Feature', commandName: 'feature', phaseCount: 5, outerPhaseCount: 4, show: 'user', source: '/p/.rawko/workflows/feature' },
+  { key: 'review', name: 'Review', commandName: '', phaseCount: 2, outerPhaseCount: 2, show: 'workflows', source: '/p/.rawko/workflows/review' },
+  { key: 'docs', name: 'Docs', commandName: 'docs', phaseCount: 1, outerPhaseCount: 1, show: 'user', source: '/home/.config/rawko/workflows/docs' },
 ];
 
 function summary(taskId: string, state: string): TaskSummary {
