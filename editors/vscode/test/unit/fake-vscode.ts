@@ -100,6 +100,8 @@ export class FakeStatusBarItem implements vscode.StatusBarItem {
 export class FakeQuickPick<T extends vscode.QuickPickItem> implements vscode.QuickPick<T> {
   value = '';
   placeholder: string | undefined;
+  /** The line under the input (VS Code 1.108 and later). */
+  prompt: string | undefined;
   buttons: readonly vscode.QuickInputButton[] = [];
   items: readonly T[] = [];
   canSelectMany = false;
@@ -164,6 +166,12 @@ export class FakeQuickPick<T extends vscode.QuickPickItem> implements vscode.Qui
     this.accept.fire(undefined);
   }
 
+  /** The user presses Enter without picking: what is active, if anything, is accepted. */
+  enter(): void {
+    this.selectedItems = this.activeItems;
+    this.accept.fire(undefined);
+  }
+
   labels(): string[] {
     return this.items.map((i) => i.label);
   }
@@ -185,6 +193,7 @@ export interface Script {
 }
 
 export class FakeVs implements Vs {
+  version = '1.139.1';
   readonly statusBarItems: FakeStatusBarItem[] = [];
   readonly quickPicks: FakeQuickPick<vscode.QuickPickItem>[] = [];
   readonly messages: MessageCall[] = [];
