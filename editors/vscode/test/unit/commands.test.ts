@@ -1,6 +1,6 @@
 /**
  * The palette commands against a fake server: Start Task (description, workflow pick with names
- * and phase counts, no workflow, provider settings), and the commands that need a task (the
+ * and their phase and step counts, no workflow, provider settings), and the commands that need a task (the
  * given one, the active one, the only one, or the one the user picks).
  */
 import assert from 'node:assert/strict';
@@ -73,7 +73,7 @@ describe('Rawko: Start Task', () => {
     assert.equal(await commands.start(), 'task-new');
     const offered = vs.shownPicks[0]?.items.map((i) => [i.label, i.description]);
     assert.deepEqual(offered, [
-      ['Feature', '5 phases · feature'],
+      ['Feature', '4 phases, 5 steps · feature'],
       ['Docs', '1 phase · docs'],
       ['$(circle-slash) No workflow', 'the agent works without phases'],
     ]);
