@@ -349,3 +349,32 @@ export class ManualClock implements Clock {
     };
   }
 }
+
+/** The classes the Rawko view builds its rows from (`TreeVs`), as plain records. */
+export class FakeTreeItem {
+  id?: string;
+  description?: string | boolean;
+  tooltip?: string;
+  contextValue?: string;
+  command?: vscode.Command;
+  iconPath?: { id: string; color?: { id: string } };
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: number,
+  ) {}
+}
+
+export const fakeTreeVs = {
+  TreeItem: FakeTreeItem,
+  ThemeIcon: class {
+    constructor(
+      readonly id: string,
+      readonly color?: FakeThemeColor,
+    ) {}
+  },
+  ThemeColor: FakeThemeColor,
+  EventEmitter: class<T> extends Emitter<T> {
+    dispose(): void {}
+  },
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+} as unknown as import('../../src/tree').TreeVs;
