@@ -304,3 +304,59 @@ fn resume_continues_an_interrupted_task() {
         text(&again)
     );
 }
+
+/// Without a workflow the starter agents run the task in turn (planner, developer, tester,
+/// reviewer): each new agent is announced by a handoff line between their turns, the first one
+/// by none.
+#[test]
+fn agents_taking_over_are_separated_by_handoff_lines() {
+    let sb = Sandbox::new();
+    sb.write(
+        "s.yaml",
+        "turns:\n  - text: \"Planned.\"\n  - text: \"Coded.\"\n  - text: \"Tested.\"\n  - text: \"Reviewed.\"\n",
+    );
+    let out = sb.run(&["run", "Add a flag", "--script", "s.yaml"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("🤖") || l.contains("handoff"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "  🤖 Planned.",
+            "  ── handoff: planner → developer ──",
+            "  🤖 Coded.",
+            "  ── handoff: developer → tester ──",
+            "  🤖 Tested.",
+            "  ── handoff: tester → reviewer ──",
+            "  🤖 Reviewed.",
+        ],
+        "{shown}"
+    );
+}
+
+/// A blocked call is told in the user's words: the tool, the phase and what the phase allows.
+#[test]
+fn a_blocked_call_is_told_with_what_the_phase_allows() {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", FEATURE);
+    let out = sb.run(&[
+        "run",
+        "Add a flag",
+        "--workflow",
+        "feature",
+        "--script",
+        "s.yaml",
+        "--deny",
+    ]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("  🔒 Write is blocked in the Plan phase (allowed: Read, Glob, Grep)\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains("🔒 [workflow]"), "{shown}");
+}

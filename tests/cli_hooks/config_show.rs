@@ -290,3 +290,47 @@ fn autoagents_documented_config_is_read_unchanged() {
         std::fs::read_to_string(sb.home().join(".autoagent/execution.log")).unwrap()
     );
 }
+
+/// `config show` lists the hooks by when they run in a task's life, whatever order the file
+/// gives them in; an event's own hooks keep their order (the order they run in).
+#[test]
+fn config_show_lists_hooks_in_the_order_a_task_meets_them() {
+    let sb = Sandbox::new();
+    sb.write(
+        &sb.user_config_file(),
+        r#"{"hooks": {
+  "SessionEnd": [{"hooks": [{"type": "command", "command": "./end.sh"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "./stop.sh"}]}],
+  "PostToolUse": [{"hooks": [{"type": "command", "command": "./post.sh"}]}],
+  "PreToolUse": [{"hooks": [{"type": "command", "command": "./pre-b.sh"}, {"type": "command", "command": "./pre-a.sh"}]}],
+  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "./prompt.sh"}]}],
+  "SessionStart": [{"hooks": [{"type": "command", "command": "./start.sh"}]}]
+}}"#,
+    );
+    let expected = [
+        "SessionStart: ./start.sh",
+        "UserPromptSubmit: ./prompt.sh",
+        "PreToolUse: ./pre-b.sh",
+        "PreToolUse: ./pre-a.sh",
+        "PostToolUse: ./post.sh",
+        "Stop: ./stop.sh",
+        "SessionEnd: ./end.sh",
+    ];
+    let shown = sb.ok(&["config", "show"]);
+    let listed: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| *l != "Hooks, in the order they run:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.trim().trim_end_matches("(user)").trim_end())
+        .collect();
+    assert_eq!(listed, expected, "{shown}");
+    let json = sb.ok_json(&["config", "show", "--json"]);
+    let hooks: Vec<&str> = json["hooks"]
+        .as_array()
+        .expect("hooks")
+        .iter()
+        .filter_map(|h| h["hook"].as_str())
+        .collect();
+    assert_eq!(hooks, expected, "{json:#}");
+}

@@ -102,6 +102,74 @@ fn run_shows_a_broken_hook_once_and_quiet_answers_not_at_all() {
     assert_eq!(shown.matches("↳ three").count(), 1, "{shown}");
 }
 
+/// A broken hook configured at several events, the session's end included, is one line for the
+/// whole run; quiet JSON answers at any event print nothing.
+#[test]
+fn run_shows_a_broken_hook_once_whatever_events_it_fails_at() {
+    let sb = Sandbox::new();
+    let broken = json!({"type": "command", "command": "./no-such-guard.sh"});
+    let quiet = json!({"type": "command", "command": "echo '{}'"});
+    let go_on = json!({"type": "command", "command": "echo '{\"continue\": true}'"});
+    sb.write_json(
+        &sb.user_config_file(),
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [quiet.clone(), broken.clone()]}],
+            "UserPromptSubmit": [{"hooks": [go_on.clone()]}],
+            "PreToolUse": [{"hooks": [broken.clone(), go_on.clone()]}],
+            "PostToolUse": [{"hooks": [quiet.clone(), broken.clone()]}],
+            "PostExecutionEnd": [broken.clone(), go_on.clone()],
+            // AutoAgent's Stop: the end of the session, outside the task.
+            "Stop": [broken, quiet]
+        }}),
+    );
+    let script = sb.script(
+        "two",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo one\"}}\n  - tool_calls:\n      - {name: Bash, input: {command: \"echo two\"}}\n  - text: done\n",
+    );
+    let out = sb.run(&["run", "Do it", "--script", &script]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert_eq!(
+        shown.matches("hook configuration error").count(),
+        1,
+        "{shown}"
+    );
+    assert_eq!(
+        shown.matches("./no-such-guard.sh` could not run").count(),
+        1,
+        "{shown}"
+    );
+    assert!(!shown.contains("🪝"), "a quiet answer was echoed:\n{shown}");
+    assert!(!shown.contains("{}"), "{shown}");
+    assert!(!shown.contains("continue"), "{shown}");
+    assert_eq!(shown.matches("↳ two").count(), 1, "{shown}");
+}
+
+/// A session's end whose Stop hook cannot run says so once, as a configuration error.
+#[test]
+fn a_broken_session_stop_hook_is_told_as_a_configuration_error() {
+    let sb = Sandbox::new();
+    sb.write_json(
+        &sb.user_config_file(),
+        &json!({"hooks": {"Stop": [{"type": "command", "command": "./no-such-end.sh"}]}}),
+    );
+    let script = sb.script("done", DONE);
+    let out = sb.run(&["run", "Do it", "--script", &script]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let lines: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.contains("no-such-end.sh"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{shown}");
+    assert!(
+        lines[0].starts_with(
+            "  ✗ hook configuration error: Stop hook `./no-such-end.sh` could not run"
+        ),
+        "{shown}"
+    );
+}
+
 #[test]
 fn without_a_terminal_untrusted_workspace_hooks_do_not_run_and_rawko_says_how_to_trust() {
     let sb = Sandbox::new();

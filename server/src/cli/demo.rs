@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::terminal::{ask, Printer};
+use super::terminal::{approval_line, ask, Printer};
 use super::{init::STARTER_WORKFLOWS, Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
 use crate::config::{self, Settings};
 use crate::engine::tasks::{Place, StartRequest, Tasks};
@@ -139,11 +139,7 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         while let Some(event) = events.recv().await {
             if let TaskEvent::Approval(request) = event {
                 printer.end_text()?;
-                writeln!(
-                    printer.out,
-                    "  🔒 {} is blocked in the {} phase",
-                    request.tool, request.phase
-                )?;
+                writeln!(printer.out, "{}", approval_line(&request))?;
                 let answer = if interactive {
                     ask(printer.out)?
                 } else {

@@ -485,9 +485,12 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
         &ctx.workspace,
         settings.workspace_hooks.as_ref(),
     );
+    // In the order they run: by the event's place in a task's life, then as configured (the
+    // order an event's hooks run in).
+    let mut in_order: Vec<&crate::hooks::Hook> = settings.hooks.iter().collect();
+    in_order.sort_by_key(|h| h.event.lifecycle_rank());
     if ctx.json {
-        let hooks: Vec<Value> = settings
-            .hooks
+        let hooks: Vec<Value> = in_order
             .iter()
             .map(|h| {
                 json!({
@@ -575,7 +578,7 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
         )?;
     } else {
         writeln!(o, "Hooks, in the order they run:")?;
-        for h in &settings.hooks {
+        for h in &in_order {
             let from = match h.source {
                 HookSource::User => "user".to_owned(),
                 HookSource::Workspace => match state {

@@ -7,7 +7,7 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::terminal::{ask, Printer};
+use super::terminal::{approval_line, ask, Printer};
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 use tokio::sync::mpsc;
 
@@ -198,13 +198,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             let Some(event) = event else { break };
             if let TaskEvent::Approval(request) = event {
                 printer.end_text()?;
-                writeln!(
-                    printer.out,
-                    "  🔒 {} is blocked in the {} phase: {}",
-                    request.tool,
-                    request.phase,
-                    request.reason.lines().next().unwrap_or_default()
-                )?;
+                writeln!(printer.out, "{}", approval_line(&request))?;
                 let answer = match approvals {
                     Approvals::Yes => {
                         writeln!(printer.out, "     allowed (--yes)")?;
@@ -235,9 +229,8 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         for note in &stop.notes {
             match note {
                 crate::hooks::Note::Output(t) => writeln!(printer.out, "  🪝 {t}")?,
-                note @ (crate::hooks::Note::Error(_) | crate::hooks::Note::ConfigError { .. }) => {
-                    writeln!(printer.out, "  ✗ {}", note.text())?
-                }
+                crate::hooks::Note::Error(t) => writeln!(printer.out, "  ✗ {t}")?,
+                crate::hooks::Note::ConfigError { text, .. } => printer.config_error(text)?,
             }
         }
         if let Some(reason) = stop.blocked.or(stop.halt) {

@@ -30,6 +30,23 @@ pub fn ask(out: &mut dyn Write) -> io::Result<ApprovalAnswer> {
     }
 }
 
+/// The line that tells a blocked call at the terminal, in the user's words (the approval's
+/// `detail`): `🔒 Write is blocked in the Plan phase (allowed: Read, Glob, Grep)`, or
+/// `🔒 Bash: a PreToolUse hook asks: …`.
+pub fn approval_line(request: &crate::engine::ApprovalRequest) -> String {
+    let detail = request.detail.lines().next().unwrap_or_default();
+    if detail.is_empty() {
+        format!(
+            "  🔒 {} is blocked in the {} phase",
+            request.tool, request.phase
+        )
+    } else if detail.starts_with(request.tool.as_str()) {
+        format!("  🔒 {detail}")
+    } else {
+        format!("  🔒 {}: {detail}", request.tool)
+    }
+}
+
 /// Renders events as terminal lines.
 pub struct Printer<'a> {
     pub out: &'a mut dyn Write,
@@ -43,6 +60,22 @@ pub struct Printer<'a> {
     /// The last error line shown: a status whose reason says the same (a hook configuration
     /// error is both) is not shown twice.
     last_error: Option<String>,
+    /// The hook configuration errors shown, without the event they came at: the same broken
+    /// hook is told once, whatever events (the task's, the session's end) it fails at.
+    config_errors: std::collections::HashSet<String>,
+}
+
+/// What a task's output line starts with when it tells a hook configuration error.
+const CONFIG_ERROR: &str = "hook configuration error: ";
+
+/// A hook configuration error without the event it came at: `Stop hook `./x` could not run …`
+/// and `SessionStart hook `./x` could not run …` are the same error.
+fn config_error_key(text: &str) -> &str {
+    let text = text.strip_prefix(CONFIG_ERROR).unwrap_or(text);
+    match text.split_once(' ') {
+        Some((_event, rest)) if rest.starts_with("hook ") => rest,
+        _ => text,
+    }
 }
 
 fn first_line(text: &str) -> String {
@@ -68,7 +101,18 @@ impl<'a> Printer<'a> {
             pending_header: None,
             context_shown: false,
             last_error: None,
+            config_errors: Default::default(),
         }
+    }
+
+    /// Shows a hook configuration error that came outside the task (the session's end), unless
+    /// the same error was shown already.
+    pub fn config_error(&mut self, text: &str) -> io::Result<()> {
+        if self.config_errors.insert(config_error_key(text).to_owned()) {
+            self.end_text()?;
+            writeln!(self.out, "  ✗ {CONFIG_ERROR}{text}")?;
+        }
+        Ok(())
     }
 
     pub fn end_text(&mut self) -> io::Result<()> {
@@ -145,7 +189,13 @@ impl<'a> Printer<'a> {
                         }
                     }
                     OutputKind::Error => {
-                        writeln!(self.out, "  ⚠️  {text}")?;
+                        let repeated = text.starts_with(CONFIG_ERROR)
+                            && !self
+                                .config_errors
+                                .insert(config_error_key(&text).to_owned());
+                        if !repeated {
+                            writeln!(self.out, "  ⚠️  {text}")?;
+                        }
                         self.last_error = Some(text);
                     }
                     OutputKind::HookOutput => writeln!(self.out, "  🪝 {text}")?,
@@ -193,5 +243,78 @@ impl<'a> Printer<'a> {
             TaskEvent::Approval(_) => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(kind: OutputKind, text: &str) -> TaskEvent {
+        TaskEvent::Output {
+            kind,
+            text: text.to_owned(),
+            tool_call_id: None,
+            tool: None,
+            input: None,
+            is_error: None,
+        }
+    }
+
+    #[test]
+    fn the_same_hook_configuration_error_is_shown_once_whatever_its_event() {
+        let mut out = Vec::new();
+        let mut p = Printer::new(&mut out);
+        let at = |event: &str| {
+            format!("{event} hook `./nope.sh` could not run (command not found, exit 127): sh: 1: ./nope.sh: not found")
+        };
+        p.show(output(
+            OutputKind::Error,
+            &format!("{CONFIG_ERROR}{}", at("SessionStart")),
+        ))
+        .unwrap();
+        p.show(output(
+            OutputKind::Error,
+            &format!("{CONFIG_ERROR}{}", at("PreToolUse")),
+        ))
+        .unwrap();
+        p.config_error(&at("Stop")).unwrap();
+        // Another hook's error is another error.
+        p.config_error("Stop hook `./other.sh` could not run (command not found, exit 127)")
+            .unwrap();
+        // Other errors are never held back.
+        p.show(output(OutputKind::Error, "task failed: no key"))
+            .unwrap();
+        p.show(output(OutputKind::Error, "task failed: no key"))
+            .unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        assert_eq!(shown.matches("./nope.sh").count(), 2, "{shown}");
+        assert_eq!(
+            shown.matches("hook configuration error").count(),
+            2,
+            "{shown}"
+        );
+        assert!(shown.contains("./other.sh"), "{shown}");
+        assert_eq!(shown.matches("task failed: no key").count(), 2, "{shown}");
+    }
+
+    #[test]
+    fn a_handoff_is_a_line_of_its_own_after_the_agents_text() {
+        let mut out = Vec::new();
+        let mut p = Printer::new(&mut out);
+        p.show(output(OutputKind::AssistantDelta, "Planned."))
+            .unwrap();
+        p.show(TaskEvent::Handoff {
+            agent: "developer".to_owned(),
+            text: "── handoff: planner → developer ──".to_owned(),
+        })
+        .unwrap();
+        p.show(output(OutputKind::AssistantDelta, "Coding."))
+            .unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        assert_eq!(
+            shown,
+            "  🤖 Planned.\n  ── handoff: planner → developer ──\n  🤖 Coding."
+        );
     }
 }

@@ -70,6 +70,38 @@ impl HookEvent {
         Self::ApprovalResolved,
     ];
 
+    /// Every event in the order a task meets them: its start (PreExecutionStart, SessionStart,
+    /// the first prompt, the first phase, PostExecutionStart), each tool call (PreToolUse, the
+    /// approval of a blocked one, PostToolUse), a phase's end, the agent's turn ending (Stop), the
+    /// workflow's end and the task's (PreExecutionEnd, PostExecutionEnd, SessionEnd). AutoAgent's
+    /// `Stop` (the end of the whole session) runs last of all; it shares the name with Claude
+    /// Code's end of a turn, listed where that one runs.
+    pub const LIFECYCLE: [HookEvent; 15] = [
+        Self::PreExecutionStart,
+        Self::SessionStart,
+        Self::UserPromptSubmit,
+        Self::PhaseEnter,
+        Self::PostExecutionStart,
+        Self::PreToolUse,
+        Self::ApprovalRequested,
+        Self::ApprovalResolved,
+        Self::PostToolUse,
+        Self::PhaseExit,
+        Self::Stop,
+        Self::WorkflowComplete,
+        Self::PreExecutionEnd,
+        Self::PostExecutionEnd,
+        Self::SessionEnd,
+    ];
+
+    /// The event's place in [`HookEvent::LIFECYCLE`].
+    pub fn lifecycle_rank(self) -> usize {
+        Self::LIFECYCLE
+            .iter()
+            .position(|e| *e == self)
+            .unwrap_or(usize::MAX)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::PreExecutionStart => "PreExecutionStart",
@@ -708,6 +740,19 @@ mod tests {
         );
         assert!(d.allowed);
         assert_eq!(d.blocked.as_deref(), Some("Blocked by hook"));
+    }
+
+    #[test]
+    fn the_lifecycle_order_lists_every_event_once() {
+        let mut ranks: Vec<usize> = HookEvent::ALL.iter().map(|e| e.lifecycle_rank()).collect();
+        ranks.sort_unstable();
+        assert_eq!(ranks, (0..HookEvent::ALL.len()).collect::<Vec<_>>());
+        let rank = HookEvent::lifecycle_rank;
+        assert!(rank(HookEvent::SessionStart) < rank(HookEvent::UserPromptSubmit));
+        assert!(rank(HookEvent::UserPromptSubmit) < rank(HookEvent::PreToolUse));
+        assert!(rank(HookEvent::PreToolUse) < rank(HookEvent::PostToolUse));
+        assert!(rank(HookEvent::PostToolUse) < rank(HookEvent::Stop));
+        assert!(rank(HookEvent::Stop) < rank(HookEvent::SessionEnd));
     }
 
     /// A configuration error names its hook, whatever the event, so it can be told once.
