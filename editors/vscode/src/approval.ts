@@ -1,12 +1,15 @@
 /**
  * Inline approval of blocked tool calls (`rawko/approveToolCall`). Each request is shown as a quick
  * pick that stays open when the focus moves away: its title is rawko's summary of the call, the
- * phase that blocked it and the time left until rawko's deadline (`expiresAt`); the reason is the
- * placeholder; the items are the options the server offers (Allow once / Always allow / Deny /
- * Always deny) and, for Write and Edit, a diff preview. A quick pick — unlike a notification — can be closed by the extension, so when
+ * phase that blocked it and the time left until rawko's deadline (`expiresAt`); below the input,
+ * the prompt line gives the reason for people (`detail`) in full, wrapped (VS Code 1.108 and
+ * later; before, it is the placeholder); the items are the options the server offers, the denials
+ * first and none of them active, so Enter alone allows nothing, and, for Write and Edit, a diff
+ * preview. A quick pick — unlike a notification — can be closed by the extension, so when
  * rawko withdraws the request (`$/cancelRequest`: the approval timed out or the task ended) the
  * prompt goes away. Requests from several tasks wait in line; hiding the prompt (Escape, or
- * another quick pick taking its place) answers nothing: the status bar offers it again.
+ * another quick pick taking its place) answers nothing: the status bar and the Rawko view offer
+ * it again, and the view answers it with its inline Allow and Deny.
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
@@ -40,13 +43,36 @@ interface Pending {
   cancelSubscription: { dispose(): void };
 }
 
-/** The options rawko may offer: each one's label and description (an option this version does not know is left out). */
+/**
+ * The options rawko may offer, denials first: each one's label and description (an option this
+ * version does not know is left out).
+ */
 const OPTION_LABELS = new Map<string, [string, (tool: string) => string]>([
-  ['allow_once', ['$(check) Allow once', () => 'run this call']],
-  ['allow_always', ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`]],
   ['reject_once', ['$(close) Deny', () => 'refuse this call; the agent is told why']],
   ['reject_always', ['$(circle-slash) Always deny', (tool) => `refuse ${tool} for the rest of the task`]],
+  ['allow_once', ['$(check) Allow once', () => 'run this call']],
+  ['allow_always', ['$(check-all) Always allow', (tool) => `run ${tool} for the rest of the task without asking`]],
 ]);
+
+/** The user's answer in the words of the option chosen, as the output says it. */
+export const ANSWER_WORDS: Record<ApprovalOutcome, string> = {
+  allow_once: 'Allowed once',
+  allow_always: 'Always allowed',
+  reject_once: 'Denied',
+  reject_always: 'Always denied',
+  cancelled: 'Dismissed',
+};
+
+/** The reason for people; an older rawko sends only the one written for the model. */
+export function approvalDetail(params: ApproveToolCallParams): string {
+  return params.detail || params.reason;
+}
+
+/** Whether this VS Code shows a quick pick's `prompt` (finalized in 1.108). */
+export function showsPrompt(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 1 || (major === 1 && minor >= 108);
+}
 
 /** `1:05`: minutes and seconds left. */
 export function formatLeft(ms: number): string {
@@ -59,6 +85,7 @@ export class Approvals {
   /** The prompt, while it shows the head of the line. */
   private picker: vscode.QuickPick<ApprovalItem> | undefined;
   private ticker: Timer | undefined;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly vs: Vs,
@@ -80,12 +107,28 @@ export class Approvals {
       entry.cancelSubscription = token.onCancellationRequested(() => this.settle(entry, 'cancelled', false));
       this.pending.push(entry);
       this.next();
+      this.changed();
     });
   }
 
-  /** How many requests wait for an answer (of one task, when given). */
-  count(taskId?: string): number {
-    return this.pending.filter((p) => taskId === undefined || p.params.taskId === taskId).length;
+  /** The requests that wait for an answer (of one task, when given), first in line first. */
+  waiting(taskId?: string): ApproveToolCallParams[] {
+    return this.pending.filter((p) => taskId === undefined || p.params.taskId === taskId).map((p) => p.params);
+  }
+
+  /** Called whenever a request starts or stops waiting. */
+  onDidChange(listener: () => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Answers the request for a tool call as the user chose elsewhere (the Rawko view's Allow and Deny). */
+  answer(taskId: string, toolCallId: string, outcome: ApprovalOutcome): boolean {
+    const entry = this.pending.find((p) => p.params.taskId === taskId && p.params.toolCallId === toolCallId);
+    if (entry) {
+      this.settle(entry, outcome, true);
+    }
+    return entry !== undefined;
   }
 
   /** Shows the prompt again after it was hidden, preferring a request of `taskId`. */
@@ -115,6 +158,13 @@ export class Approvals {
       entry.cancelSubscription.dispose();
       entry.resolve({ outcome: 'cancelled' });
     }
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) {
+      listener();
+    }
   }
 
   /** Takes `entry` out of the line with the user's answer, or `cancelled` when rawko withdrew it. */
@@ -135,6 +185,7 @@ export class Approvals {
     }
     entry.resolve({ outcome });
     this.next();
+    this.changed();
   }
 
   /** Shows the head of the line, or updates the shown prompt's count of waiting requests. */
@@ -156,8 +207,16 @@ export class Approvals {
     this.picker = picker;
     picker.ignoreFocusOut = true;
     picker.matchOnDescription = false;
-    picker.placeholder = params.reason;
+    const detail = approvalDetail(params);
+    if (showsPrompt(this.vs.version)) {
+      (picker as vscode.QuickPick<ApprovalItem> & { prompt?: string }).prompt = detail;
+      picker.placeholder = `Allow or deny ${params.tool}? (nothing is chosen until you pick)`;
+    } else {
+      picker.placeholder = detail;
+    }
     picker.items = this.items(params);
+    // No option is active: Enter alone answers nothing.
+    picker.activeItems = [];
     this.updateTitle();
 
     picker.onDidAccept(() => {
@@ -199,10 +258,10 @@ export class Approvals {
   }
 
   private items(params: ApproveToolCallParams): ApprovalItem[] {
-    const items: ApprovalItem[] = params.options.flatMap((option) => {
-      const known = OPTION_LABELS.get(option);
-      return known ? [{ label: known[0], description: known[1](params.tool), outcome: option as ApprovalOutcome }] : [];
-    });
+    const offered = new Set<string>(params.options);
+    const items: ApprovalItem[] = [...OPTION_LABELS]
+      .filter(([option]) => offered.has(option))
+      .map(([option, [label, description]]) => ({ label, description: description(params.tool), outcome: option as ApprovalOutcome }));
     // Write and Edit (the tools that name a file and its new text) get a diff preview.
     const change = proposeChange(params.tool, params.input, undefined);
     if (change) {

@@ -6,17 +6,15 @@
 import type * as vscode from 'vscode';
 import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { Approvals } from './approval';
-import { firstLine } from './output';
+import { firstLine, plainText } from './output';
 import {
   ErrorCode,
   isBusy,
   isFinished,
   Requests,
-  type Empty,
   type StartTaskParams,
   type StatusParams,
   type StepAction,
-  type TaskParams,
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
@@ -82,12 +80,25 @@ export function errorOf(error: unknown): { message: string; code?: number } {
   return { message: text, code: typeof code === 'number' ? code : undefined };
 }
 
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * What the breadcrumb counts: `3 phases, 5 steps` (the workflow's own phases, a subworkflow one of
+ * them; then the concrete phases a task steps through), or `3 phases` when they are the same.
+ */
+export function phaseCounts(w: WorkflowSummary): string {
+  const outer = w.outerPhaseCount ?? w.phaseCount; // an older rawko sends only phaseCount
+  return outer === w.phaseCount ? plural(outer, 'phase') : `${plural(outer, 'phase')}, ${plural(w.phaseCount, 'step')}`;
+}
+
 export function workflowItems(workflows: WorkflowSummary[], withNone = true): WorkflowItem[] {
   const items: WorkflowItem[] = workflows
     .filter((w) => w.show !== 'workflows')
     .map((w) => ({
       label: w.name || w.key,
-      description: `${w.phaseCount} phase${w.phaseCount === 1 ? '' : 's'} · ${w.commandName || w.key}`,
+      description: `${phaseCounts(w)} · ${w.commandName || w.key}`,
       detail: w.source,
       key: w.key,
     }));
@@ -187,9 +198,9 @@ export class Commands {
   async step(action: StepAction, taskId?: string): Promise<void> {
     const verb = action === 'next' ? 'move to the next phase' : action === 'loop' ? 'loop' : 'describe';
     await this.onTask(verb, taskId, (t) => !isFinished(t.state), async (rpc, id) => {
-      const { text } = await rpc.request(Requests.step, { taskId: id, action });
+      const text = plainText((await rpc.request(Requests.step, { taskId: id, action })).text);
       this.host.note(id, text);
-      void this.vs.window.showInformationMessage(`rawko: ${firstLine(text).replace(/\*\*/g, '')}`);
+      void this.vs.window.showInformationMessage(`rawko: ${firstLine(text)}`);
     });
   }
 
@@ -197,6 +208,17 @@ export class Commands {
     await this.onTask('interrupt', taskId, (t) => isBusy(t.state), async (rpc, id) => {
       await rpc.request(Requests.interrupt, { taskId: id });
       this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
+    });
+  }
+
+  /** Resumes an interrupted or blocked task, or retries a failed one, and follows it. */
+  async rerun(how: 'resume' | 'retry', taskId?: string): Promise<void> {
+    const fits = how === 'resume' ? (t: TaskRow) => t.state === 'interrupted' || t.state === 'blocked' : (t: TaskRow) => t.state === 'failed';
+    await this.onTask(how, taskId, fits, async (rpc, id) => {
+      await rpc.request(how === 'resume' ? Requests.resumeTask : Requests.retry, { taskId: id });
+      this.store.setActive(id);
+      this.host.note(id, how === 'resume' ? 'resumed' : 'retried');
+      this.host.showOutput(true);
     });
   }
 
@@ -252,24 +274,12 @@ export class Commands {
   /** What Rawko: Show Tasks offers to do with a task; each action says why when rawko refuses it. */
   private actionsFor(task: TaskSummary): ActionItem[] {
     const id = task.taskId;
-    // Resume and Retry run the task again, and follow it.
-    const rerun = (label: string, description: string, type: RequestType<TaskParams, Empty, void>, verb: string, note: string): ActionItem => ({
-      label,
-      description,
-      run: () =>
-        this.onTask(verb, id, () => true, async (rpc) => {
-          await rpc.request(type, { taskId: id });
-          this.store.setActive(id);
-          this.host.note(id, note);
-          this.host.showOutput(true);
-        }),
-    });
     const actions: ActionItem[] = [];
     if (task.state === 'interrupted' || task.state === 'blocked') {
-      actions.push(rerun('$(debug-continue) Resume', 'continue from the last recorded step', Requests.resumeTask, 'resume', 'resumed'));
+      actions.push({ label: '$(debug-continue) Resume', description: 'continue from the last recorded step', run: () => this.rerun('resume', id) });
     }
     if (task.state === 'failed') {
-      actions.push(rerun('$(refresh) Retry', 'try again from the task log', Requests.retry, 'retry', 'retried'));
+      actions.push({ label: '$(refresh) Retry', description: 'try again from the task log', run: () => this.rerun('retry', id) });
     }
     actions.push({
       label: '$(output) Follow',

@@ -1,10 +1,10 @@
 /**
- * The extension's entry point: builds one context (task store, sequencer, status bar, output,
- * approvals), registers the Rawko commands and starts `rawko serve` as a vscode-languageclient
- * client over stdio with the rawko handlers registered (approvals, workspace trust, the four task
- * notifications into the sequencer). It finds the binary first and says how to install it when it
- * is missing; a server that stops unexpectedly is restarted once with a message, a second stop
- * leaves it stopped.
+ * The extension's entry point: builds one context (task store, sequencer, status bar, Rawko view,
+ * output, approvals), registers the Rawko commands and starts `rawko serve` as a
+ * vscode-languageclient client over stdio with the rawko handlers registered (approvals, workspace
+ * trust, the four task notifications into the sequencer). It finds the binary first and says how
+ * to install it when it is missing; a server that stops unexpectedly is restarted once with a
+ * message, a second stop leaves it stopped.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,7 +18,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { Approvals } from './approval';
+import { ANSWER_WORDS, Approvals } from './approval';
 import { systemClock } from './clock';
 import { Commands, errorOf, PICK_WORKFLOW_COMMAND, type Rpc } from './commands';
 import { groupDiagnostics } from './diagnostics';
@@ -37,6 +37,7 @@ import { Sequencer } from './sequencer';
 import { CrashPolicy, resolveServerCommand } from './server';
 import { StatusBar } from './status';
 import { TaskStore } from './tasks';
+import { TaskTree } from './tree';
 import { askTrust } from './trust';
 
 const PREVIEW_SCHEME = 'rawko-preview';
@@ -94,8 +95,7 @@ class Context {
   readonly sequencer = new Sequencer(systemClock, (note) => this.deliver(note), (taskId) => void this.refresh(taskId));
   readonly approvals = new Approvals(vscode, systemClock, {
     openDiff: (params) => this.openDiff(params),
-    onAnswered: (params, outcome) =>
-      this.formatter.note(params.taskId, `${params.tool} ${outcome.replace(/_/g, ' ')} (your answer)`),
+    onAnswered: (params, outcome) => this.formatter.note(params.taskId, `${ANSWER_WORDS[outcome]} by you — ${params.summary || params.tool}`),
     onWithdrawn: (params) =>
       this.formatter.note(params.taskId, `the approval of ${params.tool} was withdrawn by rawko (timed out or the task ended)`),
   });
@@ -105,6 +105,7 @@ class Context {
     showOutput: (preserveFocus) => this.output.show(preserveFocus),
     note: (taskId, text) => this.formatter.note(taskId, text),
   });
+  readonly tree = new TaskTree(vscode, systemClock, this.store, this.approvals, (taskId) => this.wantDetail(taskId));
   /** The connection to `rawko serve`, its log, and whether it may restart after a crash. */
   private client: LanguageClient | undefined;
   private readonly serverLog = vscode.window.createOutputChannel('rawko Server', { log: true });
@@ -116,15 +117,32 @@ class Context {
 
   async start(): Promise<void> {
     const ext = this.extension;
-    // The argument a command may get (from the status bar or a notice) is the task it is for.
-    const register = (id: string, run: (taskId: string | undefined) => unknown): void => {
-      ext.subscriptions.push(vscode.commands.registerCommand(id, (arg: unknown) => run(typeof arg === 'string' ? arg : undefined)));
+    // The argument a command may get is the task it is for: its id (from the status bar or a
+    // notice) or a row of the Rawko view.
+    const taskOf = (arg: unknown): string | undefined => {
+      const id = typeof arg === 'object' && arg !== null ? (arg as { taskId?: unknown }).taskId : arg;
+      return typeof id === 'string' ? id : undefined;
+    };
+    const register = (id: string, run: (taskId: string | undefined, arg: unknown, more: unknown) => unknown): void => {
+      ext.subscriptions.push(vscode.commands.registerCommand(id, (arg: unknown, more: unknown) => run(taskOf(arg), arg, more)));
+    };
+    // The view's inline Allow and Deny answer the approval row they are on.
+    const answer = (arg: unknown, outcome: 'allow_once' | 'reject_once'): void => {
+      const { taskId, toolCallId } = (arg ?? {}) as { taskId?: unknown; toolCallId?: unknown };
+      if (typeof taskId !== 'string' || typeof toolCallId !== 'string' || !this.approvals.answer(taskId, toolCallId, outcome)) {
+        void vscode.window.showInformationMessage('rawko: that tool call no longer waits for an answer');
+      }
     };
     register('rawko.start', () => this.commands.start());
     register('rawko.cancel', (id) => this.commands.cancel(id));
     register('rawko.nextPhase', (id) => this.commands.step('next', id));
     register('rawko.loopPhase', (id) => this.commands.step('loop', id));
     register('rawko.interrupt', (id) => this.commands.interrupt(id));
+    register('rawko.resume', (id) => this.commands.rerun('resume', id));
+    register('rawko.retry', (id) => this.commands.rerun('retry', id));
+    register('rawko.allowApproval', (_, arg) => answer(arg, 'allow_once'));
+    register('rawko.denyApproval', (_, arg) => answer(arg, 'reject_once'));
+    register('rawko.openPhasePrompt', (id, _, index) => id !== undefined && typeof index === 'number' && this.openPhasePrompt(id, index));
     register('rawko.showOutput', (id) => this.commands.showOutput(id));
     register('rawko.showTasks', () => this.commands.showTasks());
     register(PICK_WORKFLOW_COMMAND, (id) => this.commands.pickWorkflow(id));
@@ -132,6 +150,7 @@ class Context {
     register('rawko.validateWorkflows', () => this.validate(true));
     register('rawko.restartServer', () => this.restart());
     ext.subscriptions.push(
+      vscode.window.createTreeView('rawko.tasks', { treeDataProvider: this.tree, showCollapseAll: true }),
       vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, {
         provideTextDocumentContent: (uri) => this.previews.get(uri.toString()) ?? '',
       }),
@@ -223,6 +242,7 @@ class Context {
         this.sequencer.reset();
         this.store.clear();
         this.status.setServerState('running');
+        void this.listStoredTasks();
       } else if (change.newState === State.Starting) {
         this.status.setServerState('starting');
       }
@@ -261,10 +281,6 @@ class Context {
   }
 
   private deliver(note: TaskNotification): void {
-    if (!this.store.get(note.params.taskId)) {
-      // A task another client or an external agent started: ask the server what it is about.
-      void this.refresh(note.params.taskId);
-    }
     switch (note.kind) {
       case 'status': {
         const before = this.store.get(note.params.taskId)?.state;
@@ -285,8 +301,47 @@ class Context {
         break;
       case 'taskFinished':
         this.store.finished(note.params);
-        this.formatter.note(note.params.taskId, `task ${note.params.outcome}: ${note.params.summary}`);
+        this.formatter.finished(note.params);
         break;
+    }
+    // A task seen for the first time (started here, by another client or an external agent), or
+    // one whose workflow changed: ask the server for its description and phases, once.
+    this.wantDetail(note.params.taskId);
+  }
+
+  private wantDetail(taskId: string): void {
+    if (this.store.claimDetail(taskId)) {
+      void this.refresh(taskId);
+    }
+  }
+
+  /** Shows the tasks of the task store that may go on (interrupted, blocked or failed) in the Rawko view. */
+  private async listStoredTasks(): Promise<void> {
+    try {
+      const tasks = (await this.rpc()?.request(Requests.listTasks, {}))?.tasks ?? [];
+      for (const task of tasks.filter((t) => !this.store.get(t.taskId) && (!isFinished(t.state) || t.state === 'failed'))) {
+        this.store.describe(task);
+      }
+    } catch {
+      // The view fills from the notifications all the same.
+    }
+  }
+
+  /** Opens the context prompt rawko injects in a phase of a task, read-only. */
+  private async openPhasePrompt(taskId: string, index: number): Promise<void> {
+    const rpc = this.commands.needServer();
+    if (!rpc) {
+      return;
+    }
+    try {
+      const { name, breadcrumbText, prompt } = await rpc.request(Requests.phasePrompt, { taskId, index });
+      this.previewCount += 1;
+      const uri = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${taskId}/${name} (context prompt).md`, query: `prompt-${this.previewCount}` });
+      this.previews.set(uri.toString(), `<!-- ${breadcrumbText} -->\n\n${prompt}`);
+      const doc = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(doc, { preview: true });
+    } catch (error) {
+      void vscode.window.showErrorMessage(`rawko: could not show the phase's context prompt: ${errorOf(error).message}`);
     }
   }
 
@@ -374,6 +429,7 @@ class Context {
     this.serverLog.dispose();
     this.sequencer.reset();
     this.status.dispose();
+    this.tree.dispose();
     this.diagnostics.dispose();
     this.output.dispose();
   }

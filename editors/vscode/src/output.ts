@@ -1,12 +1,15 @@
 /**
  * The task output channel: `rawko/output` (already in `seq` order) as readable text. The agent's
  * text streams as it comes; tool calls and results, reminders, hook output, completions and
- * errors each get a line of their own with a marker; the phase context rawko injects is collapsed
- * to one line; a kind this version does not know is shown with its name. When notifications of
- * another task come in between, a header line says whose they are. Nothing here throws on odd
- * input: a missing text is an empty one.
+ * errors each get a line of their own with a marker; a handoff to another agent is a separator
+ * line naming it; the phase context rawko injects is collapsed to one line; a kind this version
+ * does not know is shown with its name. rawko's Markdown messages (completions, the task's end,
+ * step results) are shown without their markup. When notifications of another task come in
+ * between, a header line says whose they are. Nothing here throws on odd input: a missing text is
+ * an empty one.
  */
-import type { OutputParams } from './protocol';
+import removeMarkdown from 'remove-markdown';
+import type { OutputParams, TaskFinishedParams } from './protocol';
 
 /** The part of `vscode.OutputChannel` the formatter writes to. */
 export interface Sink {
@@ -17,7 +20,20 @@ export interface Sink {
 export const RESULT_LINES = 12;
 
 /** The line start of the kinds that are one marked line of text. */
-const MARKERS = new Map(Object.entries({ reminder: '↻ reminder: ', hook_output: '⚓ hook: ', completion: '🏁 ', error: '✗ error: ' }));
+const MARKERS = new Map(Object.entries({ reminder: '↻ reminder: ', hook_output: '⚓ hook: ', error: '✗ error: ' }));
+
+/** Markdown as the plain text a reader sees: no `**`, backticks, `#` or link targets; list markers stay. */
+export function plainText(markdown: string): string {
+  return removeMarkdown(markdown, { stripListLeaders: false, useImgAltText: true }).trim();
+}
+
+/** `plainText` of `markdown`, its later lines indented under the first (blank ones dropped). */
+function plainBlock(markdown: string): string {
+  return plainText(markdown).replace(/\n\s*/g, '\n  ');
+}
+
+/** How a task's end is marked. */
+const OUTCOME_MARKERS = new Map(Object.entries({ complete: '🏁', failed: '✗', cancelled: '⊘' }));
 
 /** The first line that is not blank, trimmed. */
 export function firstLine(text: string): string {
@@ -65,6 +81,12 @@ export class OutputFormatter {
         }
         return;
       }
+      case 'completion':
+        this.line(`🏁 ${plainBlock(text)}`);
+        return;
+      case 'handoff':
+        this.line(text || `── handoff to ${params.agent ?? 'another agent'} ──`);
+        return;
       case 'context_injected': {
         const lines = text.split('\n').length;
         this.line(`⟪ context injected: ${firstLine(text)} (${lines} line${lines === 1 ? '' : 's'}) ⟫`);
@@ -73,6 +95,14 @@ export class OutputFormatter {
       default:
         this.line(`${MARKERS.get(params.kind) ?? `[${String(params.kind)}] `}${text}`);
     }
+  }
+
+  /** The task's end (`rawko/taskFinished`): its outcome and summary. */
+  finished(params: TaskFinishedParams): void {
+    this.header(params.taskId);
+    const marker = OUTCOME_MARKERS.get(params.outcome) ?? '·';
+    const summary = plainBlock(typeof params.summary === 'string' ? params.summary : '');
+    this.line(`${marker} task ${params.outcome}${summary ? `: ${summary}` : ''}`);
   }
 
   /** A line of the extension's own about a task (a state change, an answer, a withdrawal). */

@@ -22,7 +22,15 @@ export type TaskOutcome = Open<'complete' | 'failed' | 'cancelled'>;
 export type ApprovalOption = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 export type ApprovalOutcome = ApprovalOption | 'cancelled';
 export type OutputKind = Open<
-  'assistant_delta' | 'tool_call' | 'tool_result' | 'context_injected' | 'reminder' | 'hook_output' | 'completion' | 'error'
+  | 'assistant_delta'
+  | 'tool_call'
+  | 'tool_result'
+  | 'context_injected'
+  | 'reminder'
+  | 'hook_output'
+  | 'completion'
+  | 'error'
+  | 'handoff'
 >;
 export type StepAction = 'next' | 'loop' | 'status';
 
@@ -41,7 +49,10 @@ export interface WorkflowSummary {
   key: string;
   name: string;
   commandName: string;
+  /** The concrete phases, a subworkflow counted by its own: what a task steps through. */
   phaseCount: number;
+  /** The entries of the workflow's own phase list, a subworkflow counted as one: the breadcrumb's first `[i/N]`. */
+  outerPhaseCount: number;
   show: Open<'user' | 'workflows'>;
   source: string;
 }
@@ -66,9 +77,25 @@ export interface HistoryEntry {
   detail?: string;
 }
 
+/** One entry of a task's workflow, flattened depth-first: a nested workflow (`scope`) or a concrete phase. */
+export interface PhaseNode {
+  kind: Open<'scope' | 'phase'>;
+  /** For a phase: its position among the concrete phases, from 0 (`rawko/phasePrompt`'s `index`, `rawko/status`'s `phaseIndex`). */
+  index?: number;
+  name: string;
+  emoji?: string;
+  /** 0 for the task's own workflow's entries, 1 inside its subworkflow, … */
+  depth: number;
+  status: Open<'done' | 'current' | 'todo'>;
+  /** The breadcrumb as one line had the task stood there. */
+  breadcrumbText: string;
+}
+
 export interface TaskDetail extends TaskSummary {
   breadcrumb: BreadcrumbItem[];
   history: HistoryEntry[];
+  /** The task's workflow flattened in order; empty when it runs none. */
+  phases: PhaseNode[];
 }
 
 export interface WorkflowDiagnostic {
@@ -99,6 +126,14 @@ export type StepParams = TaskParams & { action: StepAction };
 export type SendMessageParams = TaskParams & { text: string };
 export type ForceAgentParams = TaskParams & { agent: string };
 export type SetWorkflowParams = TaskParams & { workflow: string };
+export type PhasePromptParams = TaskParams & { index: number };
+
+/** A phase's rendered context prompt (Markdown), as rawko injects it before the agent's turn. */
+export interface PhasePromptResult {
+  name: string;
+  breadcrumbText: string;
+  prompt: string;
+}
 
 /** The result of the requests that answer with text to show (`rawko/step`, `rawko/setWorkflow`). */
 export type TextResult = { text: string };
@@ -121,6 +156,8 @@ export interface StatusParams extends TaskEvent {
   /** Where the task is, without its state: the breadcrumb line, or the description without a workflow. */
   breadcrumbText: string;
   reason?: string;
+  /** The current phase's `index` in `TaskDetail.phases`; absent without a workflow or once it finished. */
+  phaseIndex?: number;
 }
 
 export interface CountdownParams extends TaskEvent {
@@ -138,6 +175,8 @@ export interface OutputParams extends TaskEvent {
   tool?: string;
   input?: unknown;
   isError?: boolean;
+  /** With `handoff`: the agent that takes over. */
+  agent?: string;
 }
 
 export interface TaskFinishedParams extends TaskEvent {
@@ -151,7 +190,10 @@ export interface ApproveToolCallParams {
   tool: string;
   input: unknown;
   phase: string;
+  /** Why the call was blocked, as the model is told (`detail` is the same for people). */
   reason: string;
+  /** Why the call was blocked, for people, e.g. `Write is blocked in the Plan phase (allowed: Read, Glob, Grep)`. */
+  detail: string;
   options: Open<ApprovalOption>[];
   /** The call in one line, e.g. `Write notes.md (12 bytes)`. */
   summary: string;
@@ -189,6 +231,7 @@ export const Requests = {
   reset: new RequestType<TaskParams, Empty, void>('rawko/reset'),
   setWorkflow: new RequestType<SetWorkflowParams, TextResult, void>('rawko/setWorkflow'),
   validateWorkflows: new RequestType<Empty, { diagnostics: WorkflowDiagnostic[] }, void>('rawko/validateWorkflows'),
+  phasePrompt: new RequestType<PhasePromptParams, PhasePromptResult, void>('rawko/phasePrompt'),
 };
 
 /** Server → client requests: rawko asks, the extension answers. */

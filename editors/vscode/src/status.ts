@@ -1,9 +1,11 @@
 /**
  * The status bar item: the active task's breadcrumb from `rawko/status` behind an icon for its
- * state, the countdown (`⏳ Auto-continuing in 3s — click to interrupt`), and the server's reason
- * for a change (e.g. an approval that timed out) for a while. Its tooltip names the task and the
- * phase; a click does what the state calls for: interrupt a countdown, answer an approval, or
- * open the task output. `renderStatus` is the pure part; `StatusBar` applies it to the item.
+ * state (`Release › Code Review [2/3] › 🔍 Static Analysis [1/2]`, shortened from the left by
+ * whole levels and words, never mid-word), the countdown beside it (`⏳ 3s — Feature › 🧪 Test
+ * [3/4]`), and the server's reason for a change (e.g. an approval that timed out) for a while.
+ * Its tooltip has the full breadcrumb, the state and the reason; a click does what the state
+ * calls for: interrupt a countdown, answer an approval, or open the task output. `renderStatus`
+ * is the pure part; `StatusBar` applies it to the item.
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
@@ -13,6 +15,10 @@ import type { Vs } from './vs';
 
 /** How long the server's reason for a change stays in the status bar text. */
 export const REASON_MILLIS = 15_000;
+
+/** The most characters the breadcrumb, and a reason, take in the status bar text. */
+export const CRUMB_CHARS = 60;
+export const REASON_CHARS = 40;
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'missing';
 
@@ -45,9 +51,56 @@ export function stateIcon(state: string): string {
   return STATE_ICONS[state] ?? '$(question)';
 }
 
-function shorten(text: string, max: number): string {
-  const line = text.split('\n', 1)[0] ?? '';
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+const graphemes = new Intl.Segmenter();
+
+/** Characters as people count them (an emoji is one). */
+export function width(text: string): number {
+  return [...graphemes.segment(text)].length;
+}
+
+/** The first line of `text` in at most `max` characters: whole words from the start, then `…`. */
+export function shortenRight(text: string, max: number): string {
+  const line = (text.split('\n', 1)[0] ?? '').trim();
+  if (width(line) <= max) {
+    return line;
+  }
+  const words = line.split(' ');
+  while (words.length > 1 && width(words.join(' ')) + 1 > max) {
+    words.pop();
+  }
+  return `${words.join(' ')}…`;
+}
+
+/**
+ * The breadcrumb's levels joined by `›` in at most `max` characters: the outermost levels go
+ * first (`… › 🔍 Static Analysis [1/2]`), then, when the innermost alone is too long, its first
+ * words. A level or word is never cut.
+ */
+export function shortenLeft(levels: string[], max: number): string {
+  const full = levels.join(' › ');
+  if (width(full) <= max) {
+    return full;
+  }
+  for (let start = 1; start < levels.length; start += 1) {
+    const rest = `… › ${levels.slice(start).join(' › ')}`;
+    if (width(rest) <= max) {
+      return rest;
+    }
+  }
+  const words = (levels[levels.length - 1] ?? '').split(' ');
+  while (words.length > 1 && width(words.join(' ')) + 1 > max) {
+    words.shift();
+  }
+  return `…${words.join(' ')}`;
+}
+
+/** The breadcrumb's levels from rawko's items: the workflow, then each level's entry (`🔍 Check [1/2]`). */
+export function crumbLevels(task: TaskView): string[] {
+  const [outer] = task.breadcrumb;
+  if (!outer) {
+    return [task.breadcrumbText || (task.description ? shortenRight(task.description, CRUMB_CHARS) : 'rawko')];
+  }
+  return [outer.name, ...task.breadcrumb.map((i) => `${i.emoji ? `${i.emoji} ` : ''}${i.phaseName} [${i.index}/${i.total}]`)];
 }
 
 /** The phase a task is in, from the innermost breadcrumb item: `🧪 Test [3/4] in Feature`. */
@@ -65,25 +118,24 @@ export function renderStatus(
   if (!task || server !== 'running') {
     return renderIdle(server, task !== undefined);
   }
-  // rawko's status line (`Feature > 🧪 Test [3/4] — complete`); until the first one comes, the
-  // description stands in.
-  const label = task.text || (task.description ? shorten(task.description, 40) : 'rawko');
+  // The breadcrumb (until the first status comes, the description stands in), the state as an
+  // icon, or the countdown's seconds beside it.
+  const crumb = shortenLeft(crumbLevels(task), CRUMB_CHARS);
   const fresh = task.reason && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
+  const reason = fresh ? ` — ${shortenRight(task.reason ?? '', REASON_CHARS)}` : '';
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
-  const text =
-    task.state === 'countdown' && task.countdown
-      ? `${task.countdown} — click to interrupt${others}`
-      : `${stateIcon(task.state)} ${label}${fresh ? ` — ${task.reason ?? ''}` : ''}${others}`;
+  const counting = task.state === 'countdown' ? task.countdown : undefined;
+  const text = counting ? `⏳ ${counting.secondsLeft}s — ${crumb}${others}` : `${stateIcon(task.state)} ${crumb}${reason}${others}`;
 
   // The tooltip's rows; a row without a value is left out.
   const rows = (
     [
       ['Task', task.description ?? task.taskId],
+      ['Breadcrumb', task.breadcrumbText || undefined],
       ['Phase', phaseLine(task)],
-      ['Breadcrumb', task.breadcrumb.length > 1 ? task.breadcrumbText : undefined],
-      ['State', task.state.replace(/_/g, ' ')],
+      ['State', counting ? `${task.state} — ${counting.label}` : task.state.replace(/_/g, ' ')],
       ['Reason', task.reason || undefined],
-      ['Summary', task.summary ? shorten(task.summary, 200) : undefined],
+      ['Summary', task.summary ? shortenRight(task.summary, 200) : undefined],
       ['Id', task.taskId],
     ] satisfies [string, string | undefined][]
   ).filter((row): row is [string, string] => row[1] !== undefined);

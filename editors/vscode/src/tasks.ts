@@ -1,14 +1,18 @@
 /**
  * What the extension knows of rawko's tasks: for each task its state, breadcrumb, status line,
- * running countdown and outcome, built from the server's notifications (already in `seq` order)
- * and from `rawko/listTasks` / `rawko/getTask`. It also decides which task is the active one:
- * the one the status bar shows and the commands act on unless the user picks another.
+ * running countdown, outcome and phase tree, built from the server's notifications (already in
+ * `seq` order) and from `rawko/listTasks` / `rawko/getTask`. The phase tree comes from
+ * `rawko/getTask` once per task (again when its workflow changes); each `rawko/status` then moves
+ * the current phase by its `phaseIndex`. It also decides which task is the active one: the one
+ * the status bar shows and the commands act on unless the user picks another.
  */
 import type { Clock } from './clock';
 import {
   isFinished,
   type CountdownParams,
+  type PhaseNode,
   type StatusParams,
+  type TaskDetail,
   type TaskFinishedParams,
   type TaskSummary,
 } from './protocol';
@@ -22,8 +26,19 @@ export interface TaskView
   /** When the reason came, and whether it outlives the next change (it told of an outcome, not of a wait). */
   reasonAt?: number;
   reasonSticky?: boolean;
-  /** The running auto-continue countdown's label (`⏳ Auto-continuing in 3s`), while the state is `countdown`. */
-  countdown?: string;
+  /** The running auto-continue countdown, while the state is `countdown`. */
+  countdown?: Pick<CountdownParams, 'label' | 'secondsLeft'>;
+  /** When the task started, and when it ended (once finished). */
+  startedAt?: number;
+  endedAt?: number;
+  /** The task's workflow flattened (`rawko/getTask`); undefined until fetched. */
+  phases?: PhaseNode[];
+  /** The current concrete phase (`phaseIndex`); undefined when none is, or not known yet. */
+  phaseIndex?: number;
+  /** Whether the workflow finished: every phase is done. */
+  workflowDone?: boolean;
+  /** The workflow (`''`: none) whose phases were last asked for, so a change asks again. */
+  detailFor?: string;
 }
 
 type Listener = (task: TaskView | undefined) => void;
@@ -64,6 +79,7 @@ export class TaskStore {
   started(taskId: string, description: string, workflow: string | undefined): void {
     const task = this.ensure(taskId);
     task.description = description;
+    task.startedAt ??= this.clock.now();
     if (workflow !== undefined) {
       task.workflow = workflow;
     }
@@ -72,10 +88,11 @@ export class TaskStore {
   }
 
   /** Fills in what `rawko/listTasks` or `rawko/getTask` says of a task. */
-  describe(summary: TaskSummary): void {
+  describe(summary: TaskSummary | TaskDetail): void {
     const known = this.tasks.has(summary.taskId);
     const task = this.ensure(summary.taskId);
     task.description = summary.description;
+    task.startedAt = summary.startedAt;
     if (summary.workflow !== undefined) {
       task.workflow = summary.workflow;
     }
@@ -84,7 +101,30 @@ export class TaskStore {
       task.text = summary.breadcrumbText;
       task.breadcrumbText = summary.breadcrumbText;
     }
+    if (isFinished(task.state)) {
+      task.endedAt ??= summary.updatedAt;
+    }
+    if ('phases' in summary && Array.isArray(summary.phases)) {
+      task.phases = summary.phases;
+      task.detailFor = summary.workflow ?? '';
+      task.phaseIndex = summary.phases.find((p) => p.kind === 'phase' && p.status === 'current')?.index;
+      task.workflowDone = summary.phases.length > 0 && summary.phases.every((p) => p.status === 'done');
+    }
     this.emit(task);
+  }
+
+  /**
+   * Whether the task's phase tree should be asked for (`rawko/getTask`): never asked, or asked for
+   * another workflow. Answers true once per such change, so the caller asks once.
+   */
+  claimDetail(taskId: string): boolean {
+    const task = this.ensure(taskId);
+    const workflow = task.workflow ?? '';
+    if (task.detailFor === workflow) {
+      return false;
+    }
+    task.detailFor = workflow;
+    return true;
   }
 
   status(params: StatusParams): void {
@@ -95,6 +135,9 @@ export class TaskStore {
     task.breadcrumbText = params.breadcrumbText ?? '';
     task.text = params.text ?? '';
     task.workflow = params.workflow;
+    task.phaseIndex = params.phaseIndex;
+    // Without a phase index, a task that runs a workflow has finished it.
+    task.workflowDone = params.workflow !== undefined && params.phaseIndex === undefined;
     if (params.state !== 'countdown') {
       task.countdown = undefined;
     }
@@ -117,7 +160,7 @@ export class TaskStore {
   countdown(params: CountdownParams): void {
     const task = this.ensure(params.taskId);
     task.state = 'countdown';
-    task.countdown = params.label;
+    task.countdown = { label: params.label, secondsLeft: params.secondsLeft };
     this.adopt(task);
     this.emit(task);
   }
@@ -126,6 +169,7 @@ export class TaskStore {
     const task = this.ensure(params.taskId);
     task.summary = params.summary;
     task.countdown = undefined;
+    task.endedAt ??= this.clock.now();
     if (!isFinished(task.state)) {
       task.state = params.outcome;
     }

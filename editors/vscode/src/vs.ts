@@ -7,6 +7,8 @@
 import type * as vscode from 'vscode';
 
 export interface Vs {
+  /** The editor's version, e.g. `1.108.0`. */
+  version: string;
   window: Pick<
     typeof vscode.window,
     | 'createStatusBarItem'

@@ -2,11 +2,15 @@
 /**
  * The end-to-end test in real VS Code: code-server on 127.0.0.1 with the packaged extension
  * installed, a workspace holding the starter `feature` workflow and a scripted agent, and Debian's
- * Chromium driven by playwright-core. It runs Rawko: Start Task from the command palette, sees the
- * breadcrumb in the status bar, clicks Allow once on the approval of a blocked Write, sees the
- * countdown and the completion; sees an approval count down to a deadline set only in rawko's
- * config; and starts an external agent's session with `rawko hook` (as Claude Code would), which
- * the extension says runs no workflow yet, and picks one for it from the notice. Every wait is for a condition in the page, with a time limit;
+ * Chromium driven by playwright-core. It runs Rawko: Start Task from the command palette (the
+ * picker counts phases as the breadcrumb does), sees the breadcrumb in the status bar, sees the
+ * approval of a blocked Write give the reason in full with no option active, sees the task's
+ * phase tree in the Rawko view with the current phase marked, clicks Allow once on the Write and
+ * the view's inline Deny on a blocked Bash, sees the countdown beside the breadcrumb and the
+ * completion, and opens a phase's context prompt from the view; sees an approval count down to a
+ * deadline set only in rawko's config; and starts an external agent's session with `rawko hook`
+ * (as Claude Code would), which the extension says runs no workflow yet, and picks one for it
+ * from the notice. Every wait is for a condition in the page, with a time limit;
  * a screenshot is kept after every step (test-artifacts/), and code-server and Chromium are
  * stopped at the end whatever happened.
  *
@@ -20,10 +24,13 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 const STEP_MS = 60_000;
 const LOAD_MS = 120_000;
+
+/** The reason for people that rawko gives for the blocked Write (`detail`), from the Plan phase's whitelist. */
+const WRITE_DETAIL = /Write is blocked in the Plan phase \(allowed: Read, Glob, Grep\)/;
 
 function need(name: string): string {
   const value = process.env[name];
@@ -41,8 +48,9 @@ const REPO = need('REPO');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(process.env.ARTIFACTS ?? 'test-artifacts');
 
-/** The scripted agent: it reads, tries a Write in the read-only Plan phase (an approval), moves
- * on, stops early in Test (the countdown and a reminder) and finishes the workflow. */
+/** The scripted agent: it reads, tries a Write and a Bash in the read-only Plan phase (two
+ * approvals), moves on, stops early in Test (the countdown and a reminder) and finishes the
+ * workflow. */
 const SCRIPT = `turns:
   - text: "Reading the project first."
     tool_calls:
@@ -51,6 +59,9 @@ const SCRIPT = `turns:
     tool_calls:
       - name: Write
         input: {path: PLAN.md, content: "1. add --shout\\n2. test it\\n"}
+  - text: "Checking the scripts."
+    tool_calls:
+      - {name: Bash, input: {command: "ls scripts"}}
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - tool_calls:
@@ -197,7 +208,7 @@ async function step(name: string, page: Page | undefined, run: () => Promise<voi
 
 /** The text of the rawko status bar item (empty while there is none). */
 async function statusText(page: Page): Promise<string> {
-  const item = page.locator('.statusbar-item').filter({ hasText: /rawko|Feature|Auto-continuing/ });
+  const item = page.locator('.statusbar-item').filter({ hasText: /rawko|Feature|⏳/ });
   const texts = await item.allInnerTexts();
   return texts.join(' | ');
 }
@@ -210,6 +221,56 @@ async function waitForStatus(page: Page, what: string, pattern: RegExp, timeout 
     throw new Error(`the status bar never showed ${what} (${String(pattern)}); it shows: ${await statusText(page)}`);
   }
   return item.innerText();
+}
+
+/** Waits for the rawko status bar item with the codicon `icon` (its state) and text matching `pattern`. */
+async function waitForStatusIcon(page: Page, what: string, icon: string, pattern: RegExp, timeout = STEP_MS): Promise<void> {
+  const item = page.locator('.statusbar-item', { has: page.locator(`.codicon-${icon}`), hasText: pattern }).first();
+  try {
+    await item.waitFor({ state: 'visible', timeout });
+  } catch {
+    throw new Error(`the status bar never showed ${what} ($(${icon}) ${String(pattern)}); it shows: ${await statusText(page)}`);
+  }
+}
+
+/** A row of the Rawko view's tree. */
+function viewRow(page: Page, text: string | RegExp): Locator {
+  return page.locator('.part.sidebar .monaco-list-row', { hasText: text }).first();
+}
+
+/** Shows the Rawko view from its activity bar icon (a click on the icon of the shown view would close it). */
+async function openRawkoView(page: Page): Promise<void> {
+  const title = page.locator('.part.sidebar .composite.title', { hasText: /rawko/i });
+  if (!(await title.isVisible())) {
+    await page.locator('.part.activitybar [aria-label^="Rawko"]').first().click();
+  }
+  await title.waitFor({ state: 'visible', timeout: STEP_MS });
+}
+
+/** Every file under `dir` whose name matches `name`. */
+function findFiles(dir: string, name: RegExp): string[] {
+  const entries = fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : [];
+  return entries.flatMap((e) => {
+    const file = path.join(dir, e.name);
+    return e.isDirectory() ? findFiles(file, name) : name.test(e.name) ? [file] : [];
+  });
+}
+
+/**
+ * Waits until the rawko output channel holds a line matching `pattern`. The channel is read from
+ * the file VS Code keeps it in (under the user data's logs), so a line that scrolled out of the
+ * panel still counts.
+ */
+async function waitForOutput(userData: string, pattern: RegExp): Promise<void> {
+  const text = (): string =>
+    findFiles(path.join(userData, 'logs'), /-rawko\.log$/)
+      .map((file) => fs.readFileSync(file, 'utf8'))
+      .join('\n');
+  try {
+    await waitUntil(`the output ${String(pattern)}`, STEP_MS, () => Promise.resolve(pattern.test(text())));
+  } catch {
+    throw new Error(`the rawko output channel never showed ${String(pattern)}; it holds:\n${text().slice(-2000)}`);
+  }
 }
 
 async function runPaletteCommand(page: Page, title: string): Promise<void> {
@@ -389,7 +450,7 @@ async function main(): Promise<number> {
     await waitForStatus(page, 'the idle rawko item', /^\s*rawko\s*$/, LOAD_MS);
   });
 
-  await step('Rawko: Start Task from the command palette', page, async () => {
+  await step('Rawko: Start Task from the command palette; the picker counts phases and steps', page, async () => {
     if (!page) throw new Error('no page');
     await runPaletteCommand(page, 'Rawko: Start Task');
     const input = page.locator('.quick-input-widget input.input');
@@ -399,8 +460,9 @@ async function main(): Promise<number> {
     const feature = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Feature' }).first();
     await feature.waitFor({ state: 'visible', timeout: STEP_MS });
     const rowText = await feature.innerText();
-    if (!/5 phases/.test(rowText)) {
-      throw new Error(`the workflow pick does not show the phase count: ${rowText}`);
+    // The breadcrumb counts Plan, Implement, Test and Review ([1/4]); Review holds two phases.
+    if (!/4 phases, 5 steps/.test(rowText)) {
+      throw new Error(`the workflow pick does not count as the breadcrumb does: ${rowText}`);
     }
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'No workflow' }).first().waitFor({ state: 'visible', timeout: STEP_MS });
     await feature.click();
@@ -408,27 +470,86 @@ async function main(): Promise<number> {
 
   await step('the breadcrumb shows in the status bar', page, async () => {
     if (!page) throw new Error('no page');
-    await waitForStatus(page, 'the breadcrumb', /Feature > .*Plan \[1\/4\]/);
+    await waitForStatus(page, 'the breadcrumb', /Feature › .*Plan \[1\/4\]/);
   });
 
-  await step('the blocked Write asks for approval; click Allow once', page, async () => {
+  await step('the blocked Write asks: the reason in full, no option active, Deny first, the diff preview', page, async () => {
     if (!page) throw new Error('no page');
     const prompt = page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' });
     await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
-    const title = await prompt.innerText();
-    if (!title.includes('Write') || !title.includes('PLAN.md')) {
-      throw new Error(`the approval does not name the tool and its input: ${title}`);
+    const shown = await prompt.innerText();
+    if (!shown.includes('Write') || !shown.includes('PLAN.md')) {
+      throw new Error(`the approval does not name the tool and its input: ${shown}`);
     }
     await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open diff preview' }).first().waitFor({ state: 'visible', timeout: STEP_MS });
-    await waitForStatus(page, 'the approval state', /waiting for approval/);
-    await screenshot(page, 'approval-prompt');
-    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Allow once' }).first().click();
-    await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
+    await waitForStatusIcon(page, 'the approval state', 'shield', /Feature › .*Plan \[1\/4\]/);
+    // The reason for people, whole: an element of the prompt holds all of it and is not cut.
+    const reason = await page.evaluate((source) => {
+      const pattern = new RegExp(source);
+      const widget = document.querySelector('.quick-input-widget');
+      const holders = [...(widget?.querySelectorAll<HTMLElement>('*') ?? [])].filter(
+        (e) => pattern.test(e.textContent ?? '') && ![...e.children].some((c) => pattern.test(c.textContent ?? '')),
+      );
+      return holders.map((e) => ({ text: e.textContent ?? '', cut: e.scrollWidth > e.clientWidth + 1, visible: e.offsetParent !== null }));
+    }, WRITE_DETAIL.source);
+    const whole = reason.find((r) => r.visible && !r.cut);
+    if (!whole) {
+      throw new Error(`the prompt does not show the whole reason ${String(WRITE_DETAIL)}: ${JSON.stringify(reason)} in ${shown}`);
+    }
+    if (/workflow_step/.test(shown)) {
+      throw new Error(`the prompt shows the text written for the model: ${shown}`);
+    }
+    const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+    if (!/Deny/.test(rows[0] ?? '')) {
+      throw new Error(`Deny is not the first option: ${rows.join(' | ')}`);
+    }
+    const focused = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row.focused').allInnerTexts();
+    if (focused.length > 0) {
+      throw new Error(`an option is active, so Enter would answer it: ${focused.join(' | ')}`);
+    }
+    await screenshot(page, 'approval');
   });
 
-  await step('the countdown shows in the status bar', page, async () => {
+  await step('the Rawko view: the task, its pending approval and its phases, the current one marked', page, async () => {
     if (!page) throw new Error('no page');
-    const countdown = /Auto-continuing in \d+s — click to interrupt/;
+    await openRawkoView(page);
+    await viewRow(page, 'Add a --shout flag to greet.sh').waitFor({ state: 'visible', timeout: STEP_MS });
+    await viewRow(page, 'Write PLAN.md').waitFor({ state: 'visible', timeout: STEP_MS });
+    await viewRow(page, '▶ 📋 Plan').waitFor({ state: 'visible', timeout: STEP_MS });
+    for (const todo of ['○ 🛠️ Implement', '○ 🧪 Test', '○ Review']) {
+      await viewRow(page, todo).waitFor({ state: 'visible', timeout: STEP_MS });
+    }
+    await screenshot(page, 'rawko-view');
+  });
+
+  await step('Allow once on the Write in the prompt', page, async () => {
+    if (!page) throw new Error('no page');
+    const prompt = page.locator('.quick-input-widget', { hasText: 'Write PLAN.md' });
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Allow once' }).first().click();
+    await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
+    await viewRow(page, 'Write PLAN.md').waitFor({ state: 'hidden', timeout: STEP_MS });
+    await waitForOutput(userData, /Allowed once by you — Write PLAN\.md/);
+  });
+
+  await step('the view\'s inline Deny answers the blocked Bash: the prompt goes, the output says so', page, async () => {
+    if (!page) throw new Error('no page');
+    const row = viewRow(page, 'Bash');
+    await row.waitFor({ state: 'visible', timeout: STEP_MS });
+    await page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    await row.hover();
+    const deny = row.locator('.action-label[aria-label="Deny"]');
+    await deny.waitFor({ state: 'visible', timeout: STEP_MS });
+    await row.locator('.action-label[aria-label="Allow Once"]').waitFor({ state: 'visible', timeout: STEP_MS });
+    await screenshot(page, 'approval-in-view');
+    await deny.click();
+    await row.waitFor({ state: 'hidden', timeout: STEP_MS });
+    await page.locator('.quick-input-widget', { hasText: 'blocked in phase Plan' }).waitFor({ state: 'hidden', timeout: STEP_MS });
+    await waitForOutput(userData, /Denied by you — Bash/);
+  });
+
+  await step('the countdown shows beside the breadcrumb in the status bar', page, async () => {
+    if (!page) throw new Error('no page');
+    const countdown = /⏳ \d+s — Feature › .*Test \[3\/4\]/;
     try {
       await page.waitForFunction(
         (source) => (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => new RegExp(source).test(t)),
@@ -441,12 +562,32 @@ async function main(): Promise<number> {
     }
   });
 
-  await step('the task completes', page, async () => {
+  await step('the task completes: every phase done in the view', page, async () => {
     if (!page) throw new Error('no page');
-    await waitForStatus(page, 'the completion', /— complete/);
+    await waitForStatusIcon(page, 'the completion', 'check', /Feature/);
     if (!fs.existsSync(path.join(ws, 'PLAN.md'))) {
       throw new Error('the allowed Write did not run: PLAN.md is missing');
     }
+    for (const done of ['✓ 📋 Plan', '✓ 🛠️ Implement', '✓ 🧪 Test', '✓ Review']) {
+      await viewRow(page, done).waitFor({ state: 'visible', timeout: STEP_MS });
+    }
+    await screenshot(page, 'end-state');
+  });
+
+  await step('selecting a phase in the view opens its context prompt, read-only', page, async () => {
+    if (!page) throw new Error('no page');
+    await viewRow(page, '✓ 📋 Plan').click();
+    const tab = page.locator('.tabs-container .tab', { hasText: 'Plan (context prompt).md' });
+    await tab.waitFor({ state: 'visible', timeout: STEP_MS });
+    // The editor draws spaces as no-break spaces.
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.editor-instance .view-lines')].some((e) =>
+          (e.textContent ?? '').replace(/\u00a0/g, ' ').includes('Read the code that the task touches'),
+        ),
+      undefined,
+      { timeout: STEP_MS },
+    );
   });
 
   // Second task: the approval is not answered. With a short approval timeout (read by a
@@ -500,7 +641,7 @@ async function main(): Promise<number> {
       (window as unknown as { rawkoSeen: string[] }).rawkoSeen.some((t) => /no answer within 3 s/.test(t)),
     );
     log(`  the rejection was seen in the ${inStatus ? 'status bar' : 'output channel only'}`);
-    await waitForStatus(page, 'the completion', /— complete/);
+    await waitForStatusIcon(page, 'the completion', 'check', /Feature/);
   });
 
   await step('the output channel shows the task output', page, async () => {
@@ -545,7 +686,10 @@ async function main(): Promise<number> {
     await feature.waitFor({ state: 'visible', timeout: STEP_MS });
     await feature.click();
     await page.locator('.notification-toast', { hasText: 'Started the Feature workflow.' }).waitFor({ state: 'visible', timeout: STEP_MS });
-    await waitForStatus(page, 'the session\'s breadcrumb', /Feature > .*Plan \[1\/4\]/);
+    await waitForStatus(page, 'the session\'s breadcrumb', /Feature › .*Plan \[1\/4\]/);
+    // The view asks for the session's phases again now that it runs a workflow.
+    await openRawkoView(page);
+    await viewRow(page, '▶ 📋 Plan').waitFor({ state: 'visible', timeout: STEP_MS });
   });
 
   return results.filter((r) => !r.ok).length;

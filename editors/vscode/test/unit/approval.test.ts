@@ -21,7 +21,8 @@ function request(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallPar
     tool: 'Write',
     input: { path: 'PLAN.md', content: '1. add --shout\n2. test it\n' },
     phase: 'Plan',
-    reason: 'Feature is in phase Plan, which allows only: Read, Glob, Grep',
+    reason: 'Feature is in phase Plan, which allows only: Read, Glob, Grep. Refer to the current phase and call workflow_step.',
+    detail: 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep)',
     options: ALL,
     summary: 'Write PLAN.md (26 bytes)',
     expiresAt: NOW + 120_000,
@@ -64,22 +65,44 @@ function setup() {
 }
 
 describe('approval prompt', () => {
-  it('shows rawko\'s summary of the call, the phase, the time left and the reason', () => {
+  it('shows rawko\'s summary of the call, the phase, the time left and the reason for people in full', () => {
     const { vs, approvals } = setup();
     void approvals.ask(request(), new Token());
     const pick = vs.visiblePick();
     assert.ok(pick, 'the prompt is shown');
     assert.equal(pick.title, 'rawko: Write PLAN.md (26 bytes) — blocked in phase Plan (denied in 2:00)');
-    assert.equal(pick.placeholder, 'Feature is in phase Plan, which allows only: Read, Glob, Grep');
+    assert.equal(pick.prompt, 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep)');
+    assert.ok(!pick.placeholder?.includes('workflow_step'), 'the text written for the model is not shown');
     assert.equal(pick.ignoreFocusOut, true, 'the prompt stays when the focus moves away');
     assert.deepEqual(pick.labels(), [
-      '$(check) Allow once',
-      '$(check-all) Always allow',
       '$(close) Deny',
       '$(circle-slash) Always deny',
+      '$(check) Allow once',
+      '$(check-all) Always allow',
       '',
       '$(diff) Open diff preview',
     ]);
+  });
+
+  it('has no option active: Enter alone answers nothing', () => {
+    const { vs, approvals, answered } = setup();
+    void approvals.ask(request(), new Token());
+    const pick = vs.visiblePick();
+    assert.ok(pick);
+    assert.deepEqual(pick.activeItems, []);
+    pick.enter();
+    assert.deepEqual(answered, []);
+    assert.equal(approvals.waiting().length, 1);
+    assert.equal(pick.visible, true);
+  });
+
+  it('puts the reason in the placeholder where VS Code has no prompt line, and takes the model\'s from an older rawko', () => {
+    const { vs, approvals } = setup();
+    vs.version = '1.91.1';
+    void approvals.ask(request({ detail: '' }), new Token());
+    const pick = vs.visiblePick();
+    assert.equal(pick?.prompt, undefined);
+    assert.equal(pick?.placeholder, request().reason);
   });
 
   const choices: [string, ApprovalOutcome][] = [
@@ -99,14 +122,14 @@ describe('approval prompt', () => {
       assert.equal(pick.visible, false);
       assert.equal(pick.disposed, true);
       assert.deepEqual(answered, [['Write', outcome]]);
-      assert.equal(approvals.count(), 0);
+      assert.equal(approvals.waiting().length, 0);
     });
   }
 
   it('offers only the options the server sent', () => {
     const { vs, approvals } = setup();
     void approvals.ask(request({ ...BASH, options: ['allow_once', 'reject_once'] }), new Token());
-    assert.deepEqual(vs.visiblePick()?.labels(), ['$(check) Allow once', '$(close) Deny']);
+    assert.deepEqual(vs.visiblePick()?.labels(), ['$(close) Deny', '$(check) Allow once']);
   });
 
   it('opens a diff preview for Write and Edit and keeps the prompt open', async () => {
@@ -119,7 +142,7 @@ describe('approval prompt', () => {
     assert.equal(diffs.length, 1);
     assert.equal(diffs[0]?.tool, 'Edit');
     assert.equal(vs.visiblePick(), pick, 'the prompt is still there');
-    assert.equal(approvals.count(), 1);
+    assert.equal(approvals.waiting().length, 1);
     pick.pick('Allow once');
     assert.deepEqual(await answer, { outcome: 'allow_once' });
   });
@@ -141,7 +164,7 @@ describe('approval prompt', () => {
     assert.equal(pick.visible, false, 'the prompt went away');
     assert.equal(vs.visiblePick(), undefined);
     assert.equal(withdrawn.length, 1);
-    assert.equal(approvals.count(), 0);
+    assert.equal(approvals.waiting().length, 0);
   });
 
   it('answers a request withdrawn before it was shown without showing it', async () => {
@@ -184,7 +207,7 @@ describe('approval prompt', () => {
     const answer = approvals.ask(request(), new Token());
     vs.visiblePick()?.hide();
     assert.equal(vs.visiblePick(), undefined);
-    assert.equal(approvals.count('task-1'), 1, 'still pending');
+    assert.equal(approvals.waiting('task-1').length, 1, 'still pending');
     assert.equal(approvals.reveal('task-1'), true);
     vs.visiblePick()?.pick('Always allow');
     assert.deepEqual(await answer, { outcome: 'allow_always' });
@@ -250,6 +273,26 @@ describe('approval prompt', () => {
     assert.deepEqual(await a, { outcome: 'cancelled' });
     assert.deepEqual(await b, { outcome: 'cancelled' });
     assert.equal(vs.visiblePick(), undefined);
+  });
+
+  it('the Rawko view lists the waiting requests and answers one: the prompt closes, the next shows', async () => {
+    const { vs, approvals, answered } = setup();
+    let changes = 0;
+    approvals.onDidChange(() => (changes += 1));
+    const a = approvals.ask(request(), new Token());
+    const b = approvals.ask(request({ taskId: 'task-2', toolCallId: 'call-9', ...BASH }), new Token());
+    assert.deepEqual(approvals.waiting().map((p) => p.toolCallId), ['call-2', 'call-9']);
+    assert.deepEqual(approvals.waiting('task-2').map((p) => p.tool), ['Bash']);
+    const first = vs.visiblePick();
+    assert.equal(approvals.answer('task-1', 'call-2', 'reject_once'), true);
+    assert.deepEqual(await a, { outcome: 'reject_once' });
+    assert.equal(first?.disposed, true);
+    assert.match(vs.visiblePick()?.title ?? '', /Bash make/);
+    assert.equal(approvals.answer('task-1', 'call-2', 'allow_once'), false, 'an answered request is not answered twice');
+    assert.deepEqual(answered, [['Write', 'reject_once']]);
+    assert.equal(changes, 3);
+    vs.visiblePick()?.pick('Allow once');
+    assert.deepEqual(await b, { outcome: 'allow_once' });
   });
 
   it('formats the time left', () => {

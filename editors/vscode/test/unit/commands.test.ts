@@ -1,6 +1,6 @@
 /**
  * The palette commands against a fake server: Start Task (description, workflow pick with names
- * and phase counts, no workflow, provider settings), and the commands that need a task (the
+ * and their phase and step counts, no workflow, provider settings), and the commands that need a task (the
  * given one, the active one, the only one, or the one the user picks).
  */
 import assert from 'node:assert/strict';
@@ -13,9 +13,9 @@ import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock } from './fake-vscode';
 
 const WORKFLOWS: WorkflowSummary[] = [
-  { key: 'feature', name: 'Feature', commandName: 'feature', phaseCount: 5, show: 'user', source: '/p/.rawko/workflows/feature' },
-  { key: 'review', name: 'Review', commandName: '', phaseCount: 2, show: 'workflows', source: '/p/.rawko/workflows/review' },
-  { key: 'docs', name: 'Docs', commandName: 'docs', phaseCount: 1, show: 'user', source: '/home/.config/rawko/workflows/docs' },
+  { key: 'feature', name: 'Feature', commandName: 'feature', phaseCount: 5, outerPhaseCount: 4, show: 'user', source: '/p/.rawko/workflows/feature' },
+  { key: 'review', name: 'Review', commandName: '', phaseCount: 2, outerPhaseCount: 2, show: 'workflows', source: '/p/.rawko/workflows/review' },
+  { key: 'docs', name: 'Docs', commandName: 'docs', phaseCount: 1, outerPhaseCount: 1, show: 'user', source: '/home/.config/rawko/workflows/docs' },
 ];
 
 function summary(taskId: string, state: string): TaskSummary {
@@ -73,7 +73,7 @@ describe('Rawko: Start Task', () => {
     assert.equal(await commands.start(), 'task-new');
     const offered = vs.shownPicks[0]?.items.map((i) => [i.label, i.description]);
     assert.deepEqual(offered, [
-      ['Feature', '5 phases · feature'],
+      ['Feature', '4 phases, 5 steps · feature'],
       ['Docs', '1 phase · docs'],
       ['$(circle-slash) No workflow', 'the agent works without phases'],
     ]);

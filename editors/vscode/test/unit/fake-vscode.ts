@@ -100,6 +100,8 @@ export class FakeStatusBarItem implements vscode.StatusBarItem {
 export class FakeQuickPick<T extends vscode.QuickPickItem> implements vscode.QuickPick<T> {
   value = '';
   placeholder: string | undefined;
+  /** The line under the input (VS Code 1.108 and later). */
+  prompt: string | undefined;
   buttons: readonly vscode.QuickInputButton[] = [];
   items: readonly T[] = [];
   canSelectMany = false;
@@ -164,6 +166,12 @@ export class FakeQuickPick<T extends vscode.QuickPickItem> implements vscode.Qui
     this.accept.fire(undefined);
   }
 
+  /** The user presses Enter without picking: what is active, if anything, is accepted. */
+  enter(): void {
+    this.selectedItems = this.activeItems;
+    this.accept.fire(undefined);
+  }
+
   labels(): string[] {
     return this.items.map((i) => i.label);
   }
@@ -185,6 +193,7 @@ export interface Script {
 }
 
 export class FakeVs implements Vs {
+  version = '1.139.1';
   readonly statusBarItems: FakeStatusBarItem[] = [];
   readonly quickPicks: FakeQuickPick<vscode.QuickPickItem>[] = [];
   readonly messages: MessageCall[] = [];
@@ -340,3 +349,32 @@ export class ManualClock implements Clock {
     };
   }
 }
+
+/** The classes the Rawko view builds its rows from (`TreeVs`), as plain records. */
+export class FakeTreeItem {
+  id?: string;
+  description?: string | boolean;
+  tooltip?: string;
+  contextValue?: string;
+  command?: vscode.Command;
+  iconPath?: { id: string; color?: { id: string } };
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: number,
+  ) {}
+}
+
+export const fakeTreeVs = {
+  TreeItem: FakeTreeItem,
+  ThemeIcon: class {
+    constructor(
+      readonly id: string,
+      readonly color?: FakeThemeColor,
+    ) {}
+  },
+  ThemeColor: FakeThemeColor,
+  EventEmitter: class<T> extends Emitter<T> {
+    dispose(): void {}
+  },
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+} as unknown as import('../../src/tree').TreeVs;

@@ -1,10 +1,11 @@
 /**
  * The output channel's text: streamed agent text, tool calls and results, injected context on one
- * line, reminders, hook output, completions, errors, unknown kinds, and whose task it is.
+ * line, reminders, hook output, completions and the task's end without Markdown, handoffs between
+ * agents, errors, unknown kinds, and whose task it is.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OutputFormatter, RESULT_LINES } from '../../src/output';
+import { OutputFormatter, plainText, RESULT_LINES } from '../../src/output';
 import type { OutputParams } from '../../src/protocol';
 
 function setup() {
@@ -77,5 +78,33 @@ describe('output channel', () => {
     emit('assistant_delta', 'half a line');
     formatter.note('task-1', 'interrupted by you');
     assert.equal(text(), '── task-1: Add a flag ──\nhalf a line\n· interrupted by you\n');
+  });
+
+  it('shows a completion and the task\'s end without their Markdown', () => {
+    const { formatter, emit, text } = setup();
+    emit('completion', '🎉 **Feature complete!** All `4` phases done.\n\n**Task:** Add a flag');
+    formatter.finished({ taskId: 'task-1', seq: 2, outcome: 'complete', summary: '🎉 **Feature complete!**\n\n- plan\n- [docs](https://x.invalid)' });
+    formatter.finished({ taskId: 'task-1', seq: 3, outcome: 'cancelled', summary: '**Cancelled** by the user' });
+    assert.equal(
+      text(),
+      '── task-1: Add a flag ──\n🏁 🎉 Feature complete! All 4 phases done.\n  Task: Add a flag\n🏁 task complete: 🎉 Feature complete!\n  - plan\n  - docs\n⊘ task cancelled: Cancelled by the user\n',
+    );
+  });
+
+  it('separates the agents\' turns with a handoff line naming the new agent', () => {
+    const { emit, text } = setup();
+    emit('assistant_delta', 'The plan is written.');
+    emit('handoff', '── handoff: planner → developer ──', { agent: 'developer' });
+    emit('assistant_delta', 'Implementing.');
+    emit('handoff', '', { agent: 'tester' });
+    assert.equal(
+      text(),
+      '── task-1: Add a flag ──\nThe plan is written.\n── handoff: planner → developer ──\nImplementing.\n── handoff to tester ──\n',
+    );
+  });
+
+  it('plainText leaves plain text, list markers and snake_case alone', () => {
+    assert.equal(plainText('a_b_c and 2 * 3\n- item\n1. first'), 'a_b_c and 2 * 3\n- item\n1. first');
+    assert.equal(plainText('# Title\n**bold** _em_ `code`'), 'Title\nbold em code');
   });
 });

@@ -1,15 +1,17 @@
 /**
- * The status bar: breadcrumb and state icon, tooltip, what a click does, the countdown, the
- * server's reason for a change (shown for a while, on the injected clock), and which task it shows.
+ * The status bar: breadcrumb (shortened from the left, never mid-word) and state icon, tooltip,
+ * what a click does, the countdown beside the breadcrumb, the server's reason for a change (shown
+ * for a while, on the injected clock), and which task it shows.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BreadcrumbItem, StatusParams } from '../../src/protocol';
-import { REASON_MILLIS, StatusBar, renderStatus } from '../../src/status';
+import { CRUMB_CHARS, REASON_MILLIS, StatusBar, renderStatus, shortenLeft, shortenRight, width } from '../../src/status';
 import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock, type FakeStatusBarItem } from './fake-vscode';
 
 const PLAN: BreadcrumbItem[] = [{ name: 'Feature', phaseName: 'Plan', emoji: '📋', index: 1, total: 4 }];
+const TEST: BreadcrumbItem[] = [{ name: 'Feature', phaseName: 'Test', emoji: '🧪', index: 3, total: 4 }];
 const NESTED: BreadcrumbItem[] = [
   { name: 'Feature', phaseName: 'Review', emoji: '', index: 4, total: 4 },
   { name: 'Review', phaseName: 'Static Analysis', emoji: '🔍', index: 1, total: 2 },
@@ -37,23 +39,54 @@ describe('status bar', () => {
     const { store, item } = setup();
     store.started('task-1', 'Add a --shout flag', 'feature');
     store.status(status('running', 'Feature > 📋 Plan [1/4]'));
-    assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4]');
+    assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4]');
     assert.equal(item.visible, true);
     assert.equal(item.commandId(), 'rawko.showOutput');
     assert.deepEqual(item.commandArgs(), ['task-1']);
     assert.equal(item.backgroundId(), undefined);
   });
 
-  it('names the task and the phase in the tooltip', () => {
+  it('names the task, the full breadcrumb, the phase, the state and the reason in the tooltip', () => {
     const { store, item } = setup();
     store.started('task-1', 'Add a --shout flag', 'feature');
     const line = 'Feature > Review [4/4] > 🔍 Static Analysis [1/2]';
-    store.status(status('running', line, { breadcrumb: NESTED, breadcrumbText: line }));
+    store.status(status('waiting_approval', line, { breadcrumb: NESTED, breadcrumbText: line, reason: 'Write is blocked in the Static Analysis phase' }));
     const tooltip = item.tooltipText();
     assert.match(tooltip, /Task: Add a --shout flag/);
-    assert.match(tooltip, /Phase: 🔍 Static Analysis \[1\/2\] in Review/);
     assert.match(tooltip, /Breadcrumb: Feature > Review \[4\/4\] > 🔍 Static Analysis \[1\/2\]/);
-    assert.match(tooltip, /Click to show the task output/);
+    assert.match(tooltip, /Phase: 🔍 Static Analysis \[1\/2\] in Review/);
+    assert.match(tooltip, /State: waiting approval/);
+    assert.match(tooltip, /Reason: Write is blocked in the Static Analysis phase/);
+    assert.match(tooltip, /Click to answer the approval/);
+  });
+
+  it('shortens a long breadcrumb from the left by whole levels, and keeps the whole of it in the tooltip', () => {
+    const { store, item } = setup();
+    const breadcrumb: BreadcrumbItem[] = [
+      { name: 'Release Train For The Quarterly Platform Update', phaseName: 'Code Review', emoji: '', index: 2, total: 3 },
+      { name: 'Code Review', phaseName: 'Static Analysis', emoji: '🔍', index: 1, total: 2 },
+    ];
+    const line = 'Release Train For The Quarterly Platform Update > Code Review [2/3] > 🔍 Static Analysis [1/2]';
+    store.status(status('running', line, { breadcrumb, breadcrumbText: line }));
+    assert.equal(item.text, '$(sync~spin) … › Code Review [2/3] › 🔍 Static Analysis [1/2]');
+    assert.match(item.tooltipText(), /Breadcrumb: Release Train For The Quarterly Platform Update > Code Review/);
+  });
+
+  it('shortenLeft drops levels, then words, never part of one', () => {
+    const levels = ['Release', 'Code Review [2/3]', '🔍 Static Analysis [1/2]'];
+    assert.equal(shortenLeft(levels, 60), 'Release › Code Review [2/3] › 🔍 Static Analysis [1/2]');
+    assert.equal(shortenLeft(levels, 50), '… › Code Review [2/3] › 🔍 Static Analysis [1/2]');
+    assert.equal(shortenLeft(levels, 30), '… › 🔍 Static Analysis [1/2]');
+    assert.equal(shortenLeft(levels, 20), '…Analysis [1/2]');
+    const long = shortenLeft(['Feature', 'An extremely long phase name that goes on and on and on [1/4]'], CRUMB_CHARS);
+    assert.ok(width(long) <= CRUMB_CHARS, long);
+    assert.ok(long.endsWith(' on and on [1/4]') && long.startsWith('…'), long);
+    assert.ok(/^…\S/.test(long) && 'An extremely long phase name that goes on and on and on [1/4]'.includes(long.slice(1)), long);
+  });
+
+  it('shortenRight keeps whole words from the start', () => {
+    assert.equal(shortenRight('approval of Write timed out after 120 s; rejected once', 40), 'approval of Write timed out after 120…');
+    assert.equal(shortenRight('short\nsecond line', 40), 'short');
   });
 
   const icons: [string, string][] = [
@@ -70,14 +103,14 @@ describe('status bar', () => {
     it(`shows the ${state} state with ${icon}`, () => {
       const { store, item } = setup();
       store.status(status(state, `Feature > 📋 Plan [1/4] — ${state}`));
-      assert.ok(item.text.startsWith(`${icon} Feature > 📋 Plan [1/4]`), item.text);
+      assert.ok(item.text.startsWith(`${icon} Feature › 📋 Plan [1/4]`), item.text);
     });
   }
 
   it('an unknown state gets a question mark and does not throw', () => {
     const { store, item } = setup();
     store.status(status('pondering', 'Feature > 📋 Plan [1/4]'));
-    assert.equal(item.text, '$(question) Feature > 📋 Plan [1/4]');
+    assert.equal(item.text, '$(question) Feature › 📋 Plan [1/4]');
   });
 
   it('waiting for approval: warning colour, a click answers the approval', () => {
@@ -94,20 +127,21 @@ describe('status bar', () => {
     assert.equal(item.backgroundId(), 'statusBarItem.errorBackground');
   });
 
-  it('counts down, a click interrupts, and the countdown ends with the next status', () => {
+  it('counts down beside the breadcrumb, a click interrupts, and the countdown ends with the next status', () => {
     const { store, item } = setup();
-    store.status(status('countdown', 'Feature > 🧪 Test [3/4] — auto-continuing'));
+    const test = { breadcrumb: TEST, breadcrumbText: 'Feature > 🧪 Test [3/4]' };
+    store.status(status('countdown', 'Feature > 🧪 Test [3/4] — auto-continuing', test));
     for (const left of [3, 2, 1]) {
       seq += 1;
-      // The label is shown as rawko sent it, with the click's hint instead of rawko's.
-      store.countdown({ taskId: 'task-1', seq, secondsLeft: left, text: `⏳ Auto-continuing in ${left}s — interrupt to stop`, label: `⏳ ${left}…` });
-      assert.equal(item.text, `⏳ ${left}… — click to interrupt`);
+      store.countdown({ taskId: 'task-1', seq, secondsLeft: left, text: `⏳ Auto-continuing in ${left}s — interrupt to stop`, label: `⏳ Auto-continuing in ${left}s` });
+      assert.equal(item.text, `⏳ ${left}s — Feature › 🧪 Test [3/4]`);
       assert.equal(item.commandId(), 'rawko.interrupt');
       assert.deepEqual(item.commandArgs(), ['task-1']);
+      assert.match(item.tooltipText(), new RegExp(`State: countdown — ⏳ Auto-continuing in ${left}s`));
       assert.match(item.tooltipText(), /Click to interrupt the countdown/);
     }
-    store.status(status('running', 'Feature > 🧪 Test [3/4]'));
-    assert.equal(item.text, '$(sync~spin) Feature > 🧪 Test [3/4]');
+    store.status(status('running', 'Feature > 🧪 Test [3/4]', test));
+    assert.equal(item.text, '$(sync~spin) Feature › 🧪 Test [3/4]');
     assert.equal(item.commandId(), 'rawko.showOutput');
     assert.equal(store.get('task-1')?.countdown, undefined);
   });
@@ -117,12 +151,12 @@ describe('status bar', () => {
     store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval'));
     const reason = 'approval of Write timed out after 120 s; rejected once';
     store.status(status('running', 'Feature > 📋 Plan [1/4]', { reason }));
-    assert.equal(item.text, `$(sync~spin) Feature > 📋 Plan [1/4] — ${reason}`);
+    assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4] — approval of Write timed out after 120…');
     clock.advance(REASON_MILLIS - 1);
-    assert.ok(item.text.includes(reason), item.text);
+    assert.ok(item.text.includes('approval of Write'), item.text);
     clock.advance(1);
-    assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4]');
-    assert.match(item.tooltipText(), /Reason: approval of Write timed out/);
+    assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4]');
+    assert.match(item.tooltipText(), /Reason: approval of Write timed out after 120 s; rejected once/);
     assert.equal(clock.pending(), 0);
   });
 
@@ -130,8 +164,8 @@ describe('status bar', () => {
     const { store, item } = setup();
     store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval', { reason: 'Write is blocked in the Plan phase' }));
     assert.ok(item.text.includes('Write is blocked'), item.text);
-    store.status(status('complete', 'Feature — complete'));
-    assert.equal(item.text, '$(check) Feature — complete');
+    store.status(status('complete', 'Feature — complete', { breadcrumb: [], breadcrumbText: 'Feature' }));
+    assert.equal(item.text, '$(check) Feature');
   });
 
   it('keeps a rejection\'s reason through the changes that follow, until the task ends', () => {
@@ -139,21 +173,22 @@ describe('status bar', () => {
     store.status(status('waiting_approval', 'Feature > 📋 Plan [1/4] — waiting for approval', { reason: 'Write is blocked in the Plan phase' }));
     const reason = 'no answer within 3 s; Write was rejected';
     store.status(status('running', 'Feature > 📋 Plan [1/4]', { reason }));
-    store.status(status('running', 'Feature > 🛠️ Implement [2/4]'));
-    assert.equal(item.text, `$(sync~spin) Feature > 🛠️ Implement [2/4] — ${reason}`);
-    store.status(status('complete', 'Feature — complete'));
-    assert.equal(item.text, '$(check) Feature — complete');
+    const implement = [{ name: 'Feature', phaseName: 'Implement', emoji: '🛠️', index: 2, total: 4 }];
+    store.status(status('running', 'Feature > 🛠️ Implement [2/4]', { breadcrumb: implement }));
+    assert.equal(item.text, `$(sync~spin) Feature › 🛠️ Implement [2/4] — ${reason}`);
+    store.status(status('complete', 'Feature — complete', { breadcrumb: [], breadcrumbText: 'Feature' }));
+    assert.equal(item.text, '$(check) Feature');
   });
 
-  it('a task without a workflow shows rawko\'s line, and its description until the first one', () => {
+  it('a task without a workflow shows its description, from the start', () => {
     const { store, item } = setup();
     store.started('task-1', 'Explain the build', undefined);
     assert.equal(item.text, '$(sync~spin) Explain the build');
     const plain = { taskId: 'task-1', breadcrumb: [], breadcrumbText: 'Explain the build' };
     store.status({ ...plain, seq: 1, state: 'waiting_approval', text: 'Explain the build — waiting for approval' });
-    assert.equal(item.text, '$(shield) Explain the build — waiting for approval');
+    assert.equal(item.text, '$(shield) Explain the build');
     store.status({ ...plain, seq: 2, state: 'complete', text: 'Explain the build — complete' });
-    assert.equal(item.text, '$(check) Explain the build — complete');
+    assert.equal(item.text, '$(check) Explain the build');
   });
 
   it('without a task: ready, starting, stopped, not installed', () => {
@@ -177,7 +212,7 @@ describe('status bar', () => {
     store.started('task-1', 'Add a flag', 'feature');
     store.status(status('running', 'Feature > 📋 Plan [1/4]'));
     store.status({ taskId: 'external', seq: 2, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' });
-    assert.equal(item.text, '$(sync~spin) Feature > 📋 Plan [1/4] (+1)', 'the active task keeps the status bar');
+    assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4] (+1)', 'the active task keeps the status bar');
     store.status(status('complete', 'Feature — complete'));
     store.status({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' });
     assert.equal(item.text, '$(sync~spin) Docs > ✍️ Write [2/2]', 'a running task takes over from a finished one');
@@ -189,7 +224,7 @@ describe('status bar', () => {
       { taskId: 't', state: 'complete', breadcrumb: [], breadcrumbText: 'Feature', text: 'Feature — complete', summary: 'All done' },
       0,
     );
-    assert.equal(look.text, '$(check) Feature — complete');
+    assert.equal(look.text, '$(check) Feature');
     assert.deepEqual(look.tooltip.rows.find(([label]) => label === 'Summary'), ['Summary', 'All done']);
   });
 

@@ -1,0 +1,295 @@
+/**
+ * The Rawko view in the activity bar: the tasks as a tree. A task shows its state icon, its
+ * description and how long it has run; under it, a pending approval (with inline Allow and Deny)
+ * and its workflow's phases (`TaskDetail.phases`) marked ✓ done, ▶ current, ○ to do, a nested
+ * workflow's phases indented under it. Selecting a phase opens its context prompt. The marks move
+ * with each `rawko/status`'s `phaseIndex`; everything comes from the task store and the pending
+ * approvals, which the server's notifications and requests fill, so the view never polls.
+ * `taskRow`, `phaseRows` and `approvalRow` are the pure part; `TaskTree` hands their rows to VS Code.
+ */
+import type * as vscode from 'vscode';
+import { approvalDetail } from './approval';
+import type { Clock, Timer } from './clock';
+import { isBusy, isFinished, type ApproveToolCallParams, type PhaseNode } from './protocol';
+import type { TaskStore, TaskView } from './tasks';
+
+/** What a row of the view stands for; VS Code hands it back to the commands run on the row. */
+export type TreeNode =
+  | { kind: 'task'; taskId: string }
+  | { kind: 'approval'; taskId: string; toolCallId: string }
+  /** `at`: the entry's place in `TaskDetail.phases`; `parent`: its scope's, when it is inside one. */
+  | { kind: 'phase'; taskId: string; at: number; parent?: number };
+
+export type Mark = 'done' | 'current' | 'todo';
+
+export const MARKS: Record<Mark, string> = { done: '✓', current: '▶', todo: '○' };
+
+/** A row as VS Code draws it. */
+export interface Row {
+  node: TreeNode;
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  /** A codicon, and its theme colour. */
+  icon?: string;
+  iconColor?: string;
+  /** Rows under it: 'expanded' or 'collapsed'; none when absent. */
+  children?: 'expanded' | 'collapsed';
+  /** What the context menu and the inline actions offer (`viewItem` in package.json). */
+  contextValue?: string;
+  command?: { command: string; title: string; arguments: unknown[] };
+}
+
+const STATE_ICONS: Record<string, [string, string?]> = {
+  running: ['sync~spin'],
+  waiting_approval: ['shield', 'list.warningForeground'],
+  countdown: ['watch', 'list.warningForeground'],
+  blocked: ['debug-pause'],
+  interrupted: ['debug-disconnect'],
+  complete: ['pass', 'testing.iconPassed'],
+  failed: ['error', 'testing.iconFailed'],
+  cancelled: ['circle-slash'],
+};
+
+/** `45s`, `3m 05s`, `1h 02m`. */
+export function formatElapsed(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) {
+    return `${seconds}s`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes}m ${String(seconds % 60).padStart(2, '0')}s`;
+  }
+  return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+/** The actions a task's context menu offers now (the words of `viewItem` in package.json). */
+export function taskActions(task: TaskView): string[] {
+  const finished = isFinished(task.state);
+  const actions: string[] = [];
+  if (task.workflow && !finished) {
+    actions.push('next', 'loop');
+  }
+  if (isBusy(task.state)) {
+    actions.push('interrupt');
+  }
+  if (task.state === 'interrupted' || task.state === 'blocked') {
+    actions.push('resume');
+  }
+  if (task.state === 'failed') {
+    actions.push('retry');
+  }
+  if (!finished) {
+    actions.push('cancel');
+  }
+  return actions;
+}
+
+export function taskRow(task: TaskView, now: number, active: boolean): Row {
+  const [icon, iconColor] = STATE_ICONS[task.state] ?? ['question'];
+  const elapsed = task.startedAt === undefined ? undefined : formatElapsed((task.endedAt ?? now) - task.startedAt);
+  const tooltip = [task.description ?? task.taskId, task.breadcrumbText, task.state.replace(/_/g, ' '), elapsed && `${elapsed} since it started`, task.taskId];
+  return {
+    node: { kind: 'task', taskId: task.taskId },
+    id: `task/${task.taskId}`,
+    label: task.description ?? task.taskId,
+    description: elapsed,
+    tooltip: tooltip.filter((line) => line).join('\n'),
+    icon,
+    iconColor,
+    children: active || !isFinished(task.state) ? 'expanded' : 'collapsed',
+    contextValue: ['task', ...taskActions(task)].join(' '),
+  };
+}
+
+export function approvalRow(params: ApproveToolCallParams): Row {
+  return {
+    node: { kind: 'approval', taskId: params.taskId, toolCallId: params.toolCallId },
+    id: `approval/${params.taskId}/${params.toolCallId}`,
+    label: params.summary || params.tool,
+    description: approvalDetail(params),
+    tooltip: `${approvalDetail(params)}\nAllow or deny it here, or click to open the prompt.`,
+    icon: 'shield',
+    iconColor: 'list.warningForeground',
+    contextValue: 'approval',
+    command: { command: 'rawko.showApproval', title: 'Answer', arguments: [params.taskId] },
+  };
+}
+
+/** Where a phase stands: from the task's current phase (`phaseIndex`) once known, else as rawko last described it. */
+function markOf(task: TaskView, phase: PhaseNode): Mark {
+  if (task.state === 'complete' || task.workflowDone) {
+    return 'done';
+  }
+  if (task.phaseIndex !== undefined && phase.index !== undefined) {
+    return phase.index < task.phaseIndex ? 'done' : phase.index === task.phaseIndex ? 'current' : 'todo';
+  }
+  return phase.status === 'done' ? 'done' : phase.status === 'current' ? 'current' : 'todo';
+}
+
+/** The entries inside the scope at `at`: those after it that are deeper. */
+function scopeEnd(phases: PhaseNode[], at: number): number {
+  const depth = phases[at]?.depth ?? 0;
+  let end = at + 1;
+  while (end < phases.length && (phases[end]?.depth ?? 0) > depth) {
+    end += 1;
+  }
+  return end;
+}
+
+/** The marks of every entry: a scope is current while one of its phases is, done when all are. */
+export function phaseMarks(task: TaskView): Mark[] {
+  const phases = task.phases ?? [];
+  const marks = phases.map((p) => (p.kind === 'scope' ? undefined : markOf(task, p)));
+  return marks.map((own, at) => {
+    if (own) {
+      return own;
+    }
+    const inner = marks.slice(at + 1, scopeEnd(phases, at)).filter((m): m is Mark => m !== undefined);
+    if (inner.includes('current')) {
+      return 'current';
+    }
+    return inner.length > 0 && inner.every((m) => m === 'done') ? 'done' : 'todo';
+  });
+}
+
+/**
+ * The rows under a task (`parent` undefined) or under its scope at `parent`: the entries one
+ * level deeper, each marked; a scope holds its own entries, a phase opens its context prompt.
+ */
+export function phaseRows(task: TaskView, parent?: number): Row[] {
+  const phases = task.phases ?? [];
+  const marks = phaseMarks(task);
+  const from = parent === undefined ? 0 : parent + 1;
+  const to = parent === undefined ? phases.length : scopeEnd(phases, parent);
+  const depth = parent === undefined ? Math.min(...phases.map((p) => p.depth)) : (phases[parent]?.depth ?? 0) + 1;
+  const rows: Row[] = [];
+  for (let at = from; at < to; at += 1) {
+    const phase = phases[at];
+    const mark = marks[at];
+    if (!phase || !mark || phase.depth !== depth) {
+      continue;
+    }
+    const scope = phase.kind === 'scope';
+    rows.push({
+      node: { kind: 'phase', taskId: task.taskId, at, parent },
+      id: `phase/${task.taskId}/${task.detailFor ?? ''}/${at}`,
+      label: `${MARKS[mark]} ${phase.emoji ? `${phase.emoji} ` : ''}${phase.name}`,
+      description: mark === 'current' ? 'current' : undefined,
+      tooltip: scope ? phase.breadcrumbText : `${phase.breadcrumbText}\nClick to open the phase's context prompt.`,
+      children: scope ? 'expanded' : undefined,
+      contextValue: scope ? 'scope' : 'phase',
+      command:
+        !scope && phase.index !== undefined
+          ? { command: 'rawko.openPhasePrompt', title: 'Open Context Prompt', arguments: [task.taskId, phase.index] }
+          : undefined,
+    });
+  }
+  return rows;
+}
+
+/** The part of the `vscode` module the view needs. */
+export type TreeVs = Pick<typeof vscode, 'TreeItem' | 'ThemeIcon' | 'ThemeColor' | 'EventEmitter' | 'TreeItemCollapsibleState'>;
+
+/** How often the elapsed times move while a task works. */
+const TICK_MILLIS = 5_000;
+
+/** The view's data: the tasks of the store, newest first, with their approvals and phases. */
+export class TaskTree implements vscode.TreeDataProvider<TreeNode> {
+  private readonly changed: vscode.EventEmitter<TreeNode | undefined>;
+  readonly onDidChangeTreeData: vscode.Event<TreeNode | undefined>;
+  private readonly subscriptions: { dispose(): void }[];
+  private ticker: Timer | undefined;
+
+  constructor(
+    private readonly vs: TreeVs,
+    private readonly clock: Clock,
+    private readonly store: TaskStore,
+    private readonly approvals: { waiting(taskId?: string): ApproveToolCallParams[]; onDidChange(listener: () => void): { dispose(): void } },
+    /** Asks rawko for a task's phases (`rawko/getTask`) when the store does not have them yet. */
+    private readonly wantDetail: (taskId: string) => void,
+  ) {
+    this.changed = new vs.EventEmitter<TreeNode | undefined>();
+    this.onDidChangeTreeData = this.changed.event;
+    this.subscriptions = [store.onDidChange(() => this.refresh()), approvals.onDidChange(() => this.refresh())];
+  }
+
+  getChildren(node?: TreeNode): TreeNode[] {
+    return this.rows(node).map((row) => row.node);
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    const row = this.row(node);
+    const { TreeItem, TreeItemCollapsibleState: State, ThemeIcon, ThemeColor } = this.vs;
+    const item = new TreeItem(
+      row?.label ?? '',
+      row?.children === 'expanded' ? State.Expanded : row?.children === 'collapsed' ? State.Collapsed : State.None,
+    );
+    if (row) {
+      item.id = row.id;
+      item.description = row.description;
+      item.tooltip = row.tooltip;
+      item.contextValue = row.contextValue;
+      item.command = row.command;
+      if (row.icon) {
+        item.iconPath = new ThemeIcon(row.icon, row.iconColor ? new ThemeColor(row.iconColor) : undefined);
+      }
+    }
+    return item;
+  }
+
+  /** The row of a task's own node, or of an entry under it. */
+  private row(node: TreeNode): Row | undefined {
+    if (node.kind === 'task') {
+      const task = this.store.get(node.taskId);
+      return task && taskRow(task, this.clock.now(), this.store.active()?.taskId === task.taskId);
+    }
+    if (node.kind === 'approval') {
+      const params = this.approvals.waiting(node.taskId).find((p) => p.toolCallId === node.toolCallId);
+      return params && approvalRow(params);
+    }
+    const task = this.store.get(node.taskId);
+    return task && phaseRows(task, node.parent).find((r) => r.node.kind === 'phase' && r.node.at === node.at);
+  }
+
+  private rows(node: TreeNode | undefined): Row[] {
+    if (!node) {
+      const tasks = this.store.all().sort((a, b) => (b.startedAt ?? Number.MAX_SAFE_INTEGER) - (a.startedAt ?? Number.MAX_SAFE_INTEGER));
+      const active = this.store.active()?.taskId;
+      return tasks.map((task) => taskRow(task, this.clock.now(), task.taskId === active));
+    }
+    const task = this.store.get(node.taskId);
+    if (!task || node.kind === 'approval') {
+      return [];
+    }
+    if (node.kind === 'phase') {
+      return phaseRows(task, node.at);
+    }
+    if (task.phases === undefined) {
+      this.wantDetail(task.taskId);
+    }
+    return [...this.approvals.waiting(task.taskId).map(approvalRow), ...phaseRows(task)];
+  }
+
+  /** Redraws the view; while a task works, its elapsed time moves on every few seconds. */
+  private refresh(): void {
+    this.changed.fire(undefined);
+    const working = this.store.all().some((t) => !isFinished(t.state) && t.state !== 'interrupted');
+    if (working && !this.ticker) {
+      this.ticker = this.clock.setInterval(() => this.refresh(), TICK_MILLIS);
+    } else if (!working && this.ticker) {
+      this.ticker.cancel();
+      this.ticker = undefined;
+    }
+  }
+
+  dispose(): void {
+    this.ticker?.cancel();
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+    this.changed.dispose();
+  }
+}

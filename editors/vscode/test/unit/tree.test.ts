@@ -1,0 +1,195 @@
+/**
+ * The Rawko view: tasks with their state icon, description and elapsed time; under each, a
+ * pending approval and the phases marked ✓ done, ▶ current, ○ to do (a nested workflow's under
+ * it), the marks moving with `rawko/status`'s `phaseIndex`; the context menu's actions per state;
+ * the phase tree asked for once per task and workflow; and nothing polled.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Approvals, type CancellationTokenLike } from '../../src/approval';
+import type { ApproveToolCallParams, PhaseNode, StatusParams, TaskDetail } from '../../src/protocol';
+import { TaskStore } from '../../src/tasks';
+import { formatElapsed, phaseRows, TaskTree, taskActions, taskRow, type TreeNode } from '../../src/tree';
+import { FakeVs, fakeTreeVs, ManualClock, type FakeTreeItem } from './fake-vscode';
+
+/** The starter `feature` workflow: plan, implement, test, then the review subworkflow. */
+const PHASES: PhaseNode[] = [
+  { kind: 'phase', index: 0, name: 'Plan', emoji: '📋', depth: 0, status: 'current', breadcrumbText: 'Feature > 📋 Plan [1/4]' },
+  { kind: 'phase', index: 1, name: 'Implement', emoji: '🛠️', depth: 0, status: 'todo', breadcrumbText: 'Feature > 🛠️ Implement [2/4]' },
+  { kind: 'phase', index: 2, name: 'Test', emoji: '🧪', depth: 0, status: 'todo', breadcrumbText: 'Feature > 🧪 Test [3/4]' },
+  { kind: 'scope', name: 'Review', depth: 0, status: 'todo', breadcrumbText: 'Feature > Review [4/4]' },
+  { kind: 'phase', index: 3, name: 'Check', emoji: '🔎', depth: 1, status: 'todo', breadcrumbText: 'Feature > Review [4/4] > 🔎 Check [1/2]' },
+  { kind: 'phase', index: 4, name: 'Fix', depth: 1, status: 'todo', breadcrumbText: 'Feature > Review [4/4] > Fix [2/2]' },
+];
+
+const START = new ManualClock().now();
+
+function detail(extra: Partial<TaskDetail> = {}): TaskDetail {
+  return {
+    taskId: 'task-1',
+    description: 'Add a --shout flag',
+    workflow: 'feature',
+    state: 'running',
+    breadcrumbText: 'Feature > 📋 Plan [1/4]',
+    startedAt: START - 65_000,
+    breadcrumb: [],
+    history: [],
+    phases: PHASES,
+    ...extra,
+  };
+}
+
+let seq = 0;
+function status(extra: Partial<StatusParams>): StatusParams {
+  seq += 1;
+  return { taskId: 'task-1', seq, state: 'running', breadcrumb: [], text: '', breadcrumbText: '', workflow: 'feature', ...extra };
+}
+
+const never: CancellationTokenLike = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose: () => undefined }) };
+
+function approval(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallParams {
+  return {
+    taskId: 'task-1',
+    toolCallId: 'call-2',
+    tool: 'Write',
+    input: { path: 'PLAN.md', content: 'plan' },
+    phase: 'Plan',
+    reason: 'Refer to the current phase and call workflow_step.',
+    detail: 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep)',
+    options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+    summary: 'Write PLAN.md (4 bytes)',
+    expiresAt: START + 120_000,
+    timeoutSeconds: 120,
+    ...extra,
+  };
+}
+
+function setup() {
+  const clock = new ManualClock();
+  const store = new TaskStore(clock);
+  const approvals = new Approvals(new FakeVs(), clock, { openDiff: () => Promise.resolve() });
+  const wanted: string[] = [];
+  const tree = new TaskTree(fakeTreeVs, clock, store, approvals, (id) => wanted.push(id));
+  let changes = 0;
+  tree.onDidChangeTreeData(() => (changes += 1));
+  const item = (node: TreeNode): FakeTreeItem => tree.getTreeItem(node) as unknown as FakeTreeItem;
+  const labels = (node?: TreeNode): string[] => tree.getChildren(node).map((n) => item(n).label);
+  return { clock, store, approvals, tree, wanted, item, labels, changes: () => changes };
+}
+
+describe('the Rawko view', () => {
+  it('marks the phases done, current and to do, a nested workflow\'s under it', () => {
+    const { store, labels, tree } = setup();
+    store.describe(detail());
+    const [task] = tree.getChildren();
+    assert.deepEqual(labels(task), ['▶ 📋 Plan', '○ 🛠️ Implement', '○ 🧪 Test', '○ Review']);
+    store.status(status({ phaseIndex: 3 }));
+    assert.deepEqual(labels(task), ['✓ 📋 Plan', '✓ 🛠️ Implement', '✓ 🧪 Test', '▶ Review']);
+    const review = tree.getChildren(task)[3];
+    assert.deepEqual(labels(review), ['▶ 🔎 Check', '○ Fix']);
+    store.status(status({ phaseIndex: 4 }));
+    assert.deepEqual(labels(review), ['✓ 🔎 Check', '▶ Fix']);
+  });
+
+  it('marks every phase done once the workflow finished (a status without a phase index)', () => {
+    const { store, labels, tree } = setup();
+    store.describe(detail());
+    store.status(status({ phaseIndex: undefined }));
+    const [task] = tree.getChildren();
+    assert.deepEqual(labels(task), ['✓ 📋 Plan', '✓ 🛠️ Implement', '✓ 🧪 Test', '✓ Review']);
+  });
+
+  it('a phase opens its context prompt; a nested workflow holds its phases, expanded', () => {
+    const { store, item, tree } = setup();
+    store.describe(detail());
+    const [task] = tree.getChildren();
+    assert.ok(task);
+    const [plan, , , review] = tree.getChildren(task);
+    assert.ok(plan && review);
+    assert.deepEqual(item(plan).command?.arguments, ['task-1', 0]);
+    assert.equal(item(plan).command?.command, 'rawko.openPhasePrompt');
+    assert.equal(item(plan).description, 'current');
+    assert.equal(item(review).command, undefined);
+    assert.equal(item(review).collapsibleState, 2);
+    const fix = tree.getChildren(review)[1];
+    assert.ok(fix);
+    assert.deepEqual(item(fix).command?.arguments, ['task-1', 4]);
+  });
+
+  it('shows a task with its state icon, description and elapsed time, newest first', () => {
+    const { store, item, tree } = setup();
+    store.describe(detail({ taskId: 'old', description: 'Old one', state: 'failed', startedAt: START - 7_200_000, updatedAt: START - 3_600_000 }));
+    store.describe(detail());
+    const [first, second] = tree.getChildren();
+    assert.ok(first && second);
+    assert.equal(item(first).label, 'Add a --shout flag');
+    assert.equal(item(first).description, '1m 05s');
+    assert.equal(item(first).iconPath?.id, 'sync~spin');
+    assert.equal(item(second).label, 'Old one');
+    assert.equal(item(second).description, '1h 00m');
+    assert.equal(item(second).iconPath?.id, 'error');
+    assert.equal(item(second).collapsibleState, 1, 'a finished task is collapsed');
+  });
+
+  it('offers in the context menu what the task\'s state allows', () => {
+    const task = { taskId: 't', breadcrumb: [], breadcrumbText: '', text: '', workflow: 'feature' };
+    assert.deepEqual(taskActions({ ...task, state: 'running' }), ['next', 'loop', 'interrupt', 'cancel']);
+    assert.deepEqual(taskActions({ ...task, state: 'interrupted' }), ['next', 'loop', 'resume', 'cancel']);
+    assert.deepEqual(taskActions({ ...task, state: 'failed' }), ['retry']);
+    assert.deepEqual(taskActions({ ...task, state: 'complete' }), []);
+    assert.deepEqual(taskActions({ ...task, workflow: undefined, state: 'blocked' }), ['resume', 'cancel']);
+    assert.equal(taskRow({ ...task, state: 'running' }, 0, true).contextValue, 'task next loop interrupt cancel');
+  });
+
+  it('shows a pending approval first under its task, with the reason for people', async () => {
+    const { store, approvals, item, labels, tree, changes } = setup();
+    store.describe(detail());
+    const before = changes();
+    const answer = approvals.ask(approval(), never);
+    assert.ok(changes() > before, 'the view is redrawn');
+    const [task] = tree.getChildren();
+    assert.deepEqual(labels(task)[0], 'Write PLAN.md (4 bytes)');
+    const row = item(tree.getChildren(task)[0] as TreeNode);
+    assert.equal(row.contextValue, 'approval');
+    assert.equal(row.description, 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep)');
+    assert.equal(row.iconPath?.id, 'shield');
+    approvals.answer('task-1', 'call-2', 'reject_once');
+    assert.deepEqual(await answer, { outcome: 'reject_once' });
+    assert.deepEqual(labels(task)[0], '▶ 📋 Plan');
+  });
+
+  it('asks for a task\'s phases when it shows one it has none of, and the store asks once per workflow', () => {
+    const { store, tree, wanted } = setup();
+    store.status(status({ taskId: 'ext-1', workflow: undefined }));
+    const [task] = tree.getChildren();
+    assert.deepEqual(tree.getChildren(task), []);
+    assert.deepEqual(wanted, ['ext-1']);
+    assert.equal(store.claimDetail('ext-1'), true);
+    assert.equal(store.claimDetail('ext-1'), false);
+    store.status(status({ taskId: 'ext-1', workflow: 'feature', phaseIndex: 0 }));
+    assert.equal(store.claimDetail('ext-1'), true, 'a workflow picked later asks again');
+    assert.equal(store.claimDetail('ext-1'), false);
+  });
+
+  it('moves the elapsed times on while a task works, and stops when none does', () => {
+    const { clock, store, item, tree, changes } = setup();
+    store.describe(detail());
+    const before = changes();
+    clock.advance(10_000);
+    assert.ok(changes() >= before + 2);
+    assert.equal(item(tree.getChildren()[0] as TreeNode).description, '1m 15s');
+    store.status(status({ state: 'complete' }));
+    store.finished({ taskId: 'task-1', seq: 99, outcome: 'complete', summary: 'done' });
+    assert.equal(clock.pending(), 0);
+    assert.equal(item(tree.getChildren()[0] as TreeNode).description, '1m 15s');
+    tree.dispose();
+  });
+
+  it('phaseRows without phases, and formatElapsed', () => {
+    assert.deepEqual(phaseRows({ taskId: 't', state: 'running', breadcrumb: [], breadcrumbText: '', text: '' }), []);
+    assert.equal(formatElapsed(999), '0s');
+    assert.equal(formatElapsed(59_999), '59s');
+    assert.equal(formatElapsed(61_000), '1m 01s');
+    assert.equal(formatElapsed(3_725_000), '1h 02m');
+  });
+});
