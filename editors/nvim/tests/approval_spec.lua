@@ -38,8 +38,8 @@ end
 
 t.test('a blocked Write shows the tool, input, phase and reason, and asks', function()
   local select, id = blocked_write()
-  t.eq(select.labels, { 'Allow once', 'Always allow', 'Deny', 'Always deny' }, 'the choices')
-  t.has(select.opts.prompt, 'Write is blocked in phase Plan', 'the question')
+  t.eq(select.labels, { 'Deny', 'Always deny', 'Allow once', 'Always allow' }, 'Deny first')
+  t.has(select.opts.prompt, 'Write is blocked in', 'the question')
   local lines = assert(window_lines(), 'the approval window is open')
   local text = table.concat(lines, '\n')
   t.has(lines[1], 'Tool    Write', 'the tool')

@@ -201,6 +201,76 @@ t.test(
 )
 
 t.test(
+  'an approval shows the reason for people in full, and Deny comes first',
+  with_fake(function()
+    local detail = 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep); '
+      .. string.rep('the phase only plans, so nothing is written yet; ', 4)
+      .. 'ask the user to move on'
+    local function approval(id, extra)
+      return request(
+        id,
+        'rawko/approveToolCall',
+        vim.tbl_extend('force', {
+          taskId = 'task-a',
+          toolCallId = 'call-' .. id,
+          tool = 'Write',
+          input = { file_path = 'notes.md', content = 'plan' },
+          phase = 'Plan',
+          reason = 'Refer to the current phase and call workflow_step',
+          options = { 'allow_once', 'allow_always', 'reject_once', 'reject_always' },
+          summary = 'Write notes.md (4 bytes)',
+        }, extra or {})
+      )
+    end
+    fake({
+      steps = {
+        approval('rawko-1', { detail = detail }),
+        { await = 'rawko-1' },
+        approval('rawko-2'), -- an older rawko: no detail
+        { await = 'rawko-2' },
+        approval('rawko-3', { detail = 'a PreToolUse hook asks: is this fine?' }),
+        { await = 'rawko-3' },
+      },
+    })
+    local select = t.wait_select('rawko_approval')
+    t.eq(
+      select.labels,
+      { 'Deny', 'Always deny', 'Allow once', 'Always allow' },
+      'the refusals first: a preselected first item denies'
+    )
+    t.has(select.opts.prompt, 'rawko: Write is blocked in the Plan phase (allowed: Read, Glob')
+    local p = assert(require('rawko.prompt').active())
+    local text = table.concat(vim.api.nvim_buf_get_lines(p.buf, 0, -1, false), '\n')
+    t.has(text, 'Reason  ' .. detail, 'the whole reason for people')
+    t.lacks(text, 'workflow_step', 'the text for the model')
+    t.eq(
+      vim.api.nvim_win_get_height(p.win),
+      vim.api.nvim_win_text_height(p.win, {}).all,
+      'the window is as high as its wrapped lines: nothing is cut off'
+    )
+    t.ok(vim.api.nvim_win_get_width(p.win) <= 100, 'long lines wrap rather than widen it')
+    t.choose(select, 'Deny')
+    t.eq(answer('rawko-1').result, { outcome = 'reject_once' }, 'denied')
+
+    select = t.wait_select('rawko_approval')
+    p = assert(require('rawko.prompt').active())
+    text = table.concat(vim.api.nvim_buf_get_lines(p.buf, 0, -1, false), '\n')
+    t.has(text, 'Reason  Refer to the current phase', 'without detail: the reason rawko gave')
+    t.has(select.opts.prompt, 'rawko: Write is blocked in phase Plan — allow it?')
+    t.choose(select, 'Allow once')
+    t.eq(answer('rawko-2').result, { outcome = 'allow_once' }, 'allowed')
+
+    t.choose(t.wait_select('rawko_approval'), nil)
+    t.eq(answer('rawko-3').result, { outcome = 'cancelled' }, 'dismissed')
+    t.in_order(require('rawko.output').lines(), {
+      '✗ Denied by you — Write notes.md (4 bytes)',
+      '✓ Allowed once — Write notes.md (4 bytes)',
+      '✗ Dismissed; not run — Write notes.md (4 bytes)',
+    }, "the user's answers in the output, in words")
+  end)
+)
+
+t.test(
   'hook output and output of unknown kinds are shown; nothing fails',
   with_fake(function()
     fake({

@@ -31,6 +31,8 @@ local groups = {
   RawkoHook = 'Identifier',
   RawkoCompletion = 'DiagnosticOk',
   RawkoError = 'DiagnosticError',
+  RawkoAllowed = 'DiagnosticOk',
+  RawkoDenied = 'DiagnosticWarn',
   RawkoPromptNormal = 'NormalFloat',
   RawkoPromptBorder = 'FloatBorder',
   RawkoPromptLabel = 'Label',
@@ -195,6 +197,17 @@ function M.finished(task)
     M.prefixed(('■ %s: '):format(task.outcome or 'finished'), task.summary or ''),
     task.outcome == 'complete' and 'RawkoCompletion' or 'RawkoError'
   )
+end
+
+--- Notes the user's answer to an approval, in the words of the choice (`Denied by you`).
+---@param task rawko.Task
+---@param allowed boolean
+---@param words string
+---@param call string the call, in one line
+function M.answered(task, allowed, words, call)
+  header(task)
+  local line = ('  %s %s — %s'):format(allowed and '✓' or '✗', words, call)
+  append_lines({ line }, allowed and 'RawkoAllowed' or 'RawkoDenied')
 end
 
 --- Notes something that is not a notification (e.g. the answer to `:Rawko next`).

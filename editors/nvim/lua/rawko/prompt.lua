@@ -67,22 +67,32 @@ local function open_window(p)
     vim.api.nvim_strwidth(p.title) + 4,
     unpack(vim.tbl_map(vim.api.nvim_strwidth, p.lines))
   )
-  width = math.max(20, math.min(width + 1, vim.o.columns - 6))
-  local height = math.max(1, math.min(#p.lines, vim.o.lines - 8))
+  width = math.max(20, math.min(width + 1, 100, vim.o.columns - 6))
   local win = vim.api.nvim_open_win(buf, false, {
     relative = 'editor',
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 3),
+    row = 0,
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
     width = width,
-    height = height,
+    height = #p.lines,
     style = 'minimal',
     border = config.approval.border,
     title = ' ' .. p.title .. ' ',
     title_pos = 'center',
     zindex = 60,
   })
+  -- Long lines wrap under their value (after the 8 columns of the label): nothing is cut off.
   vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].breakindent = true
+  vim.wo[win].breakindentopt = 'shift:8'
   vim.wo[win].winhighlight = 'NormalFloat:RawkoPromptNormal,FloatBorder:RawkoPromptBorder'
+  local height = math.max(1, math.min(vim.api.nvim_win_text_height(win, {}).all, vim.o.lines - 8))
+  vim.api.nvim_win_set_config(win, {
+    relative = 'editor',
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 3),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    height = height,
+  })
   p.win, p.buf = win, buf
 end
 
