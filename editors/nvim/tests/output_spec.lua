@@ -89,6 +89,24 @@ t.test("the agent's text streams onto one line; other output starts new lines", 
   }, 'the output')
 end)
 
+t.test('the output is Markdown; a handoff between agents is a separator line', function()
+  status(1, 'Feature > 📋 Plan [1/4]')
+  out(2, 'assistant_delta', 'The **plan** is ready.')
+  out(3, 'handoff', '── handoff: planner → developer ──', { agent = 'developer' })
+  out(4, 'assistant_delta', 'Implementing.')
+  t.eq(body(), {
+    '── Feature > 📋 Plan [1/4]',
+    'The **plan** is ready.',
+    '── handoff: planner → developer ──',
+    'Implementing.',
+  }, "the next agent's text starts after the separator")
+  local buf = require('rawko.output').buffer()
+  t.eq(vim.bo[buf].filetype, 'markdown', 'the filetype')
+  local marks = vim.api.nvim_buf_get_extmarks(buf, -1, { 3, 0 }, { 3, -1 }, { details = true })
+  t.eq(marks[1] and marks[1][4].line_hl_group, 'RawkoHandoff', 'the separator is highlighted')
+  t.eq(vim.wo[require('rawko.output').open()].conceallevel, 2, 'the markup is concealed')
+end)
+
 t.test('windows that show the end of the output follow it', function()
   status(1, 'Feature > 📋 Plan [1/4]')
   local win = require('rawko.output').open()
