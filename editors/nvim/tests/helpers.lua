@@ -378,6 +378,7 @@ function t.use(ws, opts)
     settings = opts.settings or { countdownTickMillis = 100 },
     task = opts.task or { provider = 'scripted' },
     output = opts.output,
+    statusline = { max_width = 200 }, -- whole breadcrumbs (tests of shortening set less)
   }
   vim.lsp.config('rawko', {
     cmd_env = t.server_env(ws),
