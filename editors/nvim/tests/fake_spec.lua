@@ -270,6 +270,171 @@ t.test(
   end)
 )
 
+--- The feature workflow flattened, as rawko/getTask gives it with Implement current.
+local PHASES = {
+  { kind = 'phase', index = 0, name = 'Plan', emoji = '📋', depth = 0, status = 'done' },
+  {
+    kind = 'phase',
+    index = 1,
+    name = 'Implement',
+    emoji = '🛠️',
+    depth = 0,
+    status = 'current',
+  },
+  { kind = 'phase', index = 2, name = 'Test', emoji = '🧪', depth = 0, status = 'todo' },
+  { kind = 'scope', name = 'Review', depth = 0, status = 'todo' },
+  {
+    kind = 'phase',
+    index = 3,
+    name = 'Static Analysis',
+    emoji = '🔍',
+    depth = 1,
+    status = 'todo',
+  },
+  { kind = 'phase', index = 4, name = 'Peer Review', emoji = '👀', depth = 1, status = 'todo' },
+}
+for _, node in ipairs(PHASES) do
+  node.breadcrumbText = 'Feature > ' .. node.name
+end
+
+--- The lines of the floating window showing buffer with `filetype`, if one is open.
+---@param filetype string
+---@return string[]?, integer?
+local function float_lines(filetype)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.api.nvim_win_get_config(win).relative ~= '' and vim.bo[buf].filetype == filetype then
+      return vim.api.nvim_buf_get_lines(buf, 0, -1, false), win
+    end
+  end
+end
+
+t.test(
+  ":Rawko tasks shows each task's phase tree; the marks follow phaseIndex; <CR> opens a prompt",
+  with_fake(function()
+    local function status(seq, index, where)
+      return notification('rawko/status', {
+        taskId = 'task-p',
+        seq = seq,
+        state = 'running',
+        breadcrumb = { { name = 'Feature', phaseName = where, emoji = '', index = 1, total = 4 } },
+        text = 'Feature > ' .. where,
+        breadcrumbText = 'Feature > ' .. where,
+        workflow = 'feature',
+        phaseIndex = index,
+      })
+    end
+    local detail = {
+      taskId = 'task-p',
+      description = 'Add a --shout flag',
+      workflow = 'feature',
+      state = 'running',
+      breadcrumbText = 'Feature > 🛠️ Implement [2/4]',
+      startedAt = 1,
+      breadcrumb = {},
+      history = {},
+      phases = PHASES,
+    }
+    fake({
+      steps = {
+        status(1, 1, '🛠️ Implement [2/4]'),
+        { await_request = 'rawko/phasePrompt' },
+        status(2, 3, 'Review [4/4] > 🔍 Static Analysis [1/2]'),
+      },
+      requests = {
+        ['rawko/getTask'] = { task = detail },
+        ['rawko/listTasks'] = {
+          tasks = {
+            {
+              taskId = 'task-p',
+              description = 'Add a --shout flag',
+              workflow = 'feature',
+              state = 'running',
+              breadcrumbText = 'Feature > 🛠️ Implement [2/4]',
+              startedAt = 2,
+            },
+            {
+              taskId = 'task-old',
+              description = 'Explain the build',
+              state = 'complete',
+              breadcrumbText = '',
+              startedAt = 1,
+            },
+          },
+        },
+        ['rawko/phasePrompt'] = {
+          name = 'Test',
+          breadcrumbText = 'Feature > 🧪 Test [3/4]',
+          prompt = '# Test\n\nRun the **tests**.',
+        },
+      },
+    })
+    t.wait('the phases, asked of rawko', function()
+      return t.task('task-p') and t.task('task-p').phases
+    end)
+    vim.cmd('Rawko tasks')
+    local lines, win
+    t.wait('the tasks window', function()
+      lines, win = float_lines('rawko_tasks')
+      return lines
+    end)
+    t.eq(lines, {
+      'Add a --shout flag — running · task-p',
+      '  ✓ 📋 Plan',
+      '  ▶ 🛠️ Implement',
+      '  ○ 🧪 Test',
+      '  ○ Review',
+      '    ○ 🔍 Static Analysis',
+      '    ○ 👀 Peer Review',
+      'Explain the build — complete · task-old',
+    }, 'the tasks, each with its phases; nested ones indented')
+    t.eq(vim.api.nvim_get_current_win(), win, 'the window is entered')
+
+    vim.api.nvim_win_set_cursor(win, { 4, 0 })
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+    local text
+    t.wait('the prompt window', function()
+      text = float_lines('markdown')
+      return text
+    end)
+    t.eq(text, { '# Test', '', 'Run the **tests**.' }, "the phase's prompt")
+    local buf = vim.api.nvim_get_current_buf()
+    t.eq(vim.api.nvim_buf_get_name(buf), 'rawko://prompt/task-p/2', 'its buffer')
+    t.eq({ vim.bo[buf].modifiable, vim.bo[buf].buftype }, { false, 'nofile' }, 'read-only')
+    local asked = vim.tbl_filter(function(m)
+      return m.method == 'rawko/phasePrompt'
+    end, received())
+    t.eq(asked[1].params, { taskId = 'task-p', index = 2 }, 'asked for that phase')
+
+    t.wait('the marks to move with the next status', function()
+      lines = float_lines('rawko_tasks')
+      return lines and lines[5] == '  ▶ Review'
+    end)
+    t.eq(vim.list_slice(lines, 2, 7), {
+      '  ✓ 📋 Plan',
+      '  ✓ 🛠️ Implement',
+      '  ✓ 🧪 Test',
+      '  ▶ Review',
+      '    ▶ 🔍 Static Analysis',
+      '    ○ 👀 Peer Review',
+    }, 'the current phase inside the nested workflow')
+    local gets = vim.tbl_filter(function(m)
+      return m.method == 'rawko/getTask' or m.method == 'rawko/listTasks'
+    end, received())
+    t.eq(#gets, 2, 'no polling: the task was asked about once, the list once')
+
+    vim.cmd('close') -- the prompt
+    t.eq(vim.api.nvim_get_current_win(), win, 'back in the tasks window')
+    vim.api.nvim_win_set_cursor(win, { 8, 0 })
+    vim.api.nvim_feedkeys('r', 'x', false)
+    t.wait('the resume request', function()
+      return vim.iter(received()):any(function(m)
+        return m.method == 'rawko/resumeTask' and m.params.taskId == 'task-old'
+      end)
+    end)
+  end)
+)
+
 t.test(
   'hook output and output of unknown kinds are shown; nothing fails',
   with_fake(function()

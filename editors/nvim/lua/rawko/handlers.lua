@@ -24,13 +24,14 @@ local function take(task, text, from)
   task.breadcrumb_text = from.breadcrumbText or ''
   task.breadcrumb = from.breadcrumb or {}
   task.workflow = from.workflow
+  task.phase_index = from.phaseIndex
   if task.state ~= 'countdown' then
     task.countdown = nil
   end
 end
 
---- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else only
---- its description (a task this editor did not start, e.g. an external agent's).
+--- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else its
+--- phases and (for a task this editor did not start, e.g. an external agent's) its description.
 ---@param task rawko.Task
 ---@param whole? boolean
 local function fetch(task, whole)
@@ -44,6 +45,7 @@ local function fetch(task, whole)
       return
     end
     task.description = task.description or detail.description
+    task.phases = detail.phases
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
     end
@@ -101,8 +103,10 @@ M.status = task_notification(function(task, params)
       vim.log.levels.INFO
     )
   end
-  if not task.description and not task.learning then
-    task.learning = true
+  if task.fetched ~= (task.workflow or '') then
+    -- A task first seen, or one whose workflow changed: its phases (and description) once; the
+    -- phase marks then move with each status's phaseIndex.
+    task.fetched = task.workflow or ''
     fetch(task)
   end
   require('rawko').redraw()
