@@ -88,7 +88,13 @@ local function pick_workflow(workflows, what, on_key)
     prompt = 'rawko: workflow',
     kind = 'rawko_workflow',
     format_item = function(w)
-      return ('%s — %s (%d phases)'):format(w.key, w.name, w.phaseCount or 0)
+      -- The phases the breadcrumb counts (a subworkflow as one), and the steps when they differ.
+      local phases, steps = w.outerPhaseCount or w.phaseCount or 0, w.phaseCount or 0
+      local count = ('%d phase%s'):format(phases, phases == 1 and '' or 's')
+      if steps ~= phases then
+        count = ('%s, %d steps'):format(count, steps)
+      end
+      return ('%s — %s (%s)'):format(w.key, w.name, count)
     end,
   }, function(choice)
     if choice then
