@@ -297,18 +297,6 @@ for _, node in ipairs(PHASES) do
   node.breadcrumbText = 'Feature > ' .. node.name
 end
 
---- The lines of the floating window showing buffer with `filetype`, if one is open.
----@param filetype string
----@return string[]?, integer?
-local function float_lines(filetype)
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    local buf = vim.api.nvim_win_get_buf(win)
-    if vim.api.nvim_win_get_config(win).relative ~= '' and vim.bo[buf].filetype == filetype then
-      return vim.api.nvim_buf_get_lines(buf, 0, -1, false), win
-    end
-  end
-end
-
 t.test(
   ":Rawko tasks shows each task's phase tree; the marks follow phaseIndex; <CR> opens a prompt",
   with_fake(function()
@@ -375,7 +363,7 @@ t.test(
     vim.cmd('Rawko tasks')
     local lines, win
     t.wait('the tasks window', function()
-      lines, win = float_lines('rawko_tasks')
+      lines, win = t.float_lines('rawko_tasks')
       return lines
     end)
     t.eq(lines, {
@@ -394,7 +382,7 @@ t.test(
     vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
     local text
     t.wait('the prompt window', function()
-      text = float_lines('markdown')
+      text = t.float_lines('markdown')
       return text
     end)
     t.eq(text, { '# Test', '', 'Run the **tests**.' }, "the phase's prompt")
@@ -407,7 +395,7 @@ t.test(
     t.eq(asked[1].params, { taskId = 'task-p', index = 2 }, 'asked for that phase')
 
     t.wait('the marks to move with the next status', function()
-      lines = float_lines('rawko_tasks')
+      lines = t.float_lines('rawko_tasks')
       return lines and lines[5] == '  ▶ Review'
     end)
     t.eq(vim.list_slice(lines, 2, 7), {

@@ -73,6 +73,52 @@ t.test(
   end
 )
 
+t.test(':Rawko tasks shows the phase tree; the marks follow the task; <CR> a prompt', function()
+  local ws = t.workspace()
+  t.use(ws)
+  local id =
+    t.start('feature', ws:script('slow', 'turns:\n  - text: "Thinking."\n    delay_ms: 60000\n'))
+  if not pcall(t.wait, 'the phases', function()
+    return t.task(id).phases
+  end, 3000) then
+    t.skip('this rawko gives no phases (rawko/getTask)')
+  end
+  vim.cmd('Rawko tasks')
+  local lines, win
+  t.wait('the tasks window', function()
+    lines, win = t.float_lines('rawko_tasks')
+    return lines
+  end)
+  t.eq(lines, {
+    'Add a --shout flag to greet.sh — running · ' .. id,
+    '  ▶ 📋 Plan',
+    '  ○ 🛠️ Implement',
+    '  ○ 🧪 Test',
+    '  ○ Review',
+    '    ○ 🔍 Static Analysis',
+    '    ○ 👀 Peer Review',
+  }, 'the task and its phases')
+  vim.api.nvim_win_set_cursor(win, { 2, 0 })
+  vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+  local text
+  t.wait('the prompt', function()
+    text = t.float_lines('markdown')
+    return text
+  end)
+  t.ok(
+    t.find(text, 'Read the code that the task touches'),
+    'the phase prompt: ' .. vim.inspect(text)
+  )
+  t.ok(t.find(text, 'Next comes Implement.'), 'rendered for the task')
+  vim.cmd('close')
+  vim.cmd('Rawko next')
+  t.wait('the marks to move', function()
+    lines = t.float_lines('rawko_tasks')
+    return lines and lines[3] == '  ▶ 🛠️ Implement'
+  end)
+  t.eq(lines[2], '  ✓ 📋 Plan', 'the plan is done')
+end)
+
 t.test('with vim.lsp.enable, opening a file starts rawko, and :Rawko uses that server', function()
   local ws = t.workspace()
   t.use(ws)
