@@ -57,16 +57,14 @@ end
 local function render()
   local lines, highlights, rows = {}, {}, {}
   local function add(task_id, summary)
-    local live = state.tasks[task_id]
-    local detail = view.details[task_id] or {}
-    local task = live or vim.tbl_extend('force', summary or {}, detail)
-    local what = (live and live.description) or (summary or detail).description or ''
-    local line = ('%s — %s · %s'):format(what, (task.state:gsub('_', ' ')), task_id)
-    table.insert(lines, line)
+    local live, detail = state.tasks[task_id], view.details[task_id] or {}
+    local known = live or summary or detail
+    local what = known.description or (summary or {}).description or ''
+    table.insert(lines, ('%s — %s · %s'):format(what, (known.state:gsub('_', ' ')), task_id))
     table.insert(highlights, { #lines - 1, 'RawkoHeader' })
     table.insert(rows, { task = task_id })
     local phases = live and live.phases or detail.phases or {}
-    local statuses = statuses_of(phases, live or { state = task.state })
+    local statuses = statuses_of(phases, live or { state = known.state })
     for i, node in ipairs(phases) do
       local name = (node.emoji and node.emoji ~= '' and node.emoji .. ' ' or '') .. node.name
       local indent = string.rep('  ', node.depth + 1)
@@ -166,8 +164,7 @@ function M.open()
     vim.bo[buf].bufhidden = 'wipe'
     vim.bo[buf].filetype = 'rawko_tasks'
     view = { buf = buf, listed = listed, details = {}, client = c, rows = {} }
-    local lines = render()
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, (render())) -- for the window's width
     view.win = prompt.float(buf, {
       title = 'rawko tasks',
       footer = '<CR> phase prompt · r resume · q close',
@@ -182,10 +179,13 @@ function M.open()
     vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })
     -- The marks follow the statuses; a task that is not followed here is asked about once.
     local group = vim.api.nvim_create_augroup('rawko_tasks', { clear = true })
-    vim.api.nvim_create_autocmd(
-      'User',
-      { group = group, pattern = 'RawkoStatus', callback = redraw }
-    )
+    vim.api.nvim_create_autocmd('User', {
+      group = group,
+      pattern = 'RawkoStatus',
+      callback = function()
+        redraw()
+      end,
+    })
     vim.api.nvim_create_autocmd('BufWipeout', {
       group = group,
       buffer = buf,
