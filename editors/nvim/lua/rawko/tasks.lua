@@ -60,7 +60,8 @@ local function render()
     local live, detail = state.tasks[task_id], view.details[task_id] or {}
     local known = live or summary or detail
     local what = known.description or (summary or {}).description or ''
-    table.insert(lines, ('%s — %s · %s'):format(what, (known.state:gsub('_', ' ')), task_id))
+    local how = known.state == 'waiting_approval' and 'waiting for approval' or known.state
+    table.insert(lines, ('%s — %s · %s'):format(what, how, task_id))
     table.insert(highlights, { #lines - 1, 'RawkoHeader' })
     table.insert(rows, { task = task_id })
     local phases = live and live.phases or detail.phases or {}
