@@ -328,6 +328,16 @@ t.test(
         status(1, 1, '🛠️ Implement [2/4]'),
         { await_request = 'rawko/phasePrompt' },
         status(2, 3, 'Review [4/4] > 🔍 Static Analysis [1/2]'),
+        { await_request = 'rawko/resumeTask' },
+        notification('rawko/status', {
+          taskId = 'task-p',
+          seq = 3,
+          state = 'cancelled',
+          breadcrumb = {},
+          text = 'Feature — cancelled',
+          breadcrumbText = 'Feature',
+          workflow = 'feature',
+        }),
       },
       requests = {
         ['rawko/getTask'] = { task = detail },
@@ -420,6 +430,17 @@ t.test(
         return m.method == 'rawko/resumeTask' and m.params.taskId == 'task-old'
       end)
     end)
+    t.wait('the cancelled task', function()
+      return t.task('task-p').state == 'cancelled'
+    end)
+    t.eq(vim.list_slice(t.float_lines('rawko_tasks'), 2, 7), {
+      '  ✓ 📋 Plan',
+      '  ✓ 🛠️ Implement',
+      '  ✓ 🧪 Test',
+      '  ○ Review',
+      '    ○ 🔍 Static Analysis',
+      '    ○ 👀 Peer Review',
+    }, 'cancelled: to do from where it stopped')
   end)
 )
 

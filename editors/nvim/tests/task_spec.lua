@@ -70,6 +70,13 @@ t.test(
       '■ complete: Done: greet.sh can shout.',
     }, 'the output buffer, in order')
     t.ok(t.noted('task complete: Done: greet.sh can shout.'), 'the completion is told')
+    if t.task(id).phases then -- a rawko that gives the phases
+      vim.cmd('Rawko tasks')
+      t.wait('every phase done', function()
+        local lines = t.float_lines('rawko_tasks')
+        return lines and #lines == 7 and not table.concat(lines):find('[▶○]')
+      end)
+    end
   end
 )
 

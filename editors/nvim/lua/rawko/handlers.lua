@@ -24,7 +24,6 @@ local function take(task, text, from)
   task.breadcrumb_text = from.breadcrumbText or ''
   task.breadcrumb = from.breadcrumb or {}
   task.workflow = from.workflow
-  task.phase_index = from.phaseIndex
   if task.state ~= 'countdown' then
     task.countdown = nil
   end
@@ -48,6 +47,7 @@ local function fetch(task, whole)
     task.phases = detail.phases
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
+      task.phase_index = nil -- the phases' own marks are the news
     end
     require('rawko').redraw()
   end)
@@ -75,6 +75,11 @@ M.status = task_notification(function(task, params)
   local before_text = task.text
   take(task, params.text or '', params)
   task.reason = params.reason
+  -- The current phase; once the workflow finished (no phaseIndex any more) every phase is done,
+  -- while a cancelled task keeps where it stopped.
+  if params.phaseIndex or task.state ~= 'cancelled' then
+    task.phase_index = params.phaseIndex or (task.workflow and math.huge) or nil
+  end
   state.touch(task)
   if task.state ~= 'waiting_approval' then
     -- The approval ended (answered, timed out, or the task was cancelled).

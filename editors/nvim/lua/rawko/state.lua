@@ -28,7 +28,8 @@ local M = {}
 ---@field touched integer when the task last changed (vim.uv.hrtime(): higher is later)
 ---@field told_no_workflow? boolean an external session without a workflow was told about
 ---@field phases? table[] its workflow's phases, flattened (`PhaseNode`s of rawko/getTask)
----@field phase_index? integer the current phase's `index` among them, from the last status
+---@field phase_index? number the current phase's `index` among them, from the last status
+--- (`math.huge` once the workflow finished; where it stopped once cancelled)
 ---@field fetched? string the workflow (or '') that rawko/getTask was last asked about for it
 
 ---@type table<string, rawko.Task>

@@ -23,16 +23,13 @@ local finished = { complete = true, failed = true, cancelled = true }
 local view = nil
 
 --- The status of each of `phases` (a task's `PhaseNode`s) as `task` stands now: from its last
---- `phaseIndex`; all done once its workflow finished; else as rawko/getTask gave them.
+--- `phaseIndex` (a cancelled task's phases from where it stopped on are to do), else as
+--- rawko/getTask gave them.
 ---@param phases table[]
----@param task {state: string, phase_index?: integer, workflow?: string, breadcrumb?: table[]}
+---@param task {state: string, phase_index?: number}
 ---@return string[]
 local function statuses_of(phases, task)
-  local current = task.phase_index
-  local ended = task.workflow and task.breadcrumb and #task.breadcrumb == 0
-  if not current and (task.state == 'complete' or ended) then
-    current = math.huge -- past the last phase
-  end
+  local at, stopped = task.phase_index, task.state == 'cancelled'
   local statuses = {}
   for i, node in ipairs(phases) do
     -- The concrete phases a node stands for: itself, or those of its nested workflow.
@@ -43,10 +40,12 @@ local function statuses_of(phases, task)
       end
       first, last = first or phases[j].index, phases[j].index or last
     end
-    if not current or not first then
+    if not (at and first) then
       statuses[i] = node.status or 'todo'
+    elseif at > last then
+      statuses[i] = 'done'
     else
-      statuses[i] = current > last and 'done' or current >= first and 'current' or 'todo'
+      statuses[i] = at >= first and not stopped and 'current' or 'todo'
     end
   end
   return statuses
