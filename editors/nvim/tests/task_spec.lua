@@ -73,8 +73,9 @@ t.test(
     if t.task(id).phases then -- a rawko that gives the phases
       vim.cmd('Rawko tasks')
       t.wait('every phase done', function()
-        local lines = t.float_lines('rawko_tasks')
-        return lines and #lines == 7 and not table.concat(lines):find('[▶○]')
+        local lines = t.float_lines('rawko_tasks') or {}
+        local text = table.concat(lines)
+        return #lines == 7 and not text:find('▶', 1, true) and not text:find('○', 1, true)
       end)
     end
   end

@@ -78,7 +78,7 @@ M.status = task_notification(function(task, params)
   -- The current phase; once the workflow finished (no phaseIndex any more) every phase is done,
   -- while a cancelled task keeps where it stopped.
   if params.phaseIndex or task.state ~= 'cancelled' then
-    task.phase_index = params.phaseIndex or (task.workflow and math.huge) or nil
+    task.phase_index = params.phaseIndex or math.huge
   end
   state.touch(task)
   if task.state ~= 'waiting_approval' then
