@@ -127,6 +127,61 @@ t.test(':Rawko tasks shows the phase tree; the marks follow the task; <CR> a pro
   t.eq(lines[2], '  ✓ 📋 Plan', 'the plan is done')
 end)
 
+t.test('a phase with its own agent: the output shows the handoff as a separator', function()
+  local ws = t.workspace()
+  ws:write(
+    '.rawko/workflows/handover/workflow.yaml',
+    'name: Handover\ncommandName: handover\ninitialMessage: "Do: {description}"\nphases:\n'
+      .. '  - draft.md\n  - review.md\n'
+  )
+  ws:write(
+    '.rawko/workflows/handover/draft.md',
+    '---\nid: draft\nname: Draft\nemoji: ✏️\n---\nDraft.\n'
+  )
+  ws:write(
+    '.rawko/workflows/handover/review.md',
+    '---\nid: review\nname: Review\nemoji: 🔎\nagent: reviewer\n---\nReview.\n'
+  )
+  for name, next_agent in pairs({ writer = 'reviewer', reviewer = 'complete' }) do
+    ws:write(
+      ('.rawko/agents/%s.yaml'):format(name),
+      ('name: %s\nsystemPrompt: You %s.\ntransitions:\n  onSuccess: %s\n'):format(
+        name,
+        name,
+        next_agent
+      )
+    )
+  end
+  t.use(ws, { task = { provider = 'scripted', agent = 'writer' } })
+  local id = t.start(
+    'handover',
+    ws:script(
+      'handover',
+      [[
+turns:
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Drafted."
+  - text: "Reviewed."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+]]
+    )
+  )
+  t.eq(t.wait_finished(id), 'complete', 'the outcome')
+  if not t.task(id).phases then
+    t.skip('this rawko sends no handoff')
+  end
+  local lines = require('rawko.output').lines()
+  local at = t.in_order(
+    lines,
+    { 'Drafted.', '── handoff: writer → reviewer ──', 'Reviewed.' },
+    'the output'
+  )
+  t.ok(t.find(lines, 'handoff') == at[2], 'one handoff: ' .. table.concat(lines, '\n'))
+end)
+
 t.test('with vim.lsp.enable, opening a file starts rawko, and :Rawko uses that server', function()
   local ws = t.workspace()
   t.use(ws)
