@@ -387,6 +387,7 @@ t.test(
       'Explain the build — complete · task-old',
     }, 'the tasks, each with its phases; nested ones indented')
     t.eq(vim.api.nvim_get_current_win(), win, 'the window is entered')
+    t.eq(vim.api.nvim_win_get_cursor(win)[1], 3, 'the cursor on the current phase')
 
     vim.api.nvim_win_set_cursor(win, { 4, 0 })
     vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)

@@ -106,7 +106,7 @@ t.test(':Rawko tasks shows the phase tree; the marks follow the task; <CR> a pro
     '    ○ 🔍 Static Analysis',
     '    ○ 👀 Peer Review',
   }, 'the task and its phases')
-  vim.api.nvim_win_set_cursor(win, { 2, 0 })
+  t.eq(vim.api.nvim_win_get_cursor(win)[1], 2, 'the cursor on the current phase')
   vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
   local text
   t.wait('the prompt', function()

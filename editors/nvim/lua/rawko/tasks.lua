@@ -70,7 +70,9 @@ local function render()
       local indent = string.rep('  ', node.depth + 1)
       table.insert(lines, ('%s%s %s'):format(indent, marks[statuses[i]], name))
       table.insert(highlights, { #lines - 1, groups[statuses[i]] })
-      table.insert(rows, { task = task_id, index = node.index, name = node.name })
+      local row = { task = task_id, index = node.index, name = node.name }
+      row.current = statuses[i] == 'current' and node.index ~= nil
+      table.insert(rows, row)
     end
   end
   local listed = {}
@@ -173,6 +175,12 @@ function M.open()
     })
     vim.wo[view.win].cursorline = true
     redraw()
+    for i, row in ipairs(view.rows) do
+      if row.current then -- on the first task's current phase, ready for <CR>
+        vim.api.nvim_win_set_cursor(view.win, { i, 0 })
+        break
+      end
+    end
     for lhs, fn in pairs({ ['<CR>'] = open_phase, r = resume }) do
       vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true })
     end
