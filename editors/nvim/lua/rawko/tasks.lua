@@ -151,7 +151,7 @@ local function resume()
   end
 end
 
---- Opens the window (or goes to it), listing the tasks of the current project's rawko.
+--- Opens the window (afresh, when it is open), listing the tasks of the current project's rawko.
 function M.open()
   client.request('rawko/listTasks', vim.empty_dict(), function(result, c)
     local listed = type(result) == 'table' and result.tasks or {}
