@@ -38,8 +38,8 @@ end
 
 t.test('a blocked Write shows the tool, input, phase and reason, and asks', function()
   local select, id = blocked_write()
-  t.eq(select.labels, { 'Allow once', 'Always allow', 'Deny', 'Always deny' }, 'the choices')
-  t.has(select.opts.prompt, 'Write is blocked in phase Plan', 'the question')
+  t.eq(select.labels, { 'Deny', 'Always deny', 'Allow once', 'Always allow' }, 'Deny first')
+  t.has(select.opts.prompt, 'Write is blocked in', 'the question')
   local lines = assert(window_lines(), 'the approval window is open')
   local text = table.concat(lines, '\n')
   t.has(lines[1], 'Tool    Write', 'the tool')
@@ -47,7 +47,18 @@ t.test('a blocked Write shows the tool, input, phase and reason, and asks', func
   t.has(text, 'Task    Add a --shout flag to greet.sh', 'the task')
   t.has(lines[3], 'Call    Write PLAN.md', "the call, as rawko's summary gives it")
   t.has(text, '(120 s in all); then it is denied once', 'the deadline rawko gives')
-  t.has(text, 'Reason  [workflow] The tool "Write" is blocked during the Plan phase.', 'the reason')
+  local detail = select.opts.prompt:match('^rawko: (.*) — allow it%?$')
+  if detail == 'Write is blocked in phase Plan' then -- an older rawko, without detail
+    t.has(
+      text,
+      'Reason  [workflow] The tool "Write" is blocked during the Plan phase.',
+      'the reason'
+    )
+  else
+    t.has(detail, 'Write is blocked in the Plan phase', 'the reason for people')
+    t.has(text, 'Reason  ' .. detail, 'the reason for people, in full')
+    t.lacks(text, 'workflow_step', 'the text for the model')
+  end
   -- Claude Code's field names, whatever the model wrote (the script says `path`).
   t.has(text, '"file_path": "PLAN.md"', 'the input')
   t.has(text, '"content": "1. shout\\n"', 'the input')

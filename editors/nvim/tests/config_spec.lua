@@ -46,6 +46,7 @@ t.test(
       settings = { approvalTimeoutSeconds = '60', somethingNew = true },
       task = { workflow = 1 },
       approval = { max_input_lines = 0 },
+      statusline = { max_width = 0 },
     }
     local config = require('rawko.config')
     local _, problems = config.resolve()
@@ -54,6 +55,7 @@ t.test(
       'rawko.bin: expected string, got number',
       'rawko.colour: unknown option',
       'rawko.output.open_on_start: expected boolean, got string',
+      'rawko.statusline.max_width: expected columns, or a fraction above 0',
       'rawko.task.workflow: expected string, got number',
     }, 'every problem, and none of the settings (rawko checks those itself)')
     local got = config.get()

@@ -20,15 +20,22 @@ t.test('the statusline counts down 3, 2, 1, then the reminder is sent', function
   t.use(ws, { settings = { countdownTickMillis = 150 } })
   local id = t.start('feature', ws:script('stops', STOPS_EARLY))
   t.wait_output('→ Read README.md')
-  local ticks = t.in_order(t.statuslines, {
+  -- The statuslines drawn, each change once (a redraw may change nothing, e.g. after getTask).
+  local drawn = {}
+  for _, line in ipairs(t.statuslines) do
+    if line ~= drawn[#drawn] then
+      table.insert(drawn, line)
+    end
+  end
+  local ticks = t.in_order(drawn, {
     'Feature > 📋 Plan [1/4] ⏳ Auto-continuing in 3s',
     'Feature > 📋 Plan [1/4] ⏳ Auto-continuing in 2s',
     'Feature > 📋 Plan [1/4] ⏳ Auto-continuing in 1s',
   }, 'the countdown in the statusline')
   t.eq(ticks[2] - ticks[1], 1, 'a redraw for each tick')
   t.eq(ticks[3] - ticks[2], 1, 'a redraw for each tick')
-  t.has(t.statuslines[ticks[3] + 1], 'Feature > 📋 Plan [1/4]', 'after the countdown')
-  t.lacks(t.statuslines[ticks[3] + 1], '⏳', 'after the countdown')
+  t.has(drawn[ticks[3] + 1], 'Feature > 📋 Plan [1/4]', 'after the countdown')
+  t.lacks(drawn[ticks[3] + 1], '⏳', 'after the countdown')
   t.in_order(require('rawko.output').lines(), {
     'I think that is all.',
     '⏰ ⚠️ The Feature is still active. Current phase: 📋 Plan.',
@@ -54,7 +61,7 @@ t.test(':Rawko interrupt stops the countdown; the task waits until the user spea
   t.lacks(t.statusline(), '⏳', 'the countdown is gone from the statusline')
   t.has(t.statusline(), 'Feature > 📋 Plan [1/4]', 'the statusline')
   t.ok(t.task(id).reason, 'the status says why the task is blocked')
-  t.ok(t.noted(':Rawko message or :Rawko tasks goes on'), 'the user is told how to go on')
+  t.ok(t.noted(':Rawko message or :Rawko resume goes on'), 'the user is told how to go on')
   t.lacks(table.concat(require('rawko.output').lines(), '\n'), '⏰', 'no reminder was sent')
   vim.cmd('Rawko message Go on with the plan.')
   t.wait_output('→ Read README.md')

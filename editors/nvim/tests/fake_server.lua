@@ -4,7 +4,8 @@
 --- It speaks LSP framing on stdin/stdout, answers `initialize` like rawko (and `shutdown`), and
 --- logs every message it receives to LOG as one JSON line each. After `initialized` it plays the
 --- plan's `steps` in order: `{"send": MESSAGE}` sends a message, `{"await": ID}` waits until the
---- editor answered the request with that id. `requests` maps a method to the result it answers.
+--- editor answered the request with that id, `{"await_request": METHOD}` until the editor sent a
+--- request of that method. `requests` maps a method to the result it answers.
 
 local plan_path, log_path = _G.arg[1], _G.arg[2]
 local plan = vim.json.decode(table.concat(vim.fn.readfile(plan_path), '\n'))
@@ -36,15 +37,15 @@ local function read()
   return io.stdin:read(length)
 end
 
-local answered = {}
+local answered, asked = {}, {}
 local step = 1
 local started = false
 
 local function play()
   while started and step <= #(plan.steps or {}) do
     local s = plan.steps[step]
-    if s.await ~= nil then
-      if not answered[s.await] then
+    if s.await ~= nil or s.await_request then
+      if not (answered[s.await] or asked[s.await_request]) then
         return
       end
     elseif s.send then
@@ -78,6 +79,7 @@ while true do
   elseif message.method == 'exit' then
     break
   elseif message.method and message.id ~= nil then
+    asked[message.method] = true
     local result = (plan.requests or {})[message.method]
     send({ jsonrpc = '2.0', id = message.id, result = result or vim.empty_dict() })
   elseif message.method == nil and message.id ~= nil then

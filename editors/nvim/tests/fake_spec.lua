@@ -201,6 +201,251 @@ t.test(
 )
 
 t.test(
+  'an approval shows the reason for people in full, and Deny comes first',
+  with_fake(function()
+    local detail = 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep); '
+      .. string.rep('the phase only plans, so nothing is written yet; ', 4)
+      .. 'ask the user to move on'
+    local function approval(id, extra)
+      return request(
+        id,
+        'rawko/approveToolCall',
+        vim.tbl_extend('force', {
+          taskId = 'task-a',
+          toolCallId = 'call-' .. id,
+          tool = 'Write',
+          input = { file_path = 'notes.md', content = 'plan' },
+          phase = 'Plan',
+          reason = 'Refer to the current phase and call workflow_step',
+          options = { 'allow_once', 'allow_always', 'reject_once', 'reject_always' },
+          summary = 'Write notes.md (4 bytes)',
+        }, extra or {})
+      )
+    end
+    fake({
+      steps = {
+        approval('rawko-1', { detail = detail }),
+        { await = 'rawko-1' },
+        approval('rawko-2'), -- an older rawko: no detail
+        { await = 'rawko-2' },
+        approval('rawko-3', { detail = 'a PreToolUse hook asks: is this fine?' }),
+        { await = 'rawko-3' },
+      },
+    })
+    local select = t.wait_select('rawko_approval')
+    t.eq(
+      select.labels,
+      { 'Deny', 'Always deny', 'Allow once', 'Always allow' },
+      'the refusals first: a preselected first item denies'
+    )
+    t.has(select.opts.prompt, 'rawko: Write is blocked in the Plan phase (allowed: Read, Glob')
+    local p = assert(require('rawko.prompt').active())
+    local text = table.concat(vim.api.nvim_buf_get_lines(p.buf, 0, -1, false), '\n')
+    t.has(text, 'Reason  ' .. detail, 'the whole reason for people')
+    t.lacks(text, 'workflow_step', 'the text for the model')
+    t.eq(
+      vim.api.nvim_win_get_height(p.win),
+      vim.api.nvim_win_text_height(p.win, {}).all,
+      'the window is as high as its wrapped lines: nothing is cut off'
+    )
+    t.ok(vim.api.nvim_win_get_width(p.win) <= 100, 'long lines wrap rather than widen it')
+    t.choose(select, 'Deny')
+    t.eq(answer('rawko-1').result, { outcome = 'reject_once' }, 'denied')
+
+    select = t.wait_select('rawko_approval')
+    p = assert(require('rawko.prompt').active())
+    text = table.concat(vim.api.nvim_buf_get_lines(p.buf, 0, -1, false), '\n')
+    t.has(text, 'Reason  Refer to the current phase', 'without detail: the reason rawko gave')
+    t.has(select.opts.prompt, 'rawko: Write is blocked in phase Plan — allow it?')
+    t.choose(select, 'Allow once')
+    t.eq(answer('rawko-2').result, { outcome = 'allow_once' }, 'allowed')
+
+    t.choose(t.wait_select('rawko_approval'), nil)
+    t.eq(answer('rawko-3').result, { outcome = 'cancelled' }, 'dismissed')
+    t.in_order(require('rawko.output').lines(), {
+      '✗ Denied by you — Write notes.md (4 bytes)',
+      '✓ Allowed once — Write notes.md (4 bytes)',
+      '✗ Dismissed; not run — Write notes.md (4 bytes)',
+    }, "the user's answers in the output, in words")
+  end)
+)
+
+--- The feature workflow flattened, as rawko/getTask gives it with Implement current.
+local PHASES = {
+  { kind = 'phase', index = 0, name = 'Plan', emoji = '📋', depth = 0, status = 'done' },
+  {
+    kind = 'phase',
+    index = 1,
+    name = 'Implement',
+    emoji = '🛠️',
+    depth = 0,
+    status = 'current',
+  },
+  { kind = 'phase', index = 2, name = 'Test', emoji = '🧪', depth = 0, status = 'todo' },
+  { kind = 'scope', name = 'Review', depth = 0, status = 'todo' },
+  {
+    kind = 'phase',
+    index = 3,
+    name = 'Static Analysis',
+    emoji = '🔍',
+    depth = 1,
+    status = 'todo',
+  },
+  { kind = 'phase', index = 4, name = 'Peer Review', emoji = '👀', depth = 1, status = 'todo' },
+}
+for _, node in ipairs(PHASES) do
+  node.breadcrumbText = 'Feature > ' .. node.name
+end
+
+t.test(
+  ":Rawko tasks shows each task's phase tree; the marks follow phaseIndex; <CR> opens a prompt",
+  with_fake(function()
+    local function status(seq, index, where)
+      return notification('rawko/status', {
+        taskId = 'task-p',
+        seq = seq,
+        state = 'running',
+        breadcrumb = { { name = 'Feature', phaseName = where, emoji = '', index = 1, total = 4 } },
+        text = 'Feature > ' .. where,
+        breadcrumbText = 'Feature > ' .. where,
+        workflow = 'feature',
+        phaseIndex = index,
+      })
+    end
+    local detail = {
+      taskId = 'task-p',
+      description = 'Add a --shout flag',
+      workflow = 'feature',
+      state = 'running',
+      breadcrumbText = 'Feature > 🛠️ Implement [2/4]',
+      startedAt = 1,
+      breadcrumb = {},
+      history = {},
+      phases = PHASES,
+    }
+    fake({
+      steps = {
+        status(1, 1, '🛠️ Implement [2/4]'),
+        { await_request = 'rawko/phasePrompt' },
+        status(2, 3, 'Review [4/4] > 🔍 Static Analysis [1/2]'),
+        { await_request = 'rawko/resumeTask' },
+        notification('rawko/status', {
+          taskId = 'task-p',
+          seq = 3,
+          state = 'cancelled',
+          breadcrumb = {},
+          text = 'Feature — cancelled',
+          breadcrumbText = 'Feature',
+          workflow = 'feature',
+        }),
+      },
+      requests = {
+        ['rawko/getTask'] = { task = detail },
+        ['rawko/listTasks'] = {
+          tasks = {
+            {
+              taskId = 'task-p',
+              description = 'Add a --shout flag',
+              workflow = 'feature',
+              state = 'running',
+              breadcrumbText = 'Feature > 🛠️ Implement [2/4]',
+              startedAt = 2,
+            },
+            {
+              taskId = 'task-old',
+              description = 'Explain the build',
+              state = 'complete',
+              breadcrumbText = '',
+              startedAt = 1,
+            },
+          },
+        },
+        ['rawko/phasePrompt'] = {
+          name = 'Test',
+          breadcrumbText = 'Feature > 🧪 Test [3/4]',
+          prompt = '# Test\n\nRun the **tests**.',
+        },
+      },
+    })
+    t.wait('the phases, asked of rawko', function()
+      return t.task('task-p') and t.task('task-p').phases
+    end)
+    vim.cmd('Rawko tasks')
+    local lines, win
+    t.wait('the tasks window', function()
+      lines, win = t.float_lines('rawko_tasks')
+      return lines
+    end)
+    t.eq(lines, {
+      'Add a --shout flag — running · task-p',
+      '  ✓ 📋 Plan',
+      '  ▶ 🛠️ Implement',
+      '  ○ 🧪 Test',
+      '  ○ Review',
+      '    ○ 🔍 Static Analysis',
+      '    ○ 👀 Peer Review',
+      'Explain the build — complete · task-old',
+    }, 'the tasks, each with its phases; nested ones indented')
+    t.eq(vim.api.nvim_get_current_win(), win, 'the window is entered')
+    t.eq(vim.api.nvim_win_get_cursor(win)[1], 3, 'the cursor on the current phase')
+
+    vim.api.nvim_win_set_cursor(win, { 4, 0 })
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+    local text
+    t.wait('the prompt window', function()
+      text = t.float_lines('markdown')
+      return text
+    end)
+    t.eq(text, { '# Test', '', 'Run the **tests**.' }, "the phase's prompt")
+    local buf = vim.api.nvim_get_current_buf()
+    t.eq(vim.api.nvim_buf_get_name(buf), 'rawko://prompt/task-p/2', 'its buffer')
+    t.eq({ vim.bo[buf].modifiable, vim.bo[buf].buftype }, { false, 'nofile' }, 'read-only')
+    local asked = vim.tbl_filter(function(m)
+      return m.method == 'rawko/phasePrompt'
+    end, received())
+    t.eq(asked[1].params, { taskId = 'task-p', index = 2 }, 'asked for that phase')
+
+    t.wait('the marks to move with the next status', function()
+      lines = t.float_lines('rawko_tasks')
+      return lines and lines[5] == '  ▶ Review'
+    end)
+    t.eq(vim.list_slice(lines, 2, 7), {
+      '  ✓ 📋 Plan',
+      '  ✓ 🛠️ Implement',
+      '  ✓ 🧪 Test',
+      '  ▶ Review',
+      '    ▶ 🔍 Static Analysis',
+      '    ○ 👀 Peer Review',
+    }, 'the current phase inside the nested workflow')
+    local gets = vim.tbl_filter(function(m)
+      return m.method == 'rawko/getTask' or m.method == 'rawko/listTasks'
+    end, received())
+    t.eq(#gets, 2, 'no polling: the task was asked about once, the list once')
+
+    vim.cmd('close') -- the prompt
+    t.eq(vim.api.nvim_get_current_win(), win, 'back in the tasks window')
+    vim.api.nvim_win_set_cursor(win, { 8, 0 })
+    vim.api.nvim_feedkeys('r', 'x', false)
+    t.wait('the resume request', function()
+      return vim.iter(received()):any(function(m)
+        return m.method == 'rawko/resumeTask' and m.params.taskId == 'task-old'
+      end)
+    end)
+    t.wait('the cancelled task', function()
+      return t.task('task-p').state == 'cancelled'
+    end)
+    t.eq(vim.list_slice(t.float_lines('rawko_tasks'), 2, 7), {
+      '  ✓ 📋 Plan',
+      '  ✓ 🛠️ Implement',
+      '  ✓ 🧪 Test',
+      '  ○ Review',
+      '    ○ 🔍 Static Analysis',
+      '    ○ 👀 Peer Review',
+    }, 'cancelled: to do from where it stopped')
+  end)
+)
+
+t.test(
   'hook output and output of unknown kinds are shown; nothing fails',
   with_fake(function()
     fake({

@@ -276,6 +276,18 @@ function t.choose(select, label)
   error(('no item %q among %s'):format(label, vim.inspect(select.labels)), 2)
 end
 
+--- The lines and window of the floating window that shows a buffer of `filetype`, if one does.
+---@param filetype string
+---@return string[]?, integer?
+function t.float_lines(filetype)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.api.nvim_win_get_config(win).relative ~= '' and vim.bo[buf].filetype == filetype then
+      return vim.api.nvim_buf_get_lines(buf, 0, -1, false), win
+    end
+  end
+end
+
 --- Whether something containing `needle` was shown with vim.notify.
 ---@param needle string
 ---@return boolean
@@ -378,6 +390,7 @@ function t.use(ws, opts)
     settings = opts.settings or { countdownTickMillis = 100 },
     task = opts.task or { provider = 'scripted' },
     output = opts.output,
+    statusline = { max_width = 200 }, -- whole breadcrumbs (tests of shortening set less)
   }
   vim.lsp.config('rawko', {
     cmd_env = t.server_env(ws),

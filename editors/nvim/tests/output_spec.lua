@@ -89,6 +89,24 @@ t.test("the agent's text streams onto one line; other output starts new lines", 
   }, 'the output')
 end)
 
+t.test('the output is Markdown; a handoff between agents is a separator line', function()
+  status(1, 'Feature > 📋 Plan [1/4]')
+  out(2, 'assistant_delta', 'The **plan** is ready.')
+  out(3, 'handoff', '── handoff: planner → developer ──', { agent = 'developer' })
+  out(4, 'assistant_delta', 'Implementing.')
+  t.eq(body(), {
+    '── Feature > 📋 Plan [1/4]',
+    'The **plan** is ready.',
+    '── handoff: planner → developer ──',
+    'Implementing.',
+  }, "the next agent's text starts after the separator")
+  local buf = require('rawko.output').buffer()
+  t.eq(vim.bo[buf].filetype, 'markdown', 'the filetype')
+  local marks = vim.api.nvim_buf_get_extmarks(buf, -1, { 3, 0 }, { 3, -1 }, { details = true })
+  t.eq(marks[1] and marks[1][4].line_hl_group, 'RawkoHandoff', 'the separator is highlighted')
+  t.eq(vim.wo[require('rawko.output').open()].conceallevel, 2, 'the markup is concealed')
+end)
+
 t.test('windows that show the end of the output follow it', function()
   status(1, 'Feature > 📋 Plan [1/4]')
   local win = require('rawko.output').open()
@@ -113,6 +131,51 @@ t.test('the statusline works as a lualine component and escapes %', function()
   t.eq(t.statusline(), 'Feature > 100% [1/4]', 'as a whole statusline expression')
 end)
 
+t.test('a long statusline is shortened from the left, by levels, then words', function()
+  local where = 'Release > Code Review [2/3] > 🔍 Static Analysis [1/2]'
+  local words = vim.split(where .. ' — waiting for approval', ' ')
+  local function line(max_width)
+    require('rawko').setup({ statusline = { max_width = max_width } })
+    local text = t.statusline()
+    t.ok(vim.api.nvim_strwidth(text) <= max_width, ('%q fits %d columns'):format(text, max_width))
+    for word in vim.gsplit(text, ' ') do
+      t.ok(word == '…' or vim.tbl_contains(words, word), 'a whole word: ' .. word)
+    end
+    return text
+  end
+  status(1, where .. ' — waiting for approval', 'waiting_approval', where)
+  t.eq(line(80), where .. ' — waiting for approval', 'whole when it fits')
+  t.eq(
+    line(75),
+    '… > Code Review [2/3] > 🔍 Static Analysis [1/2] — waiting for approval',
+    'the first level gone; the state stays'
+  )
+  t.eq(line(60), '… > 🔍 Static Analysis [1/2] — waiting for approval', 'the next level')
+  t.eq(line(50), '… 🔍 Static Analysis [1/2] — waiting for approval', 'then whole words')
+  t.eq(line(40), '… Analysis [1/2] — waiting for approval', 'and more')
+  t.eq(line(30), '… [1/2] — waiting for approval', 'never part of a word')
+  t.eq(line(25), '… — waiting for approval', 'nor of the state')
+  require('rawko.config')._reset()
+  t.eq(vim.api.nvim_win_get_width(0), 80, 'the window')
+  t.eq(t.statusline(), '… Analysis [1/2] — waiting for approval', 'by default, half of it')
+end)
+
+t.test('during the countdown the breadcrumb stays, beside ⏳ 3s when room is short', function()
+  local where = 'Release > Code Review [2/3] > 🔍 Static Analysis [1/2]'
+  status(1, where, 'running', where)
+  handlers().countdown(nil, {
+    taskId = 'task-o',
+    seq = 2,
+    secondsLeft = 3,
+    text = '⏳ Auto-continuing in 3s — interrupt to stop',
+    label = '⏳ Auto-continuing in 3s',
+  }, ctx)
+  require('rawko').setup({ statusline = { max_width = 80 } })
+  t.eq(t.statusline(), where .. ' ⏳ 3s', 'the short countdown, the whole breadcrumb')
+  require('rawko').setup({ statusline = { max_width = 40 } })
+  t.eq(t.statusline(), '… > 🔍 Static Analysis [1/2] ⏳ 3s', 'the breadcrumb shortened')
+end)
+
 t.test('a statusline format from setup() gets the task and the count of other tasks', function()
   require('rawko').setup({
     statusline = {
@@ -127,6 +190,7 @@ t.test('a statusline format from setup() gets the task and the count of other ta
 end)
 
 t.test('the statusline is empty without tasks, and redraws fire User RawkoStatus', function()
+  require('rawko').setup({ statusline = { max_width = 80 } })
   t.eq(require('rawko').statusline(), '', 'empty')
   status(1, 'Feature > 📋 Plan [1/4]')
   handlers().countdown(

@@ -1,4 +1,4 @@
---- Resuming: a task whose server stopped is shown as interrupted, and :Rawko tasks resumes it
+--- Resuming: a task whose server stopped is shown as interrupted, and :Rawko resume resumes it
 --- (or a task the user interrupted) where it stopped.
 
 local t = require('helpers')
@@ -17,7 +17,7 @@ turns:
     delay_ms: 60000
 ]]
 
-t.test('a task whose server stopped resumes with :Rawko tasks', function()
+t.test('a task whose server stopped resumes with :Rawko resume', function()
   local ws = t.workspace()
   t.use(ws)
   local id = t.start('feature', ws:script('slow', SLOW_SECOND_TURN), 'Add a --shout flag')
@@ -33,7 +33,7 @@ t.test('a task whose server stopped resumes with :Rawko tasks', function()
   t.wait_state(id, 'interrupted')
   t.eq(t.statusline(), 'Feature > 📋 Plan [1/4] — interrupted', 'the statusline')
 
-  vim.cmd('Rawko tasks')
+  vim.cmd('Rawko resume')
   local select = t.wait_select('rawko_task')
   t.eq(#select.labels, 1, 'one task to resume: ' .. vim.inspect(select.labels))
   t.eq(
@@ -50,7 +50,7 @@ t.test('a task whose server stopped resumes with :Rawko tasks', function()
   t.ok(t.noted('resumed ' .. id), 'the user is told')
 end)
 
-t.test(':Rawko tasks resumes a task the user interrupted', function()
+t.test(':Rawko resume resumes a task the user interrupted', function()
   local ws = t.workspace()
   t.use(ws, { settings = { countdownTickMillis = 5000 } })
   local id = t.start(
@@ -73,7 +73,7 @@ turns:
   end)
   vim.cmd('Rawko interrupt')
   t.wait_state(id, 'blocked')
-  vim.cmd('Rawko tasks')
+  vim.cmd('Rawko resume')
   local select = t.wait_select('rawko_task')
   t.has(select.labels[1], 'blocked · Add a --shout flag to greet.sh', 'the blocked task')
   t.choose(select, id)
@@ -81,10 +81,10 @@ turns:
   t.eq(t.task(id).state, 'running', 'the task goes on')
 end)
 
-t.test(':Rawko tasks with nothing to resume says so', function()
+t.test(':Rawko resume with nothing to resume says so', function()
   local ws = t.workspace()
   t.use(ws)
-  vim.cmd('Rawko tasks')
+  vim.cmd('Rawko resume')
   t.wait('the answer', function()
     return t.noted('no interrupted task to resume')
   end)

@@ -70,8 +70,117 @@ t.test(
       '■ complete: Done: greet.sh can shout.',
     }, 'the output buffer, in order')
     t.ok(t.noted('task complete: Done: greet.sh can shout.'), 'the completion is told')
+    if t.task(id).phases then -- a rawko that gives the phases
+      vim.cmd('Rawko tasks')
+      t.wait('every phase done', function()
+        local lines = t.float_lines('rawko_tasks') or {}
+        local text = table.concat(lines)
+        return #lines == 7 and not text:find('▶', 1, true) and not text:find('○', 1, true)
+      end)
+    end
   end
 )
+
+t.test(':Rawko tasks shows the phase tree; the marks follow the task; <CR> a prompt', function()
+  local ws = t.workspace()
+  t.use(ws)
+  local id =
+    t.start('feature', ws:script('slow', 'turns:\n  - text: "Thinking."\n    delay_ms: 60000\n'))
+  if not pcall(t.wait, 'the phases', function()
+    return t.task(id).phases
+  end, 3000) then
+    t.skip('this rawko gives no phases (rawko/getTask)')
+  end
+  vim.cmd('Rawko tasks')
+  local lines, win
+  t.wait('the tasks window', function()
+    lines, win = t.float_lines('rawko_tasks')
+    return lines
+  end)
+  t.eq(lines, {
+    'Add a --shout flag to greet.sh — running · ' .. id,
+    '  ▶ 📋 Plan',
+    '  ○ 🛠️ Implement',
+    '  ○ 🧪 Test',
+    '  ○ Review',
+    '    ○ 🔍 Static Analysis',
+    '    ○ 👀 Peer Review',
+  }, 'the task and its phases')
+  t.eq(vim.api.nvim_win_get_cursor(win)[1], 2, 'the cursor on the current phase')
+  vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+  local text
+  t.wait('the prompt', function()
+    text = t.float_lines('markdown')
+    return text
+  end)
+  t.ok(
+    t.find(text, 'Read the code that the task touches'),
+    'the phase prompt: ' .. vim.inspect(text)
+  )
+  t.ok(t.find(text, 'Next comes Implement.'), 'rendered for the task')
+  vim.cmd('close')
+  vim.cmd('Rawko next')
+  t.wait('the marks to move', function()
+    lines = t.float_lines('rawko_tasks')
+    return lines and lines[3] == '  ▶ 🛠️ Implement'
+  end)
+  t.eq(lines[2], '  ✓ 📋 Plan', 'the plan is done')
+end)
+
+t.test('a phase with its own agent: the output shows the handoff as a separator', function()
+  local ws = t.workspace()
+  ws:write(
+    '.rawko/workflows/handover/workflow.yaml',
+    'name: Handover\ncommandName: handover\ninitialMessage: "Do: {description}"\nphases:\n'
+      .. '  - draft.md\n  - review.md\n'
+  )
+  ws:write(
+    '.rawko/workflows/handover/draft.md',
+    '---\nid: draft\nname: Draft\nemoji: ✏️\n---\nDraft.\n'
+  )
+  ws:write(
+    '.rawko/workflows/handover/review.md',
+    '---\nid: review\nname: Review\nemoji: 🔎\nagent: reviewer\n---\nReview.\n'
+  )
+  for name, next_agent in pairs({ writer = 'reviewer', reviewer = 'complete' }) do
+    ws:write(
+      ('.rawko/agents/%s.yaml'):format(name),
+      ('name: %s\nsystemPrompt: You %s.\ntransitions:\n  onSuccess: %s\n'):format(
+        name,
+        name,
+        next_agent
+      )
+    )
+  end
+  t.use(ws, { task = { provider = 'scripted', agent = 'writer' } })
+  local id = t.start(
+    'handover',
+    ws:script(
+      'handover',
+      [[
+turns:
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Drafted."
+  - text: "Reviewed."
+    tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+]]
+    )
+  )
+  t.eq(t.wait_finished(id), 'complete', 'the outcome')
+  if not t.task(id).phases then
+    t.skip('this rawko sends no handoff')
+  end
+  local lines = require('rawko.output').lines()
+  local at = t.in_order(
+    lines,
+    { 'Drafted.', '── handoff: writer → reviewer ──', 'Reviewed.' },
+    'the output'
+  )
+  t.ok(t.find(lines, 'handoff') == at[2], 'one handoff: ' .. table.concat(lines, '\n'))
+end)
 
 t.test('with vim.lsp.enable, opening a file starts rawko, and :Rawko uses that server', function()
   local ws = t.workspace()

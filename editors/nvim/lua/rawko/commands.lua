@@ -22,7 +22,7 @@ local function target(id)
     return task
   end
   notify(
-    'no task is running; :Rawko start starts one, :Rawko tasks resumes one',
+    'no task is running; :Rawko start starts one, :Rawko resume resumes one',
     vim.log.levels.WARN
   )
   return nil
@@ -88,7 +88,13 @@ local function pick_workflow(workflows, what, on_key)
     prompt = 'rawko: workflow',
     kind = 'rawko_workflow',
     format_item = function(w)
-      return ('%s — %s (%d phases)'):format(w.key, w.name, w.phaseCount or 0)
+      -- The phases the breadcrumb counts (a subworkflow as one), and the steps when they differ.
+      local phases, steps = w.outerPhaseCount or w.phaseCount or 0, w.phaseCount or 0
+      local count = ('%d phase%s'):format(phases, phases == 1 and '' or 's')
+      if steps ~= phases then
+        count = ('%s, %d steps'):format(count, steps)
+      end
+      return ('%s — %s (%s)'):format(w.key, w.name, count)
     end,
   }, function(choice)
     if choice then
@@ -184,7 +190,7 @@ end)
 
 --- `:Rawko interrupt [task]`
 M.interrupt = about_task('rawko/interrupt', nil, function(_, task)
-  notify(('interrupted %s; :Rawko message or :Rawko tasks goes on'):format(task.id))
+  notify(('interrupted %s; :Rawko message or :Rawko resume goes on'):format(task.id))
 end)
 
 ---@param action string
@@ -281,11 +287,31 @@ function M.output()
   require('rawko.output').toggle()
 end
 
+--- `:Rawko tasks`: the tasks with their phase trees (see `rawko.tasks`).
+function M.tasks()
+  require('rawko.tasks').open()
+end
+
 local resumable = { interrupted = true, blocked = true }
 
---- `:Rawko tasks`: picks an interrupted (or blocked) task and resumes it.
-function M.tasks()
-  client.request('rawko/listTasks', vim.empty_dict(), function(result, c)
+--- `:Rawko resume [task]`: resumes the task named (on client `c`, when given), else one picked
+--- among those interrupted (or blocked).
+---@param args string[]
+---@param c? vim.lsp.Client
+function M.resume(args, c)
+  local function resume(id, description, on)
+    client.request('rawko/resumeTask', { taskId = id }, function(_, used)
+      -- Its state and breadcrumb come with its rawko/status.
+      local task = state.task(id, used.id)
+      task.description = task.description or description
+      follow(task, ('resumed %s'):format(id))
+    end, { client = on })
+  end
+  if args[1] then
+    local known = state.tasks[args[1]]
+    return resume(args[1], nil, c or (known and client.by_id(known.client_id)))
+  end
+  client.request('rawko/listTasks', vim.empty_dict(), function(result, used)
     local list = vim.tbl_filter(function(summary)
       return resumable[summary.state] == true
     end, type(result) == 'table' and result.tasks or {})
@@ -301,15 +327,9 @@ function M.tasks()
         return ('%s · %s · %s (%s)'):format(t.state, t.description, where, t.taskId)
       end,
     }, function(choice)
-      if not choice then
-        return
+      if choice then
+        resume(choice.taskId, choice.description, used)
       end
-      client.request('rawko/resumeTask', { taskId = choice.taskId }, function()
-        -- Its state and breadcrumb come with its rawko/status.
-        local task = state.task(choice.taskId, c.id)
-        task.description = task.description or choice.description
-        follow(task, ('resumed %s'):format(choice.taskId))
-      end, { client = c })
     end)
   end)
 end
@@ -372,11 +392,16 @@ local function workflow_keys()
   end, startable(answer and answer.result))
 end
 
-local function active_task_ids()
-  return vim.tbl_map(function(task)
-    return task.id
-  end, vim.tbl_filter(state.is_active, state.list()))
+--- The ids of the tasks for which `keep(task)` holds, the one changed last first.
+---@param keep fun(task: rawko.Task): boolean
+local function task_ids(keep)
+  return function()
+    return vim.tbl_map(function(task)
+      return task.id
+    end, vim.tbl_filter(keep, state.list()))
+  end
 end
+local active_task_ids = task_ids(state.is_active)
 
 --- The subcommands, in the order completion offers them, with what completes their argument.
 local subcommands = {
@@ -390,6 +415,12 @@ local subcommands = {
   { 'workflow', workflow_keys },
   { 'output' },
   { 'tasks' },
+  {
+    'resume',
+    task_ids(function(task)
+      return resumable[task.state] == true
+    end),
+  },
   { 'validate' },
 }
 M.names = vim.tbl_map(function(subcommand)

@@ -11,7 +11,7 @@ local M = {}
 ---@field settings table<string, any>
 ---@field task {workflow?: string, agent?: string, provider?: string, model?: string, script?: string}
 ---@field output {open_on_start: boolean, split: string, show_context: boolean}
----@field statusline {format?: fun(task: rawko.Task?, others: integer): string, notify_reasons: boolean}
+---@field statusline {format?: fun(task: rawko.Task?, others: integer): string, max_width: number, notify_reasons: boolean}
 ---@field approval {border: string|string[], max_input_lines: integer}
 
 ---@type rawko.Config
@@ -24,7 +24,7 @@ M.defaults = {
     split = 'botright 12split',
     show_context = false,
   },
-  statusline = { notify_reasons = true }, -- and `format`, none by default
+  statusline = { max_width = 0.5, notify_reasons = true }, -- and `format`, none by default
   approval = {
     border = 'rounded',
     max_input_lines = 20,
@@ -44,7 +44,7 @@ local schema = {
     script = '?string',
   },
   output = { open_on_start = 'boolean', split = 'string', show_context = 'boolean' },
-  statusline = { format = '?function', notify_reasons = 'boolean' },
+  statusline = { format = '?function', max_width = 'number', notify_reasons = 'boolean' },
   approval = { border = 'string|table', max_input_lines = 'number' },
 }
 
@@ -106,6 +106,10 @@ function M.check(config)
   if checked.approval.max_input_lines < 1 then
     table.insert(problems, 'rawko.approval.max_input_lines: expected a number of at least 1')
     checked.approval.max_input_lines = M.defaults.approval.max_input_lines
+  end
+  if checked.statusline.max_width <= 0 then
+    table.insert(problems, 'rawko.statusline.max_width: expected columns, or a fraction above 0')
+    checked.statusline.max_width = M.defaults.statusline.max_width
   end
   table.sort(problems)
   return checked, problems

@@ -29,8 +29,8 @@ local function take(task, text, from)
   end
 end
 
---- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else only
---- its description (a task this editor did not start, e.g. an external agent's).
+--- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else its
+--- phases and (for a task this editor did not start, e.g. an external agent's) its description.
 ---@param task rawko.Task
 ---@param whole? boolean
 local function fetch(task, whole)
@@ -44,8 +44,10 @@ local function fetch(task, whole)
       return
     end
     task.description = task.description or detail.description
+    task.phases = detail.phases
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
+      task.phase_index = nil -- the phases' own marks are the news
     end
     require('rawko').redraw()
   end)
@@ -73,6 +75,11 @@ M.status = task_notification(function(task, params)
   local before_text = task.text
   take(task, params.text or '', params)
   task.reason = params.reason
+  -- The current phase; once the workflow finished (no phaseIndex any more) every phase is done,
+  -- while a cancelled task keeps where it stopped.
+  if params.phaseIndex or task.state ~= 'cancelled' then
+    task.phase_index = params.phaseIndex or math.huge
+  end
   state.touch(task)
   if task.state ~= 'waiting_approval' then
     -- The approval ended (answered, timed out, or the task was cancelled).
@@ -101,8 +108,10 @@ M.status = task_notification(function(task, params)
       vim.log.levels.INFO
     )
   end
-  if not task.description and not task.learning then
-    task.learning = true
+  if task.fetched ~= (task.workflow or '') then
+    -- A task first seen, or one whose workflow changed: its phases (and description) once; the
+    -- phase marks then move with each status's phaseIndex.
+    task.fetched = task.workflow or ''
     fetch(task)
   end
   require('rawko').redraw()
@@ -133,11 +142,12 @@ M.task_finished = task_notification(function(task, params)
   require('rawko').redraw()
 end)
 
-local option_labels = {
-  allow_once = 'Allow once',
-  allow_always = 'Always allow',
-  reject_once = 'Deny',
-  reject_always = 'Always deny',
+--- The approval options: the words of the choice, and of the answer in the output buffer.
+local options = {
+  allow_once = { 'Allow once', 'Allowed once' },
+  allow_always = { 'Always allow', 'Always allowed' },
+  reject_once = { 'Deny', 'Denied by you' },
+  reject_always = { 'Always deny', 'Always denied' },
 }
 
 --- Pretty-prints a JSON value, keys sorted, two spaces per level.
@@ -187,7 +197,8 @@ function M.approval_lines(params)
   if task and task.description then
     field(lines, highlights, 'Task', task.description)
   end
-  field(lines, highlights, 'Reason', tostring(params.reason or ''))
+  -- `detail` is the reason written for people; `reason` (for the model) when rawko sends none.
+  field(lines, highlights, 'Reason', tostring(params.detail or params.reason or ''))
   if params.expiresAt then
     local at = os.date('%H:%M:%S', math.floor(params.expiresAt / 1000))
     local wait = params.timeoutSeconds and (' (%d s in all)'):format(params.timeoutSeconds) or ''
@@ -250,27 +261,37 @@ end
 
 --- `rawko/approveToolCall`: a tool call the phase does not allow waits for the user's answer.
 function M.approve_tool_call(_, params, ctx)
+  -- The refusals first: a vim.ui.select that preselects the first item never defaults to allowing.
   local items = {}
-  for _, option in ipairs(params.options or {}) do
-    table.insert(items, { label = option_labels[option] or option, value = option })
+  for _, allowing in ipairs({ false, true }) do
+    for _, option in ipairs(params.options or {}) do
+      if vim.startswith(option, 'allow') == allowing then
+        table.insert(items, { label = (options[option] or { option })[1], value = option })
+      end
+    end
   end
-  state.task(params.taskId, ctx.client_id)
+  local task = state.task(params.taskId, ctx.client_id)
   local lines, highlights = M.approval_lines(params)
   local tool = tostring(params.tool or 'the tool')
+  local why = params.detail or ('%s is blocked in phase %s'):format(tool, params.phase)
   return ask(
     {
       kind = 'approval',
       title = ('rawko: allow %s?'):format(tool),
       lines = lines,
       highlights = highlights,
-      question = ('rawko: %s is blocked in phase %s. Allow it?'):format(tool, params.phase),
+      question = ('rawko: %s — allow it?'):format(why),
       items = items,
       task_id = params.taskId,
     },
     params,
     ctx,
     function(answer)
-      return { outcome = answer or 'cancelled' }
+      answer = answer or 'cancelled'
+      local words = answer == 'cancelled' and 'Dismissed; not run'
+        or (options[answer] or { answer, answer })[2]
+      output.answered(task, vim.startswith(answer, 'allow'), words, params.summary or tool)
+      return { outcome = answer }
     end
   )
 end

@@ -13,11 +13,54 @@ local function escape(text)
   return (text:gsub('%%', '%%%%'))
 end
 
+--- `text` shortened from the left to at most `room` columns: by whole levels of the breadcrumb
+--- (`… > 🔍 Static Analysis [1/2]`), else by whole words (`… Analysis [1/2]`), never mid-word.
+---@param text string
+---@param room integer
+---@return string
+local function shorten(text, room)
+  local width = vim.api.nvim_strwidth
+  if width(text) <= room then
+    return text
+  end
+  for _, sep in ipairs({ ' > ', ' ' }) do
+    local from = 1
+    while true do
+      local _, last = text:find(sep, from, true)
+      if not last then
+        break
+      end
+      local rest = (sep == ' ' and '… ' or '… > ') .. text:sub(last + 1)
+      if width(rest) <= room then
+        return rest
+      end
+      from = last + 1
+    end
+  end
+  return '…'
+end
+
+--- How many columns the statusline text may take: `statusline.max_width` columns, or that
+--- fraction of the width of the statusline being drawn.
+---@param max number
+---@return integer
+local function room(max)
+  if max >= 1 then
+    return math.floor(max)
+  end
+  local win = vim.g.statusline_winid
+  win = win and vim.api.nvim_win_is_valid(win) and win or 0
+  local width = vim.o.laststatus == 3 and vim.o.columns or vim.api.nvim_win_get_width(win)
+  return math.floor(width * max)
+end
+
 --- The statusline text: the breadcrumb and state of the task being followed (the one started
 --- last from this Neovim while it runs, else the task that changed last), `+N` when other tasks
---- run too, and '' when there is no task. '%' is escaped, so the text fits both a plain
---- 'statusline' (`%{%v:lua.require'rawko'.statusline()%}`) and a lualine component
---- (`require('rawko').statusline`), which calls it with arguments that are ignored.
+--- run too, and '' when there is no task. When it is longer than `statusline.max_width`, the
+--- countdown takes its short form (`⏳ 3s`) and the breadcrumb is shortened from the left. '%' is
+--- escaped, so the text fits both a plain 'statusline' (`%{%v:lua.require'rawko'.statusline()%}`)
+--- and a lualine component (`require('rawko').statusline`), which calls it with arguments that
+--- are ignored.
 ---@return string
 function M.statusline()
   local state = require('rawko.state')
@@ -33,11 +76,15 @@ function M.statusline()
   if not task then
     return ''
   end
-  local text = state.describe(task)
-  if others > 0 then
-    text = ('%s (+%d)'):format(text, others)
+  local where, how, short = state.parts(task)
+  local more = others > 0 and (' (+%d)'):format(others) or ''
+  local max = room(ok and config.statusline.max_width or 0.5)
+  local width = vim.api.nvim_strwidth
+  if short and width(where .. how .. more) > max then
+    how = short
   end
-  return escape(text)
+  how = how .. more
+  return escape(shorten(where, max - width(how)) .. how)
 end
 
 --- Redraws the statuslines (plain or lualine) and fires `User RawkoStatus` with `data.text`, the

@@ -1,6 +1,7 @@
---- The output buffer: a scratch buffer (`rawko://output`) that streams what rawko's tasks do —
---- the agent's text, tool calls and results, reminders, hook output, completion — in the order
---- of each task's notifications. Windows that show its last line follow it as it grows.
+--- The output buffer: a scratch Markdown buffer (`rawko://output`) that streams what rawko's
+--- tasks do — the agent's text, tool calls and results, handoffs between agents, reminders, hook
+--- output, completion — in the order of each task's notifications. Windows that show its last
+--- line follow it as it grows.
 
 local M = {}
 
@@ -17,6 +18,7 @@ local kinds = {
   reminder = { prefix = '⏰ ', group = 'RawkoReminder' },
   hook_output = { prefix = '🪝 ', group = 'RawkoHook' },
   completion = { prefix = '', group = 'RawkoCompletion' },
+  handoff = { prefix = '', group = 'RawkoHandoff' }, -- a separator line: `── handoff: a → b ──`
   error = { prefix = '✗ ', group = 'RawkoError' },
 }
 
@@ -30,7 +32,13 @@ local groups = {
   RawkoReminder = 'WarningMsg',
   RawkoHook = 'Identifier',
   RawkoCompletion = 'DiagnosticOk',
+  RawkoHandoff = 'Title',
   RawkoError = 'DiagnosticError',
+  RawkoAllowed = 'DiagnosticOk',
+  RawkoDenied = 'DiagnosticWarn',
+  RawkoPhaseDone = 'Comment',
+  RawkoPhaseCurrent = 'Special',
+  RawkoPhaseTodo = 'NormalFloat',
   RawkoPromptNormal = 'NormalFloat',
   RawkoPromptBorder = 'FloatBorder',
   RawkoPromptLabel = 'Label',
@@ -54,7 +62,7 @@ function M.buffer()
   buf = vim.api.nvim_create_buf(false, true) -- scratch: nofile, hidden when abandoned, no swap
   vim.api.nvim_buf_set_name(buf, M.name)
   vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = 'rawko_output'
+  vim.bo[buf].filetype = 'markdown' -- the agent's text is Markdown
   last = { task = nil, streaming = false }
   return buf
 end
@@ -197,6 +205,17 @@ function M.finished(task)
   )
 end
 
+--- Notes the user's answer to an approval, in the words of the choice (`Denied by you`).
+---@param task rawko.Task
+---@param allowed boolean
+---@param words string
+---@param call string the call, in one line
+function M.answered(task, allowed, words, call)
+  header(task)
+  local line = ('  %s %s — %s'):format(allowed and '✓' or '✗', words, call)
+  append_lines({ line }, allowed and 'RawkoAllowed' or 'RawkoDenied')
+end
+
 --- Notes something that is not a notification (e.g. the answer to `:Rawko next`).
 ---@param task rawko.Task
 ---@param text string
@@ -225,6 +244,7 @@ function M.open(opts)
   vim.wo[win].wrap = true
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
+  vim.wo[win].conceallevel = 2 -- `**done**` shows as bold text where Markdown is highlighted
   vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(b), 0 })
   if not opts.enter and vim.api.nvim_win_is_valid(current) then
     vim.api.nvim_set_current_win(current)

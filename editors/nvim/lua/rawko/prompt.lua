@@ -51,9 +51,56 @@ function M.waiting()
   return #queue
 end
 
+--- Sizes floating window `win` to its wrapped lines (at most the editor's height less a margin)
+--- and centres it.
+---@param win integer
+function M.fit(win)
+  local width = vim.api.nvim_win_get_width(win)
+  local height = math.max(1, math.min(vim.api.nvim_win_text_height(win, {}).all, vim.o.lines - 8))
+  vim.api.nvim_win_set_config(win, {
+    relative = 'editor',
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 3),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    height = height,
+  })
+end
+
+--- Opens `buf` in a floating window in the middle of the editor, as wide as its widest line (at
+--- most 100 columns) and as high as its lines wrapped; returns the window.
+---@param buf integer
+---@param opts {title: string, footer?: string, enter: boolean, zindex?: integer, shift?: integer}
+---@return integer
+function M.float(buf, opts)
+  local width = vim.api.nvim_strwidth(opts.title) + 4
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    width = math.max(width, vim.api.nvim_strwidth(line))
+  end
+  width = math.max(20, math.min(width + 1, 100, vim.o.columns - 6))
+  local win = vim.api.nvim_open_win(buf, opts.enter, {
+    relative = 'editor',
+    row = 0,
+    col = 0,
+    width = width,
+    height = 1,
+    style = 'minimal',
+    border = require('rawko.config').get().approval.border,
+    title = ' ' .. opts.title .. ' ',
+    title_pos = 'center',
+    footer = opts.footer and ' ' .. opts.footer .. ' ',
+    footer_pos = opts.footer and 'center',
+    zindex = opts.zindex,
+  })
+  -- Long lines wrap at a word, indented (by `shift` more): nothing is cut off.
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].breakindent = true
+  vim.wo[win].breakindentopt = 'shift:' .. (opts.shift or 0)
+  M.fit(win)
+  return win
+end
+
 ---@param p rawko.Prompt
 local function open_window(p)
-  local config = require('rawko.config').get()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, p.lines)
@@ -63,25 +110,8 @@ local function open_window(p)
   for _, hl in ipairs(p.highlights or {}) do
     vim.hl.range(buf, ns, hl.group, { hl.line, hl.col }, { hl.line, hl.end_col })
   end
-  local width = math.max(
-    vim.api.nvim_strwidth(p.title) + 4,
-    unpack(vim.tbl_map(vim.api.nvim_strwidth, p.lines))
-  )
-  width = math.max(20, math.min(width + 1, vim.o.columns - 6))
-  local height = math.max(1, math.min(#p.lines, vim.o.lines - 8))
-  local win = vim.api.nvim_open_win(buf, false, {
-    relative = 'editor',
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 3),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    width = width,
-    height = height,
-    style = 'minimal',
-    border = config.approval.border,
-    title = ' ' .. p.title .. ' ',
-    title_pos = 'center',
-    zindex = 60,
-  })
-  vim.wo[win].wrap = true
+  -- Wrapped values go on under the value, after the 8 columns of the label.
+  local win = M.float(buf, { title = p.title, enter = false, zindex = 60, shift = 8 })
   vim.wo[win].winhighlight = 'NormalFloat:RawkoPromptNormal,FloatBorder:RawkoPromptBorder'
   p.win, p.buf = win, buf
 end

@@ -27,6 +27,10 @@ local M = {}
 ---@field summary? string once finished
 ---@field touched integer when the task last changed (vim.uv.hrtime(): higher is later)
 ---@field told_no_workflow? boolean an external session without a workflow was told about
+---@field phases? table[] its workflow's phases, flattened (`PhaseNode`s of rawko/getTask)
+---@field phase_index? number the current phase's `index` among them, from the last status
+--- (`math.huge` once the workflow finished; where it stopped once cancelled)
+---@field fetched? string the workflow (or '') that rawko/getTask was last asked about for it
 
 ---@type table<string, rawko.Task>
 M.tasks = {}
@@ -106,19 +110,31 @@ function M.list()
   return list
 end
 
---- The statusline text of `task`: rawko's status line; while the countdown runs, where the task
---- is and the countdown; for a task whose server stopped, where it was and that it stopped.
+--- Where `task` is and how it stands, for the statusline: `where` (the breadcrumb, else the
+--- description), then its state as rawko said it (` — waiting for approval`); while the countdown
+--- runs, the countdown's text and a short form (` ⏳ 3s`) for when room is short.
+---@param task rawko.Task
+---@return string where, string state, string? short
+function M.parts(task)
+  local where = task.breadcrumb_text ~= '' and task.breadcrumb_text or task.description or task.id
+  local countdown = task.state == 'countdown' and task.countdown
+  if countdown then
+    local short = countdown.secondsLeft and (' ⏳ %ds'):format(countdown.secondsLeft)
+    return where, ' ' .. countdown.text, short
+  elseif task.state == 'interrupted' then
+    return where, ' — interrupted'
+  elseif vim.startswith(task.text, where) then
+    return where, task.text:sub(#where + 1)
+  end
+  return task.text ~= '' and task.text or where, ''
+end
+
+--- The statusline text of `task`, whole: where it is and how it stands.
 ---@param task rawko.Task
 ---@return string
 function M.describe(task)
-  local where = task.breadcrumb_text ~= '' and task.breadcrumb_text or task.description or task.id
-  if task.state == 'countdown' and task.countdown then
-    return where .. ' ' .. task.countdown.text
-  end
-  if task.state == 'interrupted' then
-    return where .. ' — interrupted'
-  end
-  return task.text ~= '' and task.text or task.description or task.id
+  local where, how = M.parts(task)
+  return where .. how
 end
 
 --- Stops the gap timer of `stream`, if it runs.

@@ -1,0 +1,218 @@
+--- `:Rawko tasks`: rawko's tasks in a floating window, each with its workflow's phases as a tree
+--- (✓ done, ▶ current, ○ to do; nested workflows indented). The marks move with the tasks'
+--- statuses (their `phaseIndex`), never by asking again. <CR> on a phase opens the context prompt
+--- rawko injects in that phase (`rawko/phasePrompt`) in a read-only Markdown buffer; `r` resumes
+--- the task under the cursor; `q` closes.
+
+local M = {}
+
+local client = require('rawko.client')
+require('rawko.output') -- defines the highlight groups
+local prompt = require('rawko.prompt')
+local state = require('rawko.state')
+
+local ns = vim.api.nvim_create_namespace('rawko_tasks')
+
+local marks = { done = '✓', current = '▶', todo = '○' }
+local groups = { done = 'RawkoPhaseDone', current = 'RawkoPhaseCurrent', todo = 'RawkoPhaseTodo' }
+local finished = { complete = true, failed = true, cancelled = true }
+
+--- The open window: its buffer, the tasks rawko listed, the details fetched of those this
+--- Neovim does not follow, the client that listed them, and what each line shows.
+---@type {buf: integer, win: integer, listed: table[], details: table<string, table>, client: vim.lsp.Client, rows: table[]}?
+local view = nil
+
+--- The status of each of `phases` (a task's `PhaseNode`s) as `task` stands now: from its last
+--- `phaseIndex` (a cancelled task's phases from where it stopped on are to do), else as
+--- rawko/getTask gave them.
+---@param phases table[]
+---@param task {state: string, phase_index?: number}
+---@return string[]
+local function statuses_of(phases, task)
+  local at, stopped = task.phase_index, task.state == 'cancelled'
+  local statuses = {}
+  for i, node in ipairs(phases) do
+    -- The concrete phases a node stands for: itself, or those of its nested workflow.
+    local first, last = node.index, node.index
+    for j = i + 1, node.kind == 'scope' and #phases or 0 do
+      if phases[j].depth <= node.depth then
+        break
+      end
+      first, last = first or phases[j].index, phases[j].index or last
+    end
+    if not (at and first) then
+      statuses[i] = node.status or 'todo'
+    elseif at > last then
+      statuses[i] = 'done'
+    else
+      statuses[i] = at >= first and not stopped and 'current' or 'todo'
+    end
+  end
+  return statuses
+end
+
+--- The window's lines, highlights and rows (what each line stands for).
+---@return string[], table[], table[]
+local function render()
+  local lines, highlights, rows = {}, {}, {}
+  local function add(task_id, summary)
+    local live, detail = state.tasks[task_id], view.details[task_id] or {}
+    local known = live or summary or detail
+    local what = known.description or (summary or {}).description or ''
+    local how = known.state == 'waiting_approval' and 'waiting for approval' or known.state
+    table.insert(lines, ('%s — %s · %s'):format(what, how, task_id))
+    table.insert(highlights, { #lines - 1, 'RawkoHeader' })
+    table.insert(rows, { task = task_id })
+    local phases = live and live.phases or detail.phases or {}
+    local statuses = statuses_of(phases, live or { state = known.state })
+    for i, node in ipairs(phases) do
+      local name = (node.emoji and node.emoji ~= '' and node.emoji .. ' ' or '') .. node.name
+      local indent = string.rep('  ', node.depth + 1)
+      table.insert(lines, ('%s%s %s'):format(indent, marks[statuses[i]], name))
+      table.insert(highlights, { #lines - 1, groups[statuses[i]] })
+      local row = { task = task_id, index = node.index, name = node.name }
+      row.current = statuses[i] == 'current' and node.index ~= nil
+      table.insert(rows, row)
+    end
+  end
+  local listed = {}
+  for _, summary in ipairs(view.listed) do
+    listed[summary.taskId] = true
+  end
+  -- First the tasks this Neovim follows that rawko did not list (started since, or elsewhere).
+  for _, task in ipairs(state.list()) do
+    if not listed[task.id] then
+      add(task.id)
+    end
+  end
+  for _, summary in ipairs(view.listed) do
+    add(summary.taskId, summary)
+  end
+  return lines, highlights, rows
+end
+
+--- Redraws the window, the cursor staying on its line.
+local function redraw()
+  if not (view and vim.api.nvim_win_is_valid(view.win)) then
+    return
+  end
+  local lines, highlights, rows = render()
+  view.rows = rows
+  vim.bo[view.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(view.buf, 0, -1, false, lines)
+  vim.bo[view.buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(view.buf, ns, 0, -1)
+  for _, hl in ipairs(highlights) do
+    vim.hl.range(view.buf, ns, hl[2], { hl[1], 0 }, { hl[1], -1 })
+  end
+  prompt.fit(view.win)
+end
+
+--- The client of task `id`: the one that runs it, else the one that listed it.
+---@param id string
+---@return vim.lsp.Client?
+local function client_of(id)
+  local task = state.tasks[id]
+  return task and client.by_id(task.client_id) or view.client
+end
+
+--- Opens the context prompt of the phase under the cursor in a read-only Markdown buffer.
+local function open_phase()
+  local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
+  if not (row and row.index) then
+    return
+  end
+  local params = { taskId = row.task, index = row.index }
+  client.request('rawko/phasePrompt', params, function(result)
+    result = type(result) == 'table' and result or {}
+    local name = ('rawko://prompt/%s/%d'):format(row.task, row.index)
+    if vim.fn.bufexists(name) == 1 then
+      vim.api.nvim_buf_delete(vim.fn.bufnr(name), { force = true })
+    end
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+    vim.bo[buf].bufhidden = 'wipe'
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.prompt or '', '\n'))
+    vim.bo[buf].modifiable = false
+    vim.bo[buf].readonly = true
+    vim.bo[buf].filetype = 'markdown'
+    local title = result.breadcrumbText or result.name or row.name
+    local win = prompt.float(buf, { title = title, footer = 'q close', enter = true, zindex = 55 })
+    vim.wo[win].conceallevel = 2
+    vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })
+  end, { client = client_of(row.task) })
+end
+
+--- Resumes the task under the cursor.
+local function resume()
+  local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
+  if row then
+    require('rawko.commands').resume({ row.task }, client_of(row.task))
+  end
+end
+
+--- Opens the window (afresh, when it is open), listing the tasks of the current project's rawko.
+function M.open()
+  client.request('rawko/listTasks', vim.empty_dict(), function(result, c)
+    local listed = type(result) == 'table' and result.tasks or {}
+    if #listed == 0 and #state.list() == 0 then
+      vim.notify('rawko: no tasks yet; :Rawko start starts one', vim.log.levels.INFO)
+      return
+    end
+    if view and vim.api.nvim_win_is_valid(view.win) then
+      vim.api.nvim_win_close(view.win, true)
+    end
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = 'wipe'
+    vim.bo[buf].filetype = 'rawko_tasks'
+    view = { buf = buf, listed = listed, details = {}, client = c, rows = {} }
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, (render())) -- for the window's width
+    view.win = prompt.float(buf, {
+      title = 'rawko tasks',
+      footer = '<CR> phase prompt · r resume · q close',
+      enter = true,
+      zindex = 50,
+    })
+    vim.wo[view.win].cursorline = true
+    redraw()
+    for i, row in ipairs(view.rows) do
+      if row.current then -- on the first task's current phase, ready for <CR>
+        vim.api.nvim_win_set_cursor(view.win, { i, 0 })
+        break
+      end
+    end
+    for lhs, fn in pairs({ ['<CR>'] = open_phase, r = resume }) do
+      vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true })
+    end
+    vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })
+    -- The marks follow the statuses; a task that is not followed here is asked about once.
+    local group = vim.api.nvim_create_augroup('rawko_tasks', { clear = true })
+    vim.api.nvim_create_autocmd('User', {
+      group = group,
+      pattern = 'RawkoStatus',
+      callback = function()
+        redraw()
+      end,
+    })
+    vim.api.nvim_create_autocmd('BufWipeout', {
+      group = group,
+      buffer = buf,
+      callback = function()
+        vim.api.nvim_del_augroup_by_id(group)
+      end,
+    })
+    local shown = view
+    for _, summary in ipairs(listed) do
+      if not state.tasks[summary.taskId] and not finished[summary.state] then
+        c:request('rawko/getTask', { taskId = summary.taskId }, function(err, got)
+          if not err and type(got) == 'table' and shown == view then
+            view.details[summary.taskId] = got.task
+            redraw()
+          end
+        end)
+      end
+    end
+  end)
+end
+
+return M
