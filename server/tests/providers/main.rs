@@ -245,6 +245,6 @@ fn unknown_providers_list_the_known_ones() {
     let e = spec.build_with(&|_| None).map(|_| ()).unwrap_err();
     assert_eq!(
         e,
-        "unknown provider \"gemini\"; this build knows: scripted, anthropic, openai"
+        "unknown provider \"gemini\"; this build knows: scripted, anthropic, openai, acp"
     );
 }
