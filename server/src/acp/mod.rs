@@ -705,7 +705,11 @@ async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
         ..
     } = request;
     // The words for people (the gate's reason is written for the model).
-    let reason = if detail.trim().is_empty() { reason } else { detail };
+    let reason = if detail.trim().is_empty() {
+        reason
+    } else {
+        detail
+    };
     let params = RequestPermissionRequest::new(
         session.id.clone(),
         map::permission_tool_call(
