@@ -354,6 +354,12 @@ pub fn resolve_spec(
             spec.name
         ));
     }
+    if spec.name != "acp" && request.agent_command.is_some() {
+        return Err(format!(
+            "--agent-command is for the acp provider, not \"{}\": add --provider acp",
+            spec.name
+        ));
+    }
     if spec.name == "acp" {
         if let Some(line) = request.agent_command {
             let mut words = acp::split_command(line)?.into_iter();
@@ -479,6 +485,34 @@ mod resolve_tests {
             (s.name.as_str(), s.model.as_deref(), note),
             ("openai", Some("local"), None)
         );
+    }
+
+    #[test]
+    fn an_agent_command_names_the_acp_agent_and_nothing_else() {
+        let ws = std::path::Path::new("/ws");
+        let acp = ProviderRequest {
+            name: Some("acp"),
+            agent_command: Some("gemini --experimental-acp"),
+            ..Default::default()
+        };
+        let s = resolve_spec(&acp, &[], ws).unwrap();
+        assert_eq!(s.command.as_deref(), Some("gemini"));
+        assert_eq!(s.args, ["--experimental-acp"]);
+        assert_eq!(s.cwd.as_deref(), Some(ws));
+        let wrong = ProviderRequest {
+            name: Some("openai"),
+            agent_command: Some("gemini"),
+            ..Default::default()
+        };
+        assert_eq!(
+            resolve_spec(&wrong, &[], ws).unwrap_err(),
+            "--agent-command is for the acp provider, not \"openai\": add --provider acp"
+        );
+        let none = ProviderRequest {
+            name: Some("acp"),
+            ..Default::default()
+        };
+        assert_eq!(resolve_spec(&none, &[], ws).unwrap_err(), acp::NO_COMMAND);
     }
 
     #[test]

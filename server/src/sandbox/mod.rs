@@ -391,23 +391,43 @@ pub fn shell_command(
         sh.arg("-c").arg(command);
         return (sh, false);
     };
-    let confined = rules.is_some();
-    let Rules { read, write } = rules.unwrap_or_default();
-    let options = exec::Options {
-        landlock: confined,
-        read,
-        write,
+    let options = helper_options(
+        "sh".into(),
+        vec!["-c".into(), OsString::from(command)],
+        rules,
         grace,
         linger,
-        parent: i32::try_from(std::process::id()).ok(),
-        program: "sh".into(),
-        args: vec!["-c".into(), OsString::from(command)],
-    };
+        i32::try_from(std::process::id()).ok(),
+    );
     let mut cmd = Command::new(helper);
     cmd.arg0("rawko")
         .arg(exec::SUBCOMMAND)
         .args(options.to_args());
     (cmd, true)
+}
+
+/// The helper's options for running `program args` (confined by `rules` when given), watching
+/// `parent`.
+fn helper_options(
+    program: OsString,
+    args: Vec<OsString>,
+    rules: Option<Rules>,
+    grace: Duration,
+    linger: Duration,
+    parent: Option<i32>,
+) -> exec::Options {
+    let landlock = rules.is_some();
+    let Rules { read, write } = rules.unwrap_or_default();
+    exec::Options {
+        landlock,
+        read,
+        write,
+        grace,
+        linger,
+        parent,
+        program,
+        args,
+    }
 }
 
 /// The program and arguments that run `sh -c command` the way [`shell_command`] does, for a
@@ -444,18 +464,7 @@ pub fn shell_argv(
             } else {
                 helper
             };
-            let confined = rules.is_some();
-            let Rules { read, write } = rules.unwrap_or_default();
-            let options = exec::Options {
-                landlock: confined,
-                read,
-                write,
-                grace,
-                linger,
-                parent: None,
-                program,
-                args,
-            };
+            let options = helper_options(program, args, rules, grace, linger, None);
             args = std::iter::once(OsString::from(exec::SUBCOMMAND))
                 .chain(options.to_args())
                 .collect();

@@ -98,6 +98,33 @@ fn look(ctx: &ToolContext, given: &str, confined: &Confined) -> Result<bool, Str
     }
 }
 
+/// The text the client has for the file `confined` names (after rawko's [`look`] at it). A
+/// file that is not on disk is asked for too (the editor may hold an unsaved buffer of it).
+async fn read_confined(
+    client: &dyn ClientIo,
+    ctx: &ToolContext,
+    given: &str,
+    confined: &Confined,
+) -> Result<String, String> {
+    let exists = look(ctx, given, confined)?;
+    client
+        .read_text_file(confined.real.clone())
+        .await
+        .map_err(|e| {
+            if exists {
+                format!("cannot read \"{given}\": the editor answered: {e}")
+            } else {
+                format!("file \"{given}\" does not exist")
+            }
+        })
+}
+
+/// Whether `given` still leads where it did when it was confined (the client did its I/O by
+/// path meanwhile).
+fn still_inside(ctx: &ToolContext, given: &str, confined: &Confined) -> bool {
+    confine(ctx, given).is_ok_and(|c| c.real == confined.real)
+}
+
 /// Read through the client.
 pub(super) async fn read(
     client: &dyn ClientIo,
@@ -107,19 +134,9 @@ pub(super) async fn read(
     limit: Option<usize>,
 ) -> Result<String, String> {
     let confined = confine(ctx, given)?;
-    let exists = look(ctx, given, &confined)?;
-    let text = client
-        .read_text_file(confined.real.clone())
-        .await
-        .map_err(|e| {
-            if exists {
-                format!("cannot read \"{given}\": the editor answered: {e}")
-            } else {
-                format!("file \"{given}\" does not exist")
-            }
-        })?;
+    let text = read_confined(client, ctx, given, &confined).await?;
     // Checked again: what the editor read by path must still be the file inside.
-    if confine(ctx, given).map(|c| c.real) != Ok(confined.real) {
+    if !still_inside(ctx, given, &confined) {
         return Err(format!(
             "\"{given}\" changed where it leads while it was read; read it again"
         ));
@@ -181,19 +198,9 @@ pub(super) async fn edit(
     edits: &[Replacement],
 ) -> Result<String, String> {
     let confined = confine(ctx, given)?;
-    let exists = look(ctx, given, &confined)?;
-    let text = client
-        .read_text_file(confined.real.clone())
-        .await
-        .map_err(|e| {
-            if exists {
-                format!("cannot read \"{given}\": the editor answered: {e}")
-            } else {
-                format!("file \"{given}\" does not exist")
-            }
-        })?;
+    let text = read_confined(client, ctx, given, &confined).await?;
     let (text, total) = apply_edits(text, given, edits)?;
-    if confine(ctx, given).map(|c| c.real) != Ok(confined.real.clone()) {
+    if !still_inside(ctx, given, &confined) {
         return Err(format!(
             "\"{given}\" changed where it leads while it was edited; no edit was made"
         ));

@@ -64,7 +64,7 @@ pub(super) struct Running {
     pub prompt: Option<oneshot::Receiver<Result<PromptResponse, String>>>,
     pid: Option<i32>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
-    _mcp: mcp::Endpoint,
+    mcp: mcp::Endpoint,
     connection: tokio::task::JoinHandle<()>,
     _child: tokio::process::Child,
 }
@@ -181,7 +181,7 @@ pub(super) async fn start(
         prompt: None,
         pid,
         stderr,
-        _mcp: endpoint,
+        mcp: endpoint,
         connection,
         _child: child,
     };
@@ -214,8 +214,8 @@ pub(super) async fn start(
             command.cwd.to_string_lossy().into_owned(),
         ])
         .env(vec![
-            EnvVariable::new(mcp::URL_VAR, running_url(&running)),
-            EnvVariable::new(mcp::TOKEN_VAR, running._mcp.token.clone()),
+            EnvVariable::new(mcp::URL_VAR, running.mcp.url.clone()),
+            EnvVariable::new(mcp::TOKEN_VAR, running.mcp.token.clone()),
         ]);
     let servers = vec![McpServer::Stdio(mcp)];
     if let Some(id) = load.filter(|_| can_load) {
@@ -261,10 +261,6 @@ pub(super) async fn start(
         }
     }
     Ok((running, false))
-}
-
-fn running_url(running: &Running) -> String {
-    running._mcp.url.clone()
 }
 
 /// The client side of the connection: every message of the agent goes to `tx`, in order.
