@@ -131,6 +131,7 @@ pub const ALL_METHODS: &[MethodInfo] = &[
     MethodInfo::request::<to_server::Reset>(ClientToServer),
     MethodInfo::request::<to_server::ValidateWorkflows>(ClientToServer),
     MethodInfo::request::<to_server::SetWorkflow>(ClientToServer),
+    MethodInfo::request::<to_server::ServerStats>(ClientToServer),
     MethodInfo::request::<to_client::ApproveToolCall>(ServerToClient),
     MethodInfo::request::<to_client::TrustWorkspace>(ServerToClient),
     MethodInfo::notification::<to_client::Status>(ServerToClient),

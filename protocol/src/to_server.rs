@@ -582,6 +582,49 @@ pub struct ValidateWorkflowsResult {
     pub diagnostics: Vec<WorkflowDiagnostic>,
 }
 
+/// What the server holds right now: tasks, open files, memory and the log writer's work. For
+/// finding a leak, sizing a machine, and the benchmarks.
+#[derive(Debug)]
+pub enum ServerStats {}
+
+impl Request for ServerStats {
+    type Params = ServerStatsParams;
+    type Result = ServerStatsResult;
+    const METHOD: &'static str = "rawko/serverStats";
+}
+
+/// The params of `rawko/serverStats`: none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatsParams {}
+
+/// The result of `rawko/serverStats`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatsResult {
+    /// Tasks the server holds in memory: those whose actor has not ended (an ended task is read
+    /// from the store).
+    pub tasks_in_memory: u64,
+    /// External agents' sessions the server knows (one entry per session).
+    pub external_sessions: u64,
+    /// Requests to the client still waiting for an answer (approvals, trust).
+    pub pending_client_requests: u64,
+    /// Tasks alive in the server's async runtime (each running task is one, plus the server's
+    /// own).
+    pub runtime_tasks: u64,
+    /// File descriptors the process has open (Linux; 0 elsewhere).
+    pub open_files: u64,
+    /// Task logs the log writer holds open.
+    pub open_logs: u64,
+    /// Batches the log writer has written, records in them, and syncs it made.
+    pub log_batches: u64,
+    pub log_records: u64,
+    pub log_syncs: u64,
+    /// The resident memory of the process, now and at its peak, in bytes (Linux; 0 elsewhere).
+    pub rss_bytes: u64,
+    pub peak_rss_bytes: u64,
+}
+
 /// How bad a [`WorkflowDiagnostic`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -696,6 +739,7 @@ mod tests {
     #[test]
     fn validate_workflows() {
         check_request::<ValidateWorkflows>();
+        check_request::<ServerStats>();
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod machine;
 pub mod provider;
 pub mod sandbox;
 pub mod secrets;
+pub mod stats;
 pub mod store;
 pub mod tools;
 pub mod workflow;

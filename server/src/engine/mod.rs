@@ -234,14 +234,19 @@ pub enum TaskCommand {
 }
 
 /// One line of a task's history, for `getTask`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct HistoryItem {
     pub at: i64,
     pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_after: Option<String>,
     /// The machine guard that decided, for machine transitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
@@ -305,6 +310,11 @@ impl TaskHandle {
             snapshot: Arc::new(Mutex::new(snapshot)),
             workflows: None,
         }
+    }
+
+    /// Whether the task's actor has ended (it takes no more commands).
+    pub fn is_ended(&self) -> bool {
+        self.commands.is_closed()
     }
 
     pub fn state(&self) -> TaskState {
@@ -374,6 +384,16 @@ pub fn new_task_id() -> String {
 /// Starts a task's actor on the current tokio runtime. The events come out of the receiver in
 /// the order they happened; the channel closes after `Finished`.
 pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>) {
+    spawn_then(spec, || {})
+}
+
+/// [`spawn`], calling `ended` once the task has ended and everything it logged and announced is
+/// durable and sent (the task service forgets the task then: from that moment it reads the
+/// store).
+pub fn spawn_then(
+    spec: TaskSpec,
+    ended: impl FnOnce() + Send + 'static,
+) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>) {
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let now = now_millis();
@@ -401,6 +421,7 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
         snapshot: snapshot.clone(),
         workflows: Some(spec.workflows.clone()),
     };
+    let persisted = spec.store.is_some() || spec.resume.is_some();
     let guard = PanicGuard {
         id: spec.id.clone(),
         store: spec.store.clone(),
@@ -411,9 +432,14 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
     tokio::spawn(async move {
         use futures::FutureExt;
         let run = std::panic::AssertUnwindSafe(actor::run(spec, snapshot, event_tx, command_rx));
-        if let Err(panic) = run.catch_unwind().await {
-            guard.failed(&panic_message(panic.as_ref()));
+        match run.catch_unwind().await {
+            Err(panic) => guard.failed(&panic_message(panic.as_ref())),
+            Ok(()) => drop(guard),
         }
+        if persisted {
+            crate::store::journal().flush().await;
+        }
+        ended();
     });
     (handle, event_rx)
 }
@@ -446,6 +472,8 @@ impl PanicGuard {
                 if let Err(e) = files.append(now_millis(), &finished) {
                     tracing::error!(task = %self.id, "cannot record the failure: {e}");
                 }
+                // Durable before it is announced below.
+                files.flush_blocking();
                 // The snapshot still says running: the log is read instead.
                 let _ = std::fs::remove_file(dir.join("snapshot.json"));
             }

@@ -49,6 +49,23 @@ pub struct SnapshotFile {
     pub phases_done: usize,
 }
 
+/// `history.json`: a finished task's whole history as it ran (status changes and notes the log
+/// does not hold), written with its last snapshot; the server then forgets the task, and
+/// `getTask` shows this history while the log still ends the same way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryFile {
+    pub v: u32,
+    /// The state the task ended in.
+    #[serde(with = "state_name")]
+    pub state: TaskState,
+    pub history: Vec<HistoryItem>,
+}
+
+impl HistoryFile {
+    pub const NAME: &'static str = "history.json";
+}
+
 impl SnapshotFile {
     /// The file for a running task's snapshot, written at `now`.
     pub fn of(snap: TaskSnapshot, machine_state: &str, breadcrumb_text: &str, now: i64) -> Self {
@@ -137,11 +154,39 @@ mod state_name {
     }
 }
 
-/// A stored task's summary from its snapshot (or, without one, from its log's first record).
+/// A stored task's summary from its snapshot (or, without one, from its log). A snapshot that
+/// says the task had not finished is checked against the log's last record: rawko may have
+/// stopped after the log said "finished" and before the snapshot did.
 pub fn snapshot(dir: &Path) -> Option<TaskSnapshot> {
-    SnapshotFile::read(dir)
-        .map(SnapshotFile::into_task_snapshot)
-        .or_else(|| detail(dir))
+    match SnapshotFile::read(dir) {
+        Some(file) if file.state.is_finished() || !log_ends_finished(dir) => {
+            Some(file.into_task_snapshot())
+        }
+        _ => detail(dir),
+    }
+}
+
+/// Whether the last record of a task's log is its end (read from the log's tail).
+fn log_ends_finished(dir: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(dir.join("events.jsonl")) else {
+        return false;
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(16 * 1024);
+    let mut tail = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_err() || file.read_to_end(&mut tail).is_err() {
+        return false;
+    }
+    let complete = match tail.iter().rposition(|b| *b == b'\n') {
+        Some(end) => &tail[..end],
+        None => return false,
+    };
+    let last = complete
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(complete, |i| &complete[i + 1..]);
+    serde_json::from_slice::<Value>(last).is_ok_and(|r| r["event"]["type"] == "finished")
 }
 
 /// A stored task in full, its history read from its log.
@@ -233,6 +278,15 @@ pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
     if let Some(file) = SnapshotFile::read(dir) {
         snap.progress = file.progress();
         snap.breadcrumb_text = file.breadcrumb_text;
+    }
+    // The history the task kept as it ran, when it is of this same end.
+    if let Some(file) = std::fs::read(dir.join(HistoryFile::NAME))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<HistoryFile>(&b).ok())
+    {
+        if file.v == crate::store::FORMAT_VERSION && file.state == snap.state {
+            snap.history = file.history;
+        }
     }
     Some(snap)
 }

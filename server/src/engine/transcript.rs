@@ -21,7 +21,6 @@ pub const FILE_NAME: &str = "transcript.jsonl";
 
 pub struct Transcript {
     path: PathBuf,
-    file: Option<File>,
     session_id: String,
     cwd: String,
     /// Lines written so far (the next line's number), also those of an earlier run.
@@ -47,7 +46,6 @@ impl Transcript {
         }
         Self {
             path,
-            file: None,
             session_id: session_id.to_owned(),
             cwd: cwd.display().to_string(),
             lines,
@@ -113,28 +111,23 @@ impl Transcript {
         }
     }
 
+    /// Appends a line, opening the file for it (a waiting task holds no file open).
     fn write(&mut self, line: &Value) -> bool {
-        if self.file.is_none() && !self.failed {
-            match OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)
-            {
-                Ok(f) => self.file = Some(f),
-                Err(e) => {
-                    self.failed = true;
-                    tracing::warn!("cannot write the transcript {}: {e}", self.path.display());
-                }
-            }
-        }
-        let Some(file) = &mut self.file else {
+        if self.failed {
             return false;
-        };
+        }
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
-        match file.write_all(&bytes) {
+        let written = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .and_then(|mut file| file.write_all(&bytes));
+        match written {
             Ok(()) => true,
             Err(e) => {
+                // Said once; the task goes on without a transcript.
+                self.failed = true;
                 tracing::warn!("cannot write the transcript {}: {e}", self.path.display());
                 false
             }

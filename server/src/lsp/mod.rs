@@ -117,6 +117,7 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         .custom_method(Retry::METHOD, Backend::retry)
         .custom_method(Reset::METHOD, Backend::reset)
         .custom_method(SetWorkflow::METHOD, Backend::set_workflow)
+        .custom_method(ServerStats::METHOD, Backend::server_stats)
         .finish();
         use tokio::signal::unix::{signal, SignalKind};
         if let Some(shared) = shared_slot.get() {

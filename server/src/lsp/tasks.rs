@@ -78,11 +78,34 @@ impl Backend {
         Ok(SendMessageResult {})
     }
 
+    pub(super) async fn server_stats(&self, _: ServerStatsParams) -> Result<ServerStatsResult> {
+        let tasks = self.tasks().counts();
+        let journal = crate::store::journal().stats();
+        let process = crate::stats::process();
+        let load = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+        Ok(ServerStatsResult {
+            tasks_in_memory: tasks.in_memory as u64,
+            external_sessions: tasks.external_sessions as u64,
+            pending_client_requests: self.outgoing.pending_count() as u64,
+            runtime_tasks: tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks() as u64,
+            open_files: process.open_files,
+            open_logs: load(&journal.open_logs),
+            log_batches: load(&journal.batches),
+            log_records: load(&journal.records),
+            log_syncs: load(&journal.syncs),
+            rss_bytes: process.rss_bytes,
+            peak_rss_bytes: process.peak_rss_bytes,
+        })
+    }
+
     pub(super) async fn list_tasks(&self, _: ListTasksParams) -> Result<ListTasksResult> {
         Ok(ListTasksResult {
             tasks: self
                 .tasks()
-                .list()
+                .list_read()
+                .await
                 .iter()
                 .map(to_proto::task_summary)
                 .collect(),

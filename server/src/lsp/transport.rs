@@ -51,6 +51,11 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
 }
 
 impl Outgoing {
+    /// rawko's requests to the client still waiting for an answer.
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
     fn send(&self, message: &Value) {
         match serde_json::to_vec(message) {
             Ok(body) => {

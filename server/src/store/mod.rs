@@ -9,9 +9,14 @@ use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub mod journal;
+
+pub use journal::{journal, LogTarget};
 
 /// The format version of log records and snapshots.
 pub const FORMAT_VERSION: u32 = 1;
@@ -60,15 +65,21 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
     }
 }
 
-/// The files of one task.
+/// The files of one task. Appends and snapshots go through the process's [`journal`]: an
+/// append returns at once, and what the task announces after it goes out once it is durable
+/// ([`TaskFiles::then`]).
 #[derive(Debug)]
 pub struct TaskFiles {
     dir: PathBuf,
-    log: Option<File>,
+    log: Arc<LogTarget>,
     next_seq: u64,
-    /// fsync each append and snapshot (the default). Without it a record still survives a crash
-    /// of rawko (it is in the page cache), only not one of the machine.
-    durable: bool,
+}
+
+impl Drop for TaskFiles {
+    fn drop(&mut self) {
+        // The file closes after the lines queued before.
+        journal().close(&self.log);
+    }
 }
 
 /// Task ids rawko makes are `task-…` and `ext-…`: letters, digits, `-`, `_` and `.`.
@@ -107,18 +118,24 @@ impl TaskFiles {
     pub fn create(state_dir: &Path, id: &str) -> Result<TaskFiles, StoreError> {
         let dir = Self::dir_of(state_dir, id);
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        let mut files = TaskFiles {
+        let path = dir.join("events.jsonl");
+        // Created now, so a task is listed from its first moment.
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        Ok(TaskFiles {
+            log: journal().target(path),
             dir,
-            log: None,
             next_seq: 1,
-            durable: true,
-        };
-        files.open_log()?;
-        Ok(files)
+        })
     }
 
     /// Opens an existing task for appending after reading its log; a torn last line is cut off.
     pub fn open(dir: &Path) -> Result<(TaskFiles, LogContents), StoreError> {
+        // Lines this process still has queued for the log are written first.
+        journal().flush_blocking();
         let contents = read_log(&dir.join("events.jsonl"))?;
         let path = dir.join("events.jsonl");
         if contents.torn_tail {
@@ -132,34 +149,29 @@ impl TaskFiles {
             file.set_len(keep as u64).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
         }
-        let mut files = TaskFiles {
+        let files = TaskFiles {
             dir: dir.to_owned(),
-            log: None,
+            log: journal().target(path),
             next_seq: contents.records.last().map_or(1, |r| r.seq + 1),
-            durable: true,
         };
-        files.open_log()?;
         Ok((files, contents))
-    }
-
-    fn open_log(&mut self) -> Result<(), StoreError> {
-        let path = self.dir.join("events.jsonl");
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
-        self.log = Some(file);
-        Ok(())
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// Appends an event and waits until it is on disk. Returns its `seq`.
+    /// Queues an event for the log and returns its `seq` at once. It is durable before anything
+    /// queued after it with [`TaskFiles::then`] runs. An error of an earlier append (the log
+    /// could not be written or synced) is returned here; after it nothing more is written.
     pub fn append(&mut self, at: i64, event: &Value) -> Result<u64, StoreError> {
-        let path = self.dir.join("events.jsonl");
+        let path = self.log.path();
+        if let Some(message) = self.log.error() {
+            return Err(StoreError::Io {
+                path: path.to_owned(),
+                source: io::Error::other(message),
+            });
+        }
         let record = LogRecord {
             v: FORMAT_VERSION,
             seq: self.next_seq,
@@ -167,39 +179,70 @@ impl TaskFiles {
             event: event.clone(),
         };
         let mut line = serde_json::to_vec(&record).map_err(|e| StoreError::Io {
-            path: path.clone(),
+            path: path.to_owned(),
             source: io::Error::other(e),
         })?;
         line.push(b'\n');
-        let file = match &mut self.log {
-            Some(f) => f,
-            None => {
-                self.open_log()?;
-                self.log.as_mut().ok_or_else(|| StoreError::Io {
-                    path: path.clone(),
-                    source: io::Error::other("log not open"),
-                })?
-            }
-        };
-        file.write_all(&line).map_err(io_err(&path))?;
-        if self.durable {
-            file.sync_data().map_err(io_err(&path))?;
-        }
+        journal().append(&self.log, line);
         self.next_seq += 1;
         Ok(record.seq)
     }
 
-    /// Whether appends are fsync'd; see [`TaskFiles`]'s `durable`.
-    pub fn set_durable(&mut self, durable: bool) {
-        self.durable = durable;
+    /// The first error writing the log, if there was one.
+    pub fn error(&self) -> Option<String> {
+        self.log.error()
     }
 
-    /// Writes the snapshot by writing a temporary file, syncing it and renaming it over the old one.
+    /// Runs `f` (an announcement) once every event appended before is durable.
+    pub fn then(&self, f: impl FnOnce() + Send + 'static) {
+        journal().then(f);
+    }
+
+    /// Waits until every event appended so far is durable.
+    pub async fn flush(&self) {
+        journal().flush().await;
+    }
+
+    /// [`TaskFiles::flush`], blocking the thread.
+    pub fn flush_blocking(&self) {
+        journal().flush_blocking();
+    }
+
+    /// Whether appends are synced (the default). Without it a record still survives a crash of
+    /// rawko once written (it is in the page cache), only not one of the machine.
+    pub fn set_durable(&mut self, durable: bool) {
+        self.log.set_durable(durable);
+    }
+
+    /// Queues the snapshot, written (temporary file, rename) once the events appended before it
+    /// are durable. It is a cache: not synced, and rebuilt from the log when unreadable.
     pub fn write_snapshot<T: serde::Serialize + ?Sized>(
         &self,
         snapshot: &T,
     ) -> Result<(), StoreError> {
-        write_atomic(&self.dir.join("snapshot.json"), snapshot)
+        let path = self.dir.join("snapshot.json");
+        let body = serde_json::to_vec(snapshot).map_err(|e| StoreError::Io {
+            path: path.clone(),
+            source: io::Error::other(e),
+        })?;
+        journal().snapshot(path, body);
+        Ok(())
+    }
+
+    /// Queues another JSON file of the task (`name` in its directory), written like the
+    /// snapshot.
+    pub fn write_json<T: serde::Serialize + ?Sized>(
+        &self,
+        name: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let path = self.dir.join(name);
+        let body = serde_json::to_vec(value).map_err(|e| StoreError::Io {
+            path: path.clone(),
+            source: io::Error::other(e),
+        })?;
+        journal().snapshot(path, body);
+        Ok(())
     }
 }
 
@@ -312,11 +355,13 @@ mod tests {
         let mut files = TaskFiles::create(dir.path(), "t1").unwrap();
         assert_eq!(files.append(1, &json!({"type": "a"})).unwrap(), 1);
         assert_eq!(files.append(2, &json!({"type": "b"})).unwrap(), 2);
+        drop(files);
         let task_dir = TaskFiles::dir_of(dir.path(), "t1");
         let (mut again, contents) = TaskFiles::open(&task_dir).unwrap();
         assert_eq!(contents.records.len(), 2);
         assert!(!contents.torn_tail);
         assert_eq!(again.append(3, &json!({"type": "c"})).unwrap(), 3);
+        again.flush_blocking();
         assert_eq!(
             read_log(&task_dir.join("events.jsonl"))
                 .unwrap()
@@ -332,6 +377,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut files = TaskFiles::create(dir.path(), "t").unwrap();
         files.append(1, &json!({"type": "a"})).unwrap();
+        files.flush_blocking();
         let log = files.dir().join("events.jsonl");
         let mut f = OpenOptions::new().append(true).open(&log).unwrap();
         f.write_all(b"{\"v\":1,\"seq\":2,\"at\":2,\"ev").unwrap();
@@ -340,6 +386,7 @@ mod tests {
         assert!(contents.torn_tail);
         assert_eq!(contents.records.len(), 1);
         assert_eq!(files.append(3, &json!({"type": "b"})).unwrap(), 2);
+        files.flush_blocking();
         let again = read_log(&log).unwrap();
         assert_eq!(again.records.len(), 2);
         assert!(!again.torn_tail);
@@ -372,9 +419,11 @@ mod tests {
         let files = TaskFiles::create(dir.path(), "t").unwrap();
         files.write_snapshot(&json!({"v": 1, "n": 1})).unwrap();
         files.write_snapshot(&json!({"v": 1, "n": 2})).unwrap();
+        files.flush_blocking();
         assert_eq!(read_snapshot::<Value>(files.dir()).unwrap()["n"], 2);
         assert!(!files.dir().join("snapshot.json.tmp").exists());
         fs::write(files.dir().join("snapshot.json"), "{\"v\": 9}").unwrap();
+        files.flush_blocking();
         assert!(read_snapshot::<Value>(files.dir()).is_none());
     }
 

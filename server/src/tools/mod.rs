@@ -101,10 +101,10 @@ impl ToolContext {
                 format!("workspace {} is not a directory", workspace.display()),
             ));
         }
-        let root = cap_std::fs::Dir::open_ambient_dir(&workspace, cap_std::ambient_authority())?;
+        let root = shared_root(&workspace)?;
         Ok(ToolContext {
             workspace,
-            root: Arc::new(root),
+            root,
             bash_timeout: Duration::from_secs(120),
             output_cap: 64 * 1024,
             env_remove: crate::secrets::PROVIDER_KEY_VARS
@@ -121,6 +121,36 @@ impl ToolContext {
             client: None,
         })
     }
+}
+
+/// The handle of `workspace` (canonical), shared by every task of the process that uses it while
+/// one does: ten thousand tasks of one workspace hold one directory handle, not ten thousand. A
+/// handle whose directory is no longer the one at the path (the workspace was replaced) is not
+/// reused.
+fn shared_root(workspace: &Path) -> std::io::Result<Arc<cap_std::fs::Dir>> {
+    use std::collections::HashMap;
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::{Mutex, OnceLock, Weak};
+    static ROOTS: OnceLock<Mutex<HashMap<PathBuf, Weak<cap_std::fs::Dir>>>> = OnceLock::new();
+    let roots = ROOTS.get_or_init(Default::default);
+    let at_path = std::fs::metadata(workspace)?;
+    let same = |dir: &cap_std::fs::Dir| {
+        dir.dir_metadata()
+            .is_ok_and(|m| cap_fs_ext::MetadataExt::dev(&m) == at_path.dev() && cap_fs_ext::MetadataExt::ino(&m) == at_path.ino())
+    };
+    let mut roots = roots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(dir) = roots.get(workspace).and_then(Weak::upgrade) {
+        if same(&dir) {
+            return Ok(dir);
+        }
+    }
+    let dir = Arc::new(cap_std::fs::Dir::open_ambient_dir(
+        workspace,
+        cap_std::ambient_authority(),
+    )?);
+    roots.retain(|_, d| d.strong_count() > 0);
+    roots.insert(workspace.to_owned(), Arc::downgrade(&dir));
+    Ok(dir)
 }
 
 /// What a tool call gives back to the model.

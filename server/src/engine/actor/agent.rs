@@ -117,6 +117,9 @@ impl Control {
             if let Some(context) = context.as_ref().filter(|_| self.external.is_none()) {
                 self.output(OutputKind::ContextInjected, context.clone());
             }
+            // The turn's text streams straight to the face: what was announced before it goes
+            // out first (and an external agent's answer waits for what led to it).
+            self.durable().await;
             let events = self.channels.events.clone();
             let secrets = self.secrets.clone();
             // Each delta is redacted on its own (a key split across two deltas is not caught
@@ -326,6 +329,8 @@ impl Control {
                 crate::external::ToolDecision::Pass
             };
             self.approvals.approved = false;
+            // The agent acts on the answer at once: what led to it is written first.
+            self.durable().await;
             bridge.decide(&call.id, decision);
         }
         if pre.blocked.is_none() && pre.halt.is_none() && self.external.is_none() {

@@ -43,6 +43,7 @@ impl Control {
                 Decision::LetExternalStop => {
                     // No workflow picked yet: the external agent may stop; its session goes on.
                     if let Some(bridge) = &self.external {
+                        self.durable().await;
                         bridge.answer_stop(crate::external::StopAnswer::Allow);
                     }
                     return Ok(Ok(ArbiterDecision::Continue {
@@ -155,6 +156,7 @@ impl Control {
         why: String,
     ) -> Result<Result<ArbiterDecision, MachineError>, machine::Event> {
         if let Some(bridge) = &self.external {
+            self.durable().await;
             bridge.answer_stop(crate::external::StopAnswer::Allow);
         }
         self.record("reminder_limit", None, None, Some(why.clone()));

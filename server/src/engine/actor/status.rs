@@ -50,7 +50,26 @@ impl Control {
             }
         }
         // The face may have gone (the editor closed); the task still runs to its end.
-        let _ = self.channels.events.send(event);
+        match &self.persist.files {
+            // Told once every event logged before it is durable (invariant 6).
+            Some(files) => {
+                let events = self.channels.events.clone();
+                files.then(move || {
+                    let _ = events.send(event);
+                });
+            }
+            None => {
+                let _ = self.channels.events.send(event);
+            }
+        }
+    }
+
+    /// Waits until every event logged so far is durable: before rawko answers an external agent,
+    /// which acts on the answer at once.
+    pub(super) async fn durable(&self) {
+        if let Some(files) = &self.persist.files {
+            files.flush().await;
+        }
     }
 
     /// Appends an event to the task's log (on disk before anything is announced).
@@ -69,7 +88,14 @@ impl Control {
             }
         };
         let now = now_millis();
-        if let Err(e) = files.append(now, &value) {
+        if let Err(e) = files
+            .append(now, &value)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                // An earlier line that could not be written or synced is reported once it is known.
+                files.error().map_or(Ok(()), Err)
+            })
+        {
             tracing::error!("task {}: cannot write its log: {e}", self.id);
             if self.persist.log_error.is_none() {
                 self.persist.log_error = Some(format!("cannot write the task log: {e}"));
@@ -247,6 +273,18 @@ impl Control {
             Ok(s) => s.clone(),
             Err(_) => return,
         };
+        if snap.state.is_finished() {
+            // The whole history goes to the store: the server forgets the task once it ended.
+            let history = crate::engine::stored::HistoryFile {
+                v: crate::store::FORMAT_VERSION,
+                state: snap.state,
+                history: snap.history.clone(),
+            };
+            let name = crate::engine::stored::HistoryFile::NAME;
+            if let Err(e) = files.write_json(name, &history) {
+                tracing::warn!("task {}: cannot write its history: {e}", self.id);
+            }
+        }
         let file = crate::engine::stored::SnapshotFile::of(
             snap,
             self.orch.machine.state.name(),

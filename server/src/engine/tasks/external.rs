@@ -151,30 +151,41 @@ impl Tasks {
         };
         let hooks = Arc::new(self.hooks_now());
         let secrets = crate::secrets::Secrets::new(&settings, |k| std::env::var(k).ok());
-        let (handle, events) = engine::spawn(engine::TaskSpec {
-            id: id.clone(),
-            description,
-            workflow,
-            workflows: Arc::new(set),
-            agents: Arc::new(crate::agents::AgentSet::default()),
-            provider: Box::new(provider),
-            provider_spec: ProviderSpec {
-                name: "external".to_owned(),
-                model: Some(format!("claude-code:{session_id}")),
-                ..Default::default()
+        let running = Arc::downgrade(&self.running);
+        let forget = self.store.is_some();
+        let ended_id = id.clone();
+        let ended = move || {
+            if let Some(running) = running.upgrade().filter(|_| forget) {
+                running.remove_if(&ended_id, |_, h| h.is_ended());
+            }
+        };
+        let (handle, events) = engine::spawn_then(
+            engine::TaskSpec {
+                id: id.clone(),
+                description,
+                workflow,
+                workflows: Arc::new(set),
+                agents: Arc::new(crate::agents::AgentSet::default()),
+                provider: Box::new(provider),
+                provider_spec: ProviderSpec {
+                    name: "external".to_owned(),
+                    model: Some(format!("claude-code:{session_id}")),
+                    ..Default::default()
+                },
+                arbiter: ArbiterSetup::Deterministic,
+                start_agent: None,
+                workspace: place.workspace.clone(),
+                settings,
+                store: self.store.clone(),
+                resume,
+                then: None,
+                hooks,
+                session: self.session(),
+                external: Some(bridge.clone()),
+                client_io: None,
             },
-            arbiter: ArbiterSetup::Deterministic,
-            start_agent: None,
-            workspace: place.workspace.clone(),
-            settings,
-            store: self.store.clone(),
-            resume,
-            then: None,
-            hooks,
-            session: self.session(),
-            external: Some(bridge.clone()),
-            client_io: None,
-        });
+            ended,
+        );
         self.running.insert(id.clone(), handle.clone());
         (self.sink)(id.clone(), merge(events, extra, secrets));
         // Wait (briefly) until the task has announced itself, so its context is ready.
@@ -256,7 +267,12 @@ impl Tasks {
                 })?
             }
         };
+        // A task that ended was forgotten: its stored state answers (it takes no commands).
         self.handle(&id)
+            .or_else(|| {
+                stored::snapshot(&TaskFiles::dir_of(self.store.as_ref()?, &id))
+                    .map(TaskHandle::stored)
+            })
             .ok_or_else(|| TaskError::UnknownTask("the task is gone".to_owned()))
     }
 

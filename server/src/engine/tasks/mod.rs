@@ -29,7 +29,7 @@ use dashmap::DashMap;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{
-    arbiter, load_replay, new_task_id, spawn, stored, ArbiterSetup, TaskCommand, TaskEvent,
+    arbiter, load_replay, new_task_id, spawn_then, stored, ArbiterSetup, TaskCommand, TaskEvent,
     TaskHandle, TaskSnapshot, TaskSpec, TaskState,
 };
 use crate::agents::AgentSet;
@@ -58,7 +58,9 @@ pub struct Tasks {
     /// Where tasks are persisted; `None` keeps them in memory only.
     store: Option<PathBuf>,
     place: RwLock<Arc<Place>>,
-    running: DashMap<String, TaskHandle>,
+    /// The tasks running in this process. A task is forgotten once it has ended (and its files
+    /// are written): from then on it is read from the store.
+    running: Arc<DashMap<String, TaskHandle>>,
     /// This process's session (`$XDG_STATE_HOME/rawko/sessions/`).
     session: OnceLock<Arc<SessionRecorder>>,
     /// The command a session is recorded for when the first task starts (see
@@ -82,7 +84,7 @@ impl Tasks {
         Arc::new(Tasks {
             store,
             place: RwLock::new(Arc::new(place)),
-            running: DashMap::new(),
+            running: Arc::new(DashMap::new()),
             session: OnceLock::new(),
             session_command: OnceLock::new(),
             trust: watch::Sender::new(Some(false)),
@@ -248,7 +250,15 @@ impl Tasks {
     fn spawn(&self, spec: TaskSpec) -> Started {
         let id = spec.id.clone();
         let description = spec.description.clone();
-        let (handle, events) = spawn(spec);
+        // A task kept in memory only (no state directory) stays listed for the process's life.
+        let running = Arc::downgrade(&self.running);
+        let forget = self.store.is_some();
+        let ended_id = id.clone();
+        let (handle, events) = spawn_then(spec, move || {
+            if let Some(running) = running.upgrade().filter(|_| forget) {
+                running.remove_if(&ended_id, |_, h| h.is_ended());
+            }
+        });
         self.running.insert(id.clone(), handle.clone());
         (self.sink)(id.clone(), events);
         Started {
@@ -607,7 +617,17 @@ impl Tasks {
 
     /// Sends a command to a task that is still running.
     fn command(&self, id: &str, command: TaskCommand) -> Result<(), TaskError> {
-        let handle = self.handle(id).ok_or_else(|| TaskError::unknown_task(id))?;
+        let Some(handle) = self.handle(id) else {
+            // A task that ended was forgotten: its store says how.
+            return Err(match self.state_anywhere(id) {
+                Some(state) if state.is_finished() => TaskError::Conflict(format!(
+                    "task \"{}\" has already ended ({})",
+                    clip(id),
+                    state.as_str()
+                )),
+                _ => TaskError::unknown_task(id),
+            });
+        };
         let state = handle.state();
         if state.is_finished() {
             return Err(TaskError::Conflict(format!(
@@ -629,29 +649,30 @@ impl Tasks {
     /// Every task of the workspace: those running here, then the stored ones (finished, or
     /// unfinished and so interrupted), the most recently started first.
     pub fn list(&self) -> Vec<TaskSnapshot> {
-        let mut tasks: Vec<TaskSnapshot> = self.running.iter().map(|h| h.snapshot()).collect();
-        if let Some(store) = &self.store {
-            let workspace = self.workspace();
-            tasks.extend(
-                crate::store::task_dirs(store)
-                    .into_iter()
-                    .filter_map(|dir| stored::snapshot(&dir))
-                    .filter(|s| s.workspace == workspace && !self.running.contains_key(&s.task_id)),
-            );
-        }
-        // Ids end in a counter that breaks ties.
-        let order = |id: &str| {
-            id.rsplit('-')
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0)
+        let running: Vec<TaskSnapshot> = self.running.iter().map(|h| h.snapshot()).collect();
+        list_with_stored(running, self.store.as_deref(), &self.workspace())
+    }
+
+    /// [`Tasks::list`], reading the store off the async runtime's thread (a store of thousands
+    /// of tasks takes a while to read, and the server goes on serving meanwhile).
+    pub async fn list_read(&self) -> Vec<TaskSnapshot> {
+        let running: Vec<TaskSnapshot> = self.running.iter().map(|h| h.snapshot()).collect();
+        let store = self.store.clone();
+        let workspace = self.workspace();
+        let Some(store) = store else {
+            return list_with_stored(running, None, &workspace);
         };
-        tasks.sort_by(|a, b| {
-            b.started_at
-                .cmp(&a.started_at)
-                .then_with(|| order(&b.task_id).cmp(&order(&a.task_id)))
-        });
-        tasks
+        tokio::task::spawn_blocking(move || list_with_stored(running, Some(&store), &workspace))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// What the service holds in memory.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            in_memory: self.running.len(),
+            external_sessions: self.external.len(),
+        }
     }
 
     /// A stored task's conversation so far, read from its log, for a face that shows the task
@@ -692,6 +713,53 @@ impl Tasks {
         .flatten()
         .ok_or_else(|| TaskError::unknown_task(id))
     }
+}
+
+/// How many tasks and sessions the service holds in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Tasks whose actor has not ended.
+    pub in_memory: usize,
+    /// External agents' sessions.
+    pub external_sessions: usize,
+}
+
+/// The tasks `running` and those of `workspace` in `store` that are not among them, the most
+/// recently started first.
+fn list_with_stored(
+    mut tasks: Vec<TaskSnapshot>,
+    store: Option<&Path>,
+    workspace: &Path,
+) -> Vec<TaskSnapshot> {
+    if let Some(store) = store {
+        let running: std::collections::HashSet<String> =
+            tasks.iter().map(|t| t.task_id.clone()).collect();
+        tasks.extend(
+            crate::store::task_dirs(store)
+                .into_iter()
+                .filter(|dir| {
+                    // A running task's directory is not read at all.
+                    dir.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_none_or(|n| !running.contains(n))
+                })
+                .filter_map(|dir| stored::snapshot(&dir))
+                .filter(|s| s.workspace == workspace && !running.contains(&s.task_id)),
+        );
+    }
+    // Ids end in a counter that breaks ties.
+    let order = |id: &str| {
+        id.rsplit('-')
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    tasks.sort_by(|a, b| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| order(&b.task_id).cmp(&order(&a.task_id)))
+    });
+    tasks
 }
 
 /// The key of the workflow `key` names, if it can run as a task's workflow.
