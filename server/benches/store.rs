@@ -1,5 +1,7 @@
-//! Benchmarks of task persistence on the real disk: appending one event to a task's log (write +
-//! fsync) and writing one snapshot (temporary file, fsync, rename).
+//! Benchmarks of task persistence on the real disk, through the log writer (group commit):
+//! one task appending one event and waiting until it is durable (a task's per-event latency),
+//! a thousand tasks appending one event each at once until all are durable (what group commit
+//! shares), and one snapshot (queued, written by temporary file and rename).
 //!
 //! Run: `cargo bench -p rawko --bench store`.
 
@@ -20,8 +22,41 @@ fn benches(c: &mut Criterion) {
     });
     let mut group = c.benchmark_group("store");
     group.sample_size(50);
-    group.bench_function("append one event (write + fsync)", |b| {
-        b.iter(|| files.append(1, black_box(&event)).expect("append"))
+    // What each event cost before the log writer: the task wrote its line and synced it itself.
+    let line = {
+        let mut l = serde_json::to_vec(&json!({"v": 1, "seq": 1, "at": 1, "event": event})).unwrap();
+        l.push(b'\n');
+        l
+    };
+    let mut own = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.path().join("reference.jsonl"))
+        .expect("open");
+    group.bench_function("reference: write + fdatasync in the task", |b| {
+        b.iter(|| {
+            use std::io::Write;
+            own.write_all(black_box(&line)).expect("write");
+            own.sync_data().expect("sync");
+        })
+    });
+    group.bench_function("one task: append one event until durable", |b| {
+        b.iter(|| {
+            files.append(1, black_box(&event)).expect("append");
+            files.flush_blocking();
+        })
+    });
+    let mut many: Vec<TaskFiles> = (0..1000)
+        .map(|i| TaskFiles::create(dir.path(), &format!("bench-{i}")).expect("create"))
+        .collect();
+    group.sample_size(20);
+    group.bench_function("1000 tasks: one event each until all durable", |b| {
+        b.iter(|| {
+            for f in &mut many {
+                f.append(1, black_box(&event)).expect("append");
+            }
+            many[0].flush_blocking();
+        })
     });
     let snapshot = json!({
         "v": 1,
@@ -35,11 +70,22 @@ fn benches(c: &mut Criterion) {
         "startedAt": 1795307937277u64,
         "updatedAt": 1795307939000u64
     });
-    group.bench_function("write one snapshot (tmp + fsync + rename)", |b| {
+    group.sample_size(50);
+    group.bench_function("write one snapshot (tmp + rename) until written", |b| {
         b.iter(|| {
             files
                 .write_snapshot(black_box(&snapshot))
-                .expect("snapshot")
+                .expect("snapshot");
+            files.flush_blocking();
+        })
+    });
+    group.sample_size(10);
+    group.bench_function("1000 tasks: one snapshot each until all written", |b| {
+        b.iter(|| {
+            for f in &many {
+                f.write_snapshot(black_box(&snapshot)).expect("snapshot");
+            }
+            many[0].flush_blocking();
         })
     });
     group.finish();

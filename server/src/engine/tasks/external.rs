@@ -101,7 +101,7 @@ impl Tasks {
         let mut settings = place.settings.clone();
         // An external session runs as long as the agent does.
         settings.max_iterations = u32::MAX;
-        let set = self.load_workflows().await.workflows;
+        let (_, set) = self.task_workflows().await;
         let mut notice = None;
         let workflow = match workflow.or_else(|| settings.default_workflow.clone()) {
             None => None,
@@ -164,7 +164,7 @@ impl Tasks {
                 id: id.clone(),
                 description,
                 workflow,
-                workflows: Arc::new(set),
+                workflows: set,
                 agents: Arc::new(crate::agents::AgentSet::default()),
                 provider: Box::new(provider),
                 provider_spec: ProviderSpec {

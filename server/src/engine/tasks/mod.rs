@@ -11,6 +11,7 @@
 
 mod error;
 mod external;
+mod loaded;
 mod phases;
 #[cfg(test)]
 mod tests;
@@ -74,6 +75,8 @@ pub struct Tasks {
     /// The client that does the tools' file and process I/O for this service's tasks, when its
     /// face has one that offers to (`rawko acp` with an editor's `fs` and `terminal`).
     client_io: RwLock<Option<Arc<dyn ClientIo>>>,
+    /// The workflows and agents new tasks share while their files do not change.
+    definitions: loaded::Definitions,
 }
 
 impl Tasks {
@@ -91,6 +94,7 @@ impl Tasks {
             external: DashMap::new(),
             sink,
             client_io: RwLock::new(None),
+            definitions: Default::default(),
         })
     }
 
@@ -224,6 +228,7 @@ impl Tasks {
 
     /// The workflows of the workspace, loaded now.
     pub async fn load_workflows(&self) -> LoadOutcome {
+        self.definitions.check_next_time();
         let roots = self.place().workflow_roots.clone();
         tokio::task::spawn_blocking(move || crate::workflow::load(&roots))
             .await
@@ -339,12 +344,12 @@ impl Tasks {
             ));
         }
         let place = self.place();
-        let outcome = self.load_workflows().await;
+        let (outcome, workflows) = self.task_workflows().await;
         let workflow = match request.workflow.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(key) => Some(runnable_workflow(&outcome, key)?),
         };
-        let agents = self.load_agents().await;
+        let agents = self.task_agents().await;
         let agent = request.agent.clone().filter(|a| !a.trim().is_empty());
         if let Some(agent) = &agent {
             check_agent(&agents, agent)?;
@@ -360,8 +365,8 @@ impl Tasks {
             id: new_task_id(),
             description,
             workflow,
-            workflows: Arc::new(outcome.workflows),
-            agents: Arc::new(agents),
+            workflows,
+            agents,
             provider,
             provider_spec,
             arbiter,
@@ -432,9 +437,9 @@ impl Tasks {
                 )));
             }
         }
-        let outcome = self.load_workflows().await;
+        let (_, workflows) = self.task_workflows().await;
         if let Some(key) = &replay.workflow_key {
-            if outcome.workflows.get(key).is_none() {
+            if workflows.get(key).is_none() {
                 return Err(TaskError::UnknownWorkflow(format!(
                     "task \"{}\" ran workflow \"{key}\", which no longer loads",
                     clip(id)
@@ -459,15 +464,15 @@ impl Tasks {
                 spec: spec.clone(),
             },
         };
-        let agents = self.load_agents().await;
+        let agents = self.task_agents().await;
         self.ensure_session(&replay.provider);
         let hooks = self.task_hooks().await;
         Ok(self.spawn(TaskSpec {
             id: replay.task_id.clone(),
             description: replay.description.clone(),
             workflow: replay.workflow_key.clone(),
-            workflows: Arc::new(outcome.workflows),
-            agents: Arc::new(agents),
+            workflows,
+            agents,
             provider,
             provider_spec: replay.provider.clone(),
             arbiter,
@@ -488,7 +493,7 @@ impl Tasks {
     /// it (the chart says where), or applied to a stored one by resuming it.
     pub async fn override_task(&self, id: &str, what: Override) -> Result<(), TaskError> {
         if let Override::ForceAgent(agent) = &what {
-            check_agent(&self.load_agents().await, agent)?;
+            check_agent(&*self.task_agents().await, agent)?;
         }
         let event = what.event();
         if let Some(handle) = self.handle(id) {

@@ -24,7 +24,7 @@ impl Tasks {
         if let Some(set) = self.handle(id).and_then(|h| h.workflows) {
             return set;
         }
-        Arc::new(self.load_workflows().await.workflows)
+        self.task_workflows().await.1
     }
 
     /// The task's workflow flattened with its marks; empty when it runs none (or its workflow
