@@ -650,8 +650,9 @@ fn all_at_once(
         .collect()
 }
 
+/// Prints a load's latencies, its failures and the server's CPU meanwhile; false when any failed.
 #[allow(clippy::print_stdout)]
-fn report_load(name: &str, target: &str, results: Vec<Result<Duration, String>>) -> bool {
+fn report_load(name: &str, target: &str, results: Vec<Result<Duration, String>>, cpu: f64) -> bool {
     let n = results.len();
     let mut times: Vec<Duration> = results.iter().filter_map(|r| r.clone().ok()).collect();
     let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
@@ -661,6 +662,7 @@ fn report_load(name: &str, target: &str, results: Vec<Result<Duration, String>>)
     println!("  {name}: p50 {p50:.1} ms, p99 {p99:.1} ms, max {max:.1} ms{target}");
     let failed = failures.len();
     println!("  {name}: dropped or failed: {failed} of {n} (target 0)");
+    println!("  {name}: server CPU meanwhile: {cpu:.2} s");
     for f in failures.iter().take(5) {
         println!("    {f}");
     }
@@ -730,20 +732,20 @@ fn external(n: usize) -> bool {
     let addr = url.trim_start_matches("http://").to_owned();
     let token = info["token"].as_str().expect("token").to_owned();
 
-    let shared = fx.clone();
+    let (shared, cpu) = (fx.clone(), s.cpu_secs());
     let http = all_at_once(n, move |i| {
         let body = session_start(&shared.ws, &format!("scale-http-{i}"));
         post_session_start(&addr, &token, &body).map_err(|e| format!("session {i}: {e}"))
     });
     let name = "http hook POST /hooks/SessionStart";
-    let mut ok = report_load(name, " (target p99 ≤ 250 ms)", http);
-
-    let shared = fx.clone();
+    let mut ok = report_load(name, " (target p99 ≤ 250 ms)", http, s.cpu_secs() - cpu);
+    let (shared, cpu) = (fx.clone(), s.cpu_secs());
     let hooks = all_at_once(n, move |i| {
         let input = session_start(&shared.ws, &format!("scale-hook-{i}"));
         hook_session_start(&shared, &input).map_err(|e| format!("session {i}: {e}"))
     });
-    ok &= report_load("rawko hook SessionStart processes", "", hooks);
+    let name = "rawko hook SessionStart processes";
+    ok &= report_load(name, "", hooks, s.cpu_secs() - cpu);
 
     let ((listed, took), want) = (s.list_tasks(), 2 * n);
     let took = ms(took);
