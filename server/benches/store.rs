@@ -24,7 +24,8 @@ fn benches(c: &mut Criterion) {
     group.sample_size(50);
     // What each event cost before the log writer: the task wrote its line and synced it itself.
     let line = {
-        let mut l = serde_json::to_vec(&json!({"v": 1, "seq": 1, "at": 1, "event": event})).unwrap();
+        let mut l =
+            serde_json::to_vec(&json!({"v": 1, "seq": 1, "at": 1, "event": event})).unwrap();
         l.push(b'\n');
         l
     };

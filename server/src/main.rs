@@ -6,6 +6,12 @@ use std::io::Write;
 use clap::Parser;
 use rawko::cli::{Cli, Command};
 
+/// Exits once what the tasks logged is written.
+fn exit(code: i32) -> ! {
+    rawko::store::journal::flush_if_started();
+    std::process::exit(code)
+}
+
 fn main() {
     // `rawko __exec …`: the helper every Bash command and command hook runs through (see
     // rawko::sandbox). First, and parsed by hand: it runs once per call.
@@ -42,7 +48,7 @@ fn main() {
                 1
             }
         };
-        std::process::exit(code);
+        exit(code);
     }
     if let Command::Acp {
         provider,
@@ -80,7 +86,7 @@ fn main() {
                 1
             }
         };
-        std::process::exit(code);
+        exit(code);
     }
     let env = |name: &str| std::env::var_os(name);
     if let Command::Mcp = cli.command {
@@ -88,7 +94,7 @@ fn main() {
         let mut sink = std::io::sink();
         let mut err = std::io::stderr();
         let code = rawko::cli::run(cli, &cwd, &env, &mut sink, &mut err);
-        std::process::exit(code);
+        exit(code);
     }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
@@ -97,7 +103,7 @@ fn main() {
     let code = rawko::cli::run(cli, &cwd, &env, &mut out, &mut err);
     let _ = out.flush();
     let _ = err.flush();
-    std::process::exit(code);
+    exit(code);
 }
 
 /// `rawko hook EVENT [--workflow KEY] [--fail-closed]`, parsed by hand; `None` for anything else

@@ -127,7 +127,16 @@ impl SessionRecorder {
             path,
             session: Mutex::new(session),
         };
-        recorder.save()?;
+        // The first version is on disk before anything points to it.
+        let text = serde_json::to_string_pretty(
+            &recorder
+                .session
+                .lock()
+                .map_err(|_| io::Error::other("session lock poisoned"))?
+                .clone(),
+        )
+        .map_err(io::Error::other)?;
+        std::fs::write(&recorder.path, text + "\n")?;
         let current = dir.join("current");
         let tmp = dir.join(format!(".current-{id}"));
         let _ = std::fs::remove_file(&tmp);
@@ -154,9 +163,10 @@ impl SessionRecorder {
             .map_err(|_| io::Error::other("session lock poisoned"))?
             .clone();
         let text = serde_json::to_string_pretty(&session).map_err(io::Error::other)?;
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text + "\n")?;
-        std::fs::rename(&tmp, &self.path)
+        // Through the log writer, off the server's thread: a thousand tasks starting at once
+        // write the session file once per batch, not a thousand times.
+        crate::store::journal().snapshot(self.path.clone(), (text + "\n").into_bytes());
+        Ok(())
     }
 
     fn update(&self, f: impl FnOnce(&mut Session)) {
@@ -224,6 +234,7 @@ impl SessionRecorder {
 
 /// Every session recorded, newest first. Files that cannot be read are skipped.
 pub fn list(state_dir: &Path) -> Vec<Session> {
+    crate::store::journal::flush_if_started();
     let Ok(entries) = std::fs::read_dir(sessions_dir(state_dir)) else {
         return Vec::new();
     };
@@ -243,6 +254,7 @@ pub fn list(state_dir: &Path) -> Vec<Session> {
 
 /// One session by id (or a unique prefix of it), or `current`.
 pub fn find(state_dir: &Path, id: &str) -> Result<Session, String> {
+    crate::store::journal::flush_if_started();
     if id == "current" {
         let link = sessions_dir(state_dir).join("current");
         let text = std::fs::read_to_string(&link)

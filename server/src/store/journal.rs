@@ -105,9 +105,17 @@ pub struct Journal {
     stats: Arc<JournalStats>,
 }
 
+static JOURNAL: OnceLock<Journal> = OnceLock::new();
+
+/// Writes out whatever is queued, if the journal was used: before the process exits.
+pub fn flush_if_started() {
+    if let Some(j) = JOURNAL.get() {
+        j.flush_blocking();
+    }
+}
+
 /// The journal of this process (its writer thread starts on first use).
 pub fn journal() -> &'static Journal {
-    static JOURNAL: OnceLock<Journal> = OnceLock::new();
     JOURNAL.get_or_init(|| {
         let (tx, rx) = mpsc::channel();
         let stats = Arc::new(JournalStats::default());
@@ -357,7 +365,11 @@ impl Writer {
 /// after the log records it reflects are durable; one cut short (a crash, or read while being
 /// written) does not parse, and is rebuilt from the log.
 fn write_replacing(path: &Path, body: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().create(true).write(true).truncate(false).open(path)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(path)?;
     file.write_all(body)?;
     file.set_len(body.len() as u64)
 }

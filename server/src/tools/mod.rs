@@ -135,10 +135,14 @@ fn shared_root(workspace: &Path) -> std::io::Result<Arc<cap_std::fs::Dir>> {
     let roots = ROOTS.get_or_init(Default::default);
     let at_path = std::fs::metadata(workspace)?;
     let same = |dir: &cap_std::fs::Dir| {
-        dir.dir_metadata()
-            .is_ok_and(|m| cap_fs_ext::MetadataExt::dev(&m) == at_path.dev() && cap_fs_ext::MetadataExt::ino(&m) == at_path.ino())
+        dir.dir_metadata().is_ok_and(|m| {
+            cap_fs_ext::MetadataExt::dev(&m) == at_path.dev()
+                && cap_fs_ext::MetadataExt::ino(&m) == at_path.ino()
+        })
     };
-    let mut roots = roots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut roots = roots
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(dir) = roots.get(workspace).and_then(Weak::upgrade) {
         if same(&dir) {
             return Ok(dir);

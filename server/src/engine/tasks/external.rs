@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::{stored, TaskError, Tasks};
 use crate::clip::clip;
-use crate::engine::{self, log, ArbiterSetup, OutputKind, TaskEvent, TaskHandle, TaskSnapshot};
+use crate::engine::{self, log, ArbiterSetup, OutputKind, TaskEvent, TaskHandle};
 use crate::external::{Bridge, BridgeEvent};
 use crate::provider::ProviderSpec;
 use crate::store::TaskFiles;
@@ -210,27 +210,26 @@ impl Tasks {
         settings: &crate::config::Settings,
     ) -> Option<(TaskFiles, Box<log::Replay>)> {
         let store = self.store.clone()?;
-        let workspace = self.workspace();
         let model = format!("claude-code:{session_id}");
         let config = Self::machine_config(settings);
-        tokio::task::spawn_blocking(move || {
-            let mut candidates: Vec<TaskSnapshot> = crate::store::task_dirs(&store)
-                .into_iter()
-                .filter_map(|dir| stored::snapshot(&dir))
-                .filter(|s| {
-                    s.task_id.starts_with("ext-")
-                        && s.workspace == workspace
-                        && !s.state.is_finished()
-                })
-                .collect();
-            candidates.sort_by_key(|s| std::cmp::Reverse(s.started_at));
-            candidates.into_iter().find_map(|s| {
-                let dir = TaskFiles::dir_of(&store, &s.task_id);
-                let (files, replay) = engine::load_replay(&dir, &config).ok()?;
-                (replay.provider.model.as_deref() == Some(model.as_str())
-                    && replay.finished.is_none())
-                .then_some((files, replay))
+        // The store is read once, on the first session, not once per session.
+        let workspace = self.workspace();
+        let index = self
+            .external_index
+            .get_or_init(|| async move {
+                let store = store.clone();
+                let found =
+                    tokio::task::spawn_blocking(move || unfinished_external(&store, &workspace))
+                        .await
+                        .unwrap_or_default();
+                std::sync::Mutex::new(found)
             })
+            .await;
+        let dir = index.lock().ok()?.remove(&model)?;
+        tokio::task::spawn_blocking(move || {
+            let (files, replay) = engine::load_replay(&dir, &config).ok()?;
+            (replay.provider.model.as_deref() == Some(model.as_str()) && replay.finished.is_none())
+                .then_some((files, replay))
         })
         .await
         .ok()
@@ -289,6 +288,54 @@ impl Session {
             bridge: self.bridge.clone(),
         }
     }
+}
+
+/// The stored unfinished external tasks of `workspace`, by their provider model
+/// (`claude-code:SESSION`), the newest for each; read from each snapshot and its log's first
+/// record.
+pub(super) fn unfinished_external(
+    store: &std::path::Path,
+    workspace: &std::path::Path,
+) -> std::collections::HashMap<String, std::path::PathBuf> {
+    use std::io::BufRead;
+    let mut found: std::collections::HashMap<String, (i64, std::path::PathBuf)> =
+        std::collections::HashMap::new();
+    for dir in crate::store::task_dirs(store) {
+        let is_ext = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("ext-"));
+        if !is_ext {
+            continue;
+        }
+        let Some(s) = stored::snapshot(&dir) else {
+            continue;
+        };
+        if s.workspace != workspace || s.state.is_finished() {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(dir.join("events.jsonl")) else {
+            continue;
+        };
+        let mut first = String::new();
+        if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<crate::store::LogRecord>(&first) else {
+            continue;
+        };
+        let Ok(log::LogEvent::Started { provider, .. }) = serde_json::from_value(record.event)
+        else {
+            continue;
+        };
+        let Some(model) = provider.model else {
+            continue;
+        };
+        if found.get(&model).is_none_or(|(at, _)| s.started_at > *at) {
+            found.insert(model, (s.started_at, dir));
+        }
+    }
+    found.into_iter().map(|(k, (_, d))| (k, d)).collect()
 }
 
 /// The actor's events and the bridge's, in one stream that ends after `Finished`.

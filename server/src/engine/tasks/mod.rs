@@ -77,6 +77,10 @@ pub struct Tasks {
     client_io: RwLock<Option<Arc<dyn ClientIo>>>,
     /// The workflows and agents new tasks share while their files do not change.
     definitions: loaded::Definitions,
+    /// The store's unfinished external tasks by session, read on the first external session.
+    external_index: tokio::sync::OnceCell<
+        std::sync::Mutex<std::collections::HashMap<String, std::path::PathBuf>>,
+    >,
 }
 
 impl Tasks {
@@ -95,6 +99,7 @@ impl Tasks {
             sink,
             client_io: RwLock::new(None),
             definitions: Default::default(),
+            external_index: tokio::sync::OnceCell::new(),
         })
     }
 
