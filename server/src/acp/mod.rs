@@ -678,7 +678,7 @@ async fn pump(
     let mut mapper = map::Mapper::new(session.set.clone(), session.workspace.clone());
     while let Some(event) = events.recv().await {
         if let TaskEvent::Approval(request) = event {
-            tokio::spawn(ask_permission(session.clone(), request));
+            tokio::spawn(ask_permission(session.clone(), *request));
             continue;
         }
         for update in mapper.map(&event) {

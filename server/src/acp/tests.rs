@@ -461,7 +461,7 @@ fn the_clients_choice_is_the_tasks_answer_and_anything_else_rejects() {
 #[test]
 fn an_approval_request_maps_to_no_update_it_is_asked_instead() {
     let (reply, _answer) = oneshot::channel();
-    let event = TaskEvent::Approval(ApprovalRequest {
+    let event = TaskEvent::Approval(Box::new(ApprovalRequest {
         tool_call_id: "c".to_owned(),
         tool: "Write".to_owned(),
         input: json!({}),
@@ -472,7 +472,7 @@ fn an_approval_request_maps_to_no_update_it_is_asked_instead() {
         expires_at: 0,
         timeout: std::time::Duration::from_secs(1),
         reply,
-    });
+    }));
     assert!(mapper().map(&event).is_empty());
     assert_eq!(map::turn_end(&event), None);
 }

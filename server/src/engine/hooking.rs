@@ -92,7 +92,10 @@ impl Control {
         }
         let event = inv.event;
         let hooks = self.hooks.clone();
-        let d = hooks.dispatch(inv).await;
+        // A hook may read the log and the transcript: they are written first.
+        self.durable().await;
+        // Boxed: a task holds room for running hooks only while it runs them.
+        let d = Box::pin(hooks.dispatch(inv)).await;
         self.show(event, &d);
         d
     }
@@ -105,7 +108,9 @@ impl Control {
         }
         let event = inv.event;
         let hooks: Arc<Hooks> = self.hooks.clone();
-        let d = self.wait(dispatch(hooks, inv), false).await?;
+        // A hook may read the log and the transcript: they are written first.
+        self.durable().await;
+        let d = self.wait(Box::pin(dispatch(hooks, inv)), false).await?;
         self.show(event, &d);
         Ok(d)
     }

@@ -197,7 +197,9 @@ pub enum TaskEvent {
         input: Option<Value>,
         is_error: Option<bool>,
     },
-    Approval(ApprovalRequest),
+    /// Boxed: the largest event, and rare (every task's event channel holds room for 32 events
+    /// of the enum's size).
+    Approval(Box<ApprovalRequest>),
     /// Another agent takes the task over (not sent for the first agent): `text` is a one-line
     /// separator such as `── handoff: planner → developer ──`.
     Handoff {
@@ -429,9 +431,16 @@ pub fn spawn_then(
         snapshot: snapshot.clone(),
         events: event_tx.clone(),
     };
+    let run = actor::run(spec, snapshot, event_tx, command_rx);
+    tracing::trace!(
+        actor_bytes = std::mem::size_of_val(&run),
+        event_bytes = std::mem::size_of::<TaskEvent>(),
+        command_bytes = std::mem::size_of::<TaskCommand>(),
+        "a task's actor"
+    );
     tokio::spawn(async move {
         use futures::FutureExt;
-        let run = std::panic::AssertUnwindSafe(actor::run(spec, snapshot, event_tx, command_rx));
+        let run = std::panic::AssertUnwindSafe(run);
         match run.catch_unwind().await {
             Err(panic) => guard.failed(&panic_message(panic.as_ref())),
             Ok(()) => drop(guard),

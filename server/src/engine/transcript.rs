@@ -7,8 +7,8 @@
 //! It is a view derived from the task log (the log stays the record): written as the log is, not
 //! synced on its own, and a failure to write it is logged, never fatal.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -21,6 +21,8 @@ pub const FILE_NAME: &str = "transcript.jsonl";
 
 pub struct Transcript {
     path: PathBuf,
+    /// The file as the log writer knows it, from the first line on.
+    target: Option<std::sync::Arc<crate::store::LogTarget>>,
     session_id: String,
     cwd: String,
     /// Lines written so far (the next line's number), also those of an earlier run.
@@ -36,6 +38,11 @@ impl Transcript {
         let path = dir.join(FILE_NAME);
         let mut lines = 0;
         let mut last_uuid = None;
+        if path.exists() {
+            // Lines of this process still queued for the file are written first (a task
+            // resumed in the same server). A new task has no file and does not wait.
+            crate::store::journal::flush_if_started();
+        }
         if let Ok(f) = File::open(&path) {
             for line in BufReader::new(f).lines().map_while(Result::ok) {
                 lines += 1;
@@ -46,6 +53,7 @@ impl Transcript {
         }
         Self {
             path,
+            target: None,
             session_id: session_id.to_owned(),
             cwd: cwd.display().to_string(),
             lines,
@@ -111,26 +119,32 @@ impl Transcript {
         }
     }
 
-    /// Appends a line, opening the file for it (a waiting task holds no file open).
+    /// Appends a line through the log writer (not synced; the file is open only while busy).
+    /// Whoever reads the transcript (a hook) waits for the writer first.
     fn write(&mut self, line: &Value) -> bool {
-        if self.failed {
+        let target = self.target.get_or_insert_with(|| {
+            let t = crate::store::journal().target(self.path.clone());
+            t.set_durable(false);
+            t
+        });
+        if let Some(e) = target.error() {
+            if !self.failed {
+                self.failed = true;
+                tracing::warn!("cannot write the transcript {}: {e}", self.path.display());
+            }
             return false;
         }
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
-        let written = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .and_then(|mut file| file.write_all(&bytes));
-        match written {
-            Ok(()) => true,
-            Err(e) => {
-                // Said once; the task goes on without a transcript.
-                self.failed = true;
-                tracing::warn!("cannot write the transcript {}: {e}", self.path.display());
-                false
-            }
+        crate::store::journal().append(target, bytes);
+        true
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        if let Some(t) = &self.target {
+            crate::store::journal().close(t);
         }
     }
 }
@@ -225,6 +239,7 @@ mod tests {
             }),
             4,
         );
+        crate::store::journal().flush_blocking();
         let text = std::fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();
         let lines: Vec<Value> = text
             .lines()

@@ -86,7 +86,7 @@ pub(super) async fn write_events(
                 out.notify::<TaskFinished>(&to_proto::finished(&task_id, seq, outcome, summary));
             }
             TaskEvent::Approval(request) => {
-                tokio::spawn(ask_approval(out.clone(), task_id.clone(), request));
+                tokio::spawn(ask_approval(out.clone(), task_id.clone(), *request));
             }
         }
     }

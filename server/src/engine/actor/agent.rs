@@ -204,9 +204,11 @@ impl Control {
                     });
                     continue;
                 }
-                match self
-                    .tool_call(call, tools, agent.as_ref(), &turn.runner)
-                    .await
+                match super::boxed(
+                    "tool_call",
+                    self.tool_call(call, tools, agent.as_ref(), &turn.runner),
+                )
+                .await
                 {
                     Ok(result) => results.push(result),
                     Err(s) => {
@@ -308,8 +310,11 @@ impl Control {
         } else if let Some(refusal) = agent.and_then(|a| agent_refusal(a, &call)) {
             (refusal, true)
         } else {
-            self.gated_call(&call, tools, pre.ask.as_deref(), runner)
-                .await?
+            super::boxed(
+                "gated_call",
+                self.gated_call(&call, tools, pre.ask.as_deref(), runner),
+            )
+            .await?
         };
         // A key that reached a tool's output (a file that holds it, say) goes no further: not to
         // the log, the editor, the hooks or the next model request.
@@ -467,7 +472,8 @@ impl Control {
             &call.name,
             &gate_view(&call.input, &tools.workspace, &self.hooks.workspace),
         ) {
-            let answer = self.approval(call, &phase, &reason, &detail).await?;
+            let answer =
+                super::boxed("approval", self.approval(call, &phase, &reason, &detail)).await?;
             if !answer.allows() {
                 return Ok((reason, true));
             }
@@ -482,7 +488,8 @@ impl Control {
                 .map(|a| a.current_phase.name.clone())
                 .unwrap_or_default();
             let reason = format!("a PreToolUse hook asks: {why}");
-            let answer = self.approval(call, &phase, &reason, &reason).await?;
+            let answer =
+                super::boxed("approval", self.approval(call, &phase, &reason, &reason)).await?;
             if !answer.allows() {
                 return Ok((format!("the user did not allow this call ({why})"), true));
             }
@@ -505,12 +512,12 @@ impl Control {
         let name = call.name.clone();
         let input = call.input.clone();
         let id = call.id.clone();
-        let output = self
-            .wait(
-                async move { tools::run_call(&name, &input, &tools, access, Some(&id)).await },
-                false,
-            )
-            .await?;
+        // Boxed: room for running a tool (a Bash process, a walk of the workspace) is taken only
+        // while one runs, not while the task waits for an approval.
+        let run = super::boxed("run_call", async move {
+            tools::run_call(&name, &input, &tools, access, Some(&id)).await
+        });
+        let output = self.wait(run, false).await?;
         Ok((output.content, output.is_error))
     }
 }

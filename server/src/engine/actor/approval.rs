@@ -39,7 +39,7 @@ impl Control {
             "approval_requested",
         );
         let timeout = self.settings.approval_timeout;
-        self.emit(TaskEvent::Approval(ApprovalRequest {
+        self.emit(TaskEvent::Approval(Box::new(ApprovalRequest {
             tool_call_id: call.id.clone(),
             tool: call.name.clone(),
             input: call.input.clone(),
@@ -51,7 +51,7 @@ impl Control {
                 .saturating_add(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX)),
             timeout,
             reply,
-        }));
+        })));
         let waited = self
             .wait(tokio::time::timeout(timeout, answer), false)
             .await;

@@ -214,7 +214,10 @@ impl Control {
                 );
             };
             let event = match effect {
-                Effect::SelectAgent => match self.select(arbiter).await {
+                // Each effect's future is boxed: a waiting task holds the one it waits in, not
+                // room for the largest of them (the actor's size is the sum along the path it
+                // waits on, not the maximum over every path).
+                Effect::SelectAgent => match super::boxed("select", self.select(arbiter)).await {
                     Ok(Ok((agent, decision))) => machine::Event::AgentSelected {
                         agent,
                         decision: Some(decision),
@@ -223,7 +226,12 @@ impl Control {
                     Err(event) => event,
                 },
                 Effect::RunAgent { agent } => {
-                    match self.run_agent(conversation, provider, tools, &agent).await {
+                    match super::boxed(
+                        "run_agent",
+                        self.run_agent(conversation, provider, tools, &agent),
+                    )
+                    .await
+                    {
                         RunEnd::Done(output) => machine::Event::AgentComplete {
                             success: true,
                             output,
@@ -232,11 +240,13 @@ impl Control {
                         RunEnd::Event(event) => event,
                     }
                 }
-                Effect::Evaluate => match self.evaluate(conversation, arbiter).await {
-                    Ok(Ok(decision)) => machine::Event::ArbiterDecision { decision },
-                    Ok(Err(error)) => machine::Event::ArbiterError { error },
-                    Err(event) => event,
-                },
+                Effect::Evaluate => {
+                    match super::boxed("evaluate", self.evaluate(conversation, arbiter)).await {
+                        Ok(Ok(decision)) => machine::Event::ArbiterDecision { decision },
+                        Ok(Err(error)) => machine::Event::ArbiterError { error },
+                        Err(event) => event,
+                    }
+                }
                 Effect::AbortAgent => continue,
                 Effect::Finish { outcome, summary } => return (outcome_of(outcome), summary),
             };

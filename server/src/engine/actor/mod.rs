@@ -189,7 +189,25 @@ pub(super) struct HookState {
 /// The conversation the provider continues.
 struct Conversation {
     messages: Vec<Message>,
-    tools: Vec<ToolDescription>,
+    /// The same for every task: shared.
+    tools: Arc<[ToolDescription]>,
+}
+
+/// `Box::pin(future)`, saying (at trace level) how big the future is: the actor boxes the
+/// futures of its large and mutually exclusive parts, so a waiting task holds only the path it
+/// waits on.
+pub(super) fn boxed<F: std::future::Future>(
+    what: &'static str,
+    future: F,
+) -> std::pin::Pin<Box<F>> {
+    tracing::trace!(what, bytes = std::mem::size_of::<F>(), "boxed actor future");
+    Box::pin(future)
+}
+
+/// The tools every task offers its model, built once.
+fn shared_tool_descriptions() -> Arc<[ToolDescription]> {
+    static TOOLS: std::sync::OnceLock<Arc<[ToolDescription]>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| tool_descriptions().into()).clone()
 }
 
 pub(super) async fn run(
@@ -304,7 +322,7 @@ pub(super) async fn run(
     };
     let mut conversation = Conversation {
         messages: Vec::new(),
-        tools: tool_descriptions(),
+        tools: shared_tool_descriptions(),
     };
 
     let mut effects: VecDeque<Effect> = VecDeque::new();
@@ -348,7 +366,7 @@ pub(super) async fn run(
                 }
             }
             ctl.set_status(TaskState::Running, None, "task started");
-            match ctl.start_hooks(&first_message, false).await {
+            match boxed("start_hooks", ctl.start_hooks(&first_message, false)).await {
                 Ok(context) => {
                     first_message = super::hooking::with_context(first_message, &context)
                 }
@@ -455,7 +473,7 @@ pub(super) async fn run(
                 Some(format!("from {} recorded events", replay.records)),
             );
             ctl.set_status(TaskState::Running, None, "resumed");
-            if let Ok(context) = ctl.start_hooks("", true).await {
+            if let Ok(context) = boxed("start_hooks", ctl.start_hooks("", true)).await {
                 if !context.is_empty() {
                     let text = context.join("\n\n");
                     ctl.log(LogEvent::UserMessage {
@@ -506,7 +524,7 @@ pub(super) async fn run(
             &tools,
         )
         .await;
-    ctl.end(outcome, summary).await;
+    boxed("end", ctl.end(outcome, summary)).await;
     drop(temp_dir);
 }
 

@@ -66,7 +66,7 @@ impl Control {
 
     /// Waits until every event logged so far is durable: before rawko answers an external agent,
     /// which acts on the answer at once.
-    pub(super) async fn durable(&self) {
+    pub(in crate::engine) async fn durable(&self) {
         if let Some(files) = &self.persist.files {
             files.flush().await;
         }
