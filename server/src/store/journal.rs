@@ -279,11 +279,22 @@ impl Writer {
             return false;
         }
         if !self.open.contains_key(&target.id) {
-            let opened = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&target.path)
-                .and_then(|file| Ok((file.metadata()?, file)));
+            let open = || {
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&target.path)
+            };
+            // A new task's directory is made here, off the server's thread.
+            let opened = match open() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => target
+                    .path
+                    .parent()
+                    .map_or(Err(e), std::fs::create_dir_all)
+                    .and_then(|()| open()),
+                other => other,
+            }
+            .and_then(|file| Ok((file.metadata()?, file)));
             match opened {
                 Ok((meta, file)) => {
                     self.open.insert(

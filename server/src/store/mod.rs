@@ -114,17 +114,11 @@ impl TaskFiles {
         }
     }
 
-    /// Creates a new task's directory and empty log.
+    /// A new task's files. The log writer makes its directory and log with the first record (off
+    /// the server's thread); a store it cannot write to is reported by the appends that follow.
     pub fn create(state_dir: &Path, id: &str) -> Result<TaskFiles, StoreError> {
         let dir = Self::dir_of(state_dir, id);
-        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let path = dir.join("events.jsonl");
-        // Created now, so a task is listed from its first moment.
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
         Ok(TaskFiles {
             log: journal().target(path),
             dir,

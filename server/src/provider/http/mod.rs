@@ -159,13 +159,20 @@ impl Default for HttpSettings {
     }
 }
 
-/// The HTTP client of a provider.
+/// The HTTP client of a provider: one for the process, shared by every task (a client holds its
+/// TLS configuration with the root certificates and its connection pool: built per task, ten
+/// thousand tasks held ten thousand of each).
 pub fn client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("rawko/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))
+        .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))?;
+    Ok(CLIENT.get_or_init(|| client).clone())
 }
 
 /// A base URL from the spec, else the environment variable `var`, else `default`, without a
