@@ -222,7 +222,17 @@ fn a_task_killed_at_fifty_random_points_resumes_without_losing_or_repeating_anyt
                 "{context}"
             );
             let finished = wait_finished(&mut ed, &task);
-            assert_eq!(finished["outcome"], "complete", "{context}: {finished}");
+            let tail: Vec<String> = events(&before)
+                .iter()
+                .rev()
+                .take(8)
+                .rev()
+                .map(|e| e.to_string().chars().take(160).collect())
+                .collect();
+            assert_eq!(
+                finished["outcome"], "complete",
+                "{context}: {finished}; the log before ended with {tail:#?}"
+            );
             resumed += 1;
         }
 

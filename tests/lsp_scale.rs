@@ -61,6 +61,7 @@ fn two_hundred_nested_tasks_held_at_an_approval_all_complete_in_order() {
         "countdownSeconds": 0,
         "approvalTimeoutSeconds": 3600,
     }));
+    let before = stats(&mut ed);
 
     let requests: Vec<i64> = (0..TASKS)
         .map(|i| {
@@ -189,4 +190,37 @@ fn two_hundred_nested_tasks_held_at_an_approval_all_complete_in_order() {
     // Each approval was asked once, also counting any that came after the release.
     let approvals = ed.approval_requests();
     assert_eq!(approvals.len(), TASKS, "approval requests in all");
+
+    // Nothing of the finished tasks is left behind: no task in memory, no open log, no pending
+    // request, no runtime task and no file handle more than before the first task. A task is
+    // forgotten just after its last notification (once its files are written): wait for it.
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut after = stats(&mut ed);
+    while after["tasksInMemory"] != 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        after = stats(&mut ed);
+    }
+    for (key, want) in [
+        ("tasksInMemory", 0),
+        ("openLogs", 0),
+        ("pendingClientRequests", 0),
+    ] {
+        assert_eq!(after[key], want, "{key} after all tasks finished: {after}");
+    }
+    for key in ["runtimeTasks", "openFiles"] {
+        let (b, a) = (
+            before[key].as_u64().unwrap_or(0),
+            after[key].as_u64().unwrap_or(u64::MAX),
+        );
+        assert!(a <= b, "{key}: {b} before the tasks, {a} after: {after}");
+    }
+    assert!(
+        after["logRecords"].as_u64().unwrap_or(0) > after["logSyncs"].as_u64().unwrap_or(0),
+        "group commit: fewer syncs than records: {after}"
+    );
+}
+
+fn stats(ed: &mut Editor) -> Value {
+    ed.request_within("rawko/serverStats", json!({}), PATIENCE)
+        .unwrap_or_else(|e| panic!("rawko/serverStats failed: {e}"))
 }

@@ -125,6 +125,10 @@ pub struct Replay {
     pub messages: Vec<Message>,
     /// The last turn's tool calls that have no recorded result, in order.
     pub pending_calls: Vec<ToolCall>,
+    /// The text of the agent's last turn when that turn called no tools and nothing was logged
+    /// after it: the agent's run had ended there (rawko stopped before it said so), and the
+    /// resumed task takes that end instead of asking the model for another turn.
+    pub ended_turn: Option<String>,
     /// The results the last turn's calls already have.
     pub pending_results: Vec<ToolResult>,
     /// The agent of the last turn.
@@ -173,6 +177,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
         workflow: None,
         messages: Vec::new(),
         pending_calls: Vec::new(),
+        ended_turn: None,
         pending_results: Vec::new(),
         last_agent: None,
         turns_played: 0,
@@ -201,6 +206,8 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
     for record in iter {
         let event: LogEvent = serde_json::from_value(record.event.clone())
             .map_err(|e| format!("record {} is not understood: {e}", record.seq))?;
+        // Only a turn that is the log's last record ended the run unannounced.
+        let mut ended = None;
         match event {
             LogEvent::Started { .. } => {
                 return Err(format!("record {} starts the task again", record.seq))
@@ -251,9 +258,12 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                     })
                     .collect();
                 r.messages.push(Message::Assistant {
-                    text,
+                    text: text.clone(),
                     tool_calls: calls.clone(),
                 });
+                if calls.is_empty() {
+                    ended = Some(text);
+                }
                 open_calls = calls;
             }
             LogEvent::TurnFailed { .. } => {
@@ -293,6 +303,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
             LogEvent::Reopened { .. } => r.finished = None,
             LogEvent::Finished { outcome, summary } => r.finished = Some((outcome, summary)),
         }
+        r.ended_turn = ended;
     }
     // The last turn: calls with results are kept, the others are still to run.
     for call in &open_calls {

@@ -229,7 +229,9 @@ mod tests {
             }),
             3,
         );
-        // A resumed task goes on in the same file.
+        // A resumed task goes on in the same file (the first run's writer has ended).
+        drop(t);
+        crate::store::journal().flush_blocking();
         let mut t = Transcript::open(dir.path(), "task-1", Path::new("/ws"));
         t.record(
             &v(LogEvent::Turn {

@@ -82,8 +82,7 @@ pub struct ScriptError {
 /// Replays a script's turns.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
-    /// Shared by the tasks that play the same script (a turn is cloned as it is played).
-    turns: std::sync::Arc<[ScriptTurn]>,
+    turns: Vec<ScriptTurn>,
     next: usize,
     calls: usize,
 }
@@ -91,7 +90,7 @@ pub struct ScriptedProvider {
 impl ScriptedProvider {
     pub fn new(turns: Vec<ScriptTurn>) -> Self {
         Self {
-            turns: turns.into(),
+            turns,
             next: 0,
             calls: 0,
         }
@@ -106,31 +105,7 @@ impl ScriptedProvider {
         };
         let text =
             std::fs::read_to_string(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
-        // Tasks playing the same script text share its parsed turns.
-        type Cache = std::collections::HashMap<PathBuf, (String, std::sync::Weak<[ScriptTurn]>)>;
-        static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
-        let cache = CACHE.get_or_init(Default::default);
-        let shared = cache.lock().ok().and_then(|c| {
-            c.get(path)
-                .filter(|(t, _)| *t == text)
-                .and_then(|(_, turns)| turns.upgrade())
-        });
-        if let Some(turns) = shared {
-            return Ok(Self {
-                turns,
-                next: 0,
-                calls: 0,
-            });
-        }
-        let provider = Self::parse(&text).map_err(|(line, message)| err(line, message))?;
-        if let Ok(mut c) = cache.lock() {
-            c.retain(|_, (_, turns)| turns.strong_count() > 0);
-            c.insert(
-                path.to_owned(),
-                (text, std::sync::Arc::downgrade(&provider.turns)),
-            );
-        }
-        Ok(provider)
+        Self::parse(&text).map_err(|(line, message)| err(line, message))
     }
 
     /// Parses script text; the error carries the line where the parser knows it.

@@ -278,43 +278,20 @@ impl Writer {
         if target.failed() {
             return false;
         }
-        if !self.open.contains_key(&target.id) {
-            let open = || {
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&target.path)
-            };
-            // A new task's directory is made here, off the server's thread.
-            let opened = match open() {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => target
-                    .path
-                    .parent()
-                    .map_or(Err(e), std::fs::create_dir_all)
-                    .and_then(|()| open()),
-                other => other,
-            }
-            .and_then(|file| Ok((file.metadata()?, file)));
-            match opened {
-                Ok((meta, file)) => {
-                    self.open.insert(
-                        target.id,
-                        OpenLog {
-                            file,
-                            dev: meta.dev(),
-                            len: meta.len(),
-                            target: target.clone(),
-                        },
-                    );
-                }
+        let log = match self.open.entry(target.id) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => match open_log(&target.path) {
+                Ok((meta, file)) => v.insert(OpenLog {
+                    file,
+                    dev: meta.dev(),
+                    len: meta.len(),
+                    target: target.clone(),
+                }),
                 Err(e) => {
                     target.fail(format!("cannot open the log: {e}"));
                     return false;
                 }
-            }
-        }
-        let Some(log) = self.open.get_mut(&target.id) else {
-            return false;
+            },
         };
         match log.file.write_all(line) {
             Ok(()) => {
@@ -370,17 +347,40 @@ impl Writer {
     }
 }
 
+/// Opens a log for appending; a new task's directory is made here, off the server's thread.
+fn open_log(path: &Path) -> std::io::Result<(std::fs::Metadata, File)> {
+    let open = || OpenOptions::new().create(true).append(true).open(path);
+    let file = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
+            .parent()
+            .map_or(Err(e), std::fs::create_dir_all)
+            .and_then(|()| open())?,
+        other => other?,
+    };
+    Ok((file.metadata()?, file))
+}
+
 /// Overwrites `path` in place: written over from the start, then cut to its length. No
 /// temporary file and no rename: on ext4 a rename over a file forces its blocks out at once,
 /// which made a thousand snapshots cost a third of a second. A snapshot is a cache, written
 /// after the log records it reflects are durable; one cut short (a crash, or read while being
 /// written) does not parse, and is rebuilt from the log.
 fn write_replacing(path: &Path, body: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(path)?;
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+    };
+    let mut file = match open() {
+        // The task's directory, when its snapshot comes before its first record.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
+            .parent()
+            .map_or(Err(e), std::fs::create_dir_all)
+            .and_then(|()| open())?,
+        other => other?,
+    };
     file.write_all(body)?;
     file.set_len(body.len() as u64)
 }
@@ -429,7 +429,9 @@ mod tests {
     #[test]
     fn a_log_that_cannot_be_opened_reports_it_and_later_lines_still_announce() {
         let j = journal();
-        let t = j.target(PathBuf::from("/nonexistent-rawko-dir/events.jsonl"));
+        // Beneath a plain file: no directory can be made there, not even by root.
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let t = j.target(file.path().join("task").join("events.jsonl"));
         j.append(&t, b"x\n".to_vec());
         let (tx, rx) = mpsc::channel();
         j.then(move || tx.send(()).unwrap());

@@ -61,6 +61,14 @@ impl Control {
         self.orch.hit_max_iterations = false;
         let mut turns = 0usize;
 
+        // A resumed task whose agent's last turn ended its run (rawko stopped before it said so)
+        // takes that end; the model is not asked again.
+        if let Some(text) = self.pending.ended_turn.take() {
+            if !text.trim().is_empty() {
+                self.last_output = text;
+            }
+            return RunEnd::Done(self.last_output.clone());
+        }
         // A resumed task first runs the calls its last turn still had.
         if !self.pending.calls.is_empty() {
             let calls = std::mem::take(&mut self.pending.calls);

@@ -213,6 +213,10 @@ impl Control {
                     ),
                 );
             };
+            if !matches!(effect, Effect::RunAgent { .. }) {
+                // The run a resumed task's last turn ended is the next one only.
+                self.pending.ended_turn = None;
+            }
             let event = match effect {
                 // Each effect's future is boxed: a waiting task holds the one it waits in, not
                 // room for the largest of them (the actor's size is the sum along the path it

@@ -149,6 +149,8 @@ struct Pending {
     /// turn already has.
     calls: Vec<ToolCall>,
     results: Vec<ToolResult>,
+    /// A resumed task whose agent's last turn (logged, calling no tools) ended its run.
+    ended_turn: Option<String>,
 }
 
 /// Approvals: the answers remembered for the task, and the last one.
@@ -449,6 +451,7 @@ pub(super) async fn run(
             ctl.approvals.always_allowed = replay.always_allowed;
             ctl.approvals.always_rejected = replay.always_rejected;
             ctl.pending.calls = replay.pending_calls;
+            ctl.pending.ended_turn = replay.ended_turn;
             ctl.pending.results = replay.pending_results;
             ctl.last_output = conversation
                 .messages
@@ -484,6 +487,8 @@ pub(super) async fn run(
                 }
             }
             if let Some(event) = then {
+                // A retry or a reset starts a run of its own.
+                ctl.pending.ended_turn = None;
                 effects.extend(ctl.apply_override(event, &mut conversation));
             } else {
                 effects.extend(ctl.effects_to_continue());

@@ -23,10 +23,13 @@ pub(super) struct Loaded<T> {
     value: T,
 }
 
+/// The loaded workflows: the load's outcome (for its diagnostics) and the set tasks share.
+type Workflows = (Arc<LoadOutcome>, Arc<WorkflowSet>);
+
 /// The service's loaded definitions.
 #[derive(Default)]
 pub(super) struct Definitions {
-    workflows: tokio::sync::Mutex<Option<Loaded<(Arc<LoadOutcome>, Arc<WorkflowSet>)>>>,
+    workflows: tokio::sync::Mutex<Option<Loaded<Workflows>>>,
     agents: tokio::sync::Mutex<Option<Loaded<Arc<AgentSet>>>>,
 }
 
@@ -86,10 +89,7 @@ impl Tasks {
 
 /// The loaded value, if its files have not changed since (checked now if the last check is
 /// old).
-async fn fresh<'a, T>(
-    slot: &'a mut Option<Loaded<T>>,
-    roots: Vec<std::path::PathBuf>,
-) -> Option<&'a T> {
+async fn fresh<T>(slot: &mut Option<Loaded<T>>, roots: Vec<std::path::PathBuf>) -> Option<&T> {
     let loaded = slot.as_mut()?;
     if loaded.checked.is_none_or(|at| at.elapsed() >= CHECK_EVERY) {
         if fingerprint_of(roots).await != loaded.fingerprint {
