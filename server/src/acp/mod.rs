@@ -79,6 +79,10 @@ struct SessionState {
     task: Option<String>,
     /// The prompt turn waiting for its end.
     turn: Option<oneshot::Sender<StopReason>>,
+    /// A cancel interrupted the task, whose "waiting for you" status has not come yet: it ends
+    /// the cancelled turn, not the next one (the task announces it once it is on disk, which may
+    /// be after the next prompt came).
+    interrupting: Option<tokio::sync::watch::Sender<bool>>,
 }
 
 /// Runs the face on stdin/stdout until the client closes it.
@@ -480,6 +484,22 @@ impl Face {
             session.command(command).await;
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }
+        // A cancel's interrupt is acknowledged by the task first (at most a few seconds).
+        let interrupting = session
+            .state
+            .lock()
+            .ok()
+            .and_then(|s| s.interrupting.as_ref().map(|w| w.subscribe()));
+        if let Some(mut acked) = interrupting {
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                acked.wait_for(|done| *done),
+            )
+            .await;
+            if let Ok(mut state) = session.state.lock() {
+                state.interrupting = None;
+            }
+        }
         let (tx, rx) = oneshot::channel();
         let (running, mode) = {
             let mut state = session.state.lock().map_err(|_| Error::internal_error())?;
@@ -577,8 +597,13 @@ impl Face {
                 .handle(&id)
                 .is_some_and(|h| h.state() == crate::engine::TaskState::Blocked);
             if !blocked {
-                if let Err(e) = session.tasks.interrupt(&id) {
-                    tracing::debug!("cancel: {e}");
+                match session.tasks.interrupt(&id) {
+                    Ok(()) => {
+                        if let Ok(mut state) = session.state.lock() {
+                            state.interrupting = Some(tokio::sync::watch::Sender::new(false));
+                        }
+                    }
+                    Err(e) => tracing::debug!("cancel: {e}"),
                 }
             }
         }
@@ -685,7 +710,22 @@ async fn pump(
             session.notify(client_io::keep_terminal(update, &session.terminals));
         }
         if let Some(reason) = map::turn_end(&event) {
-            session.end_turn(&task_id, reason);
+            // The interrupt of a cancel ends the cancelled turn, which has ended already.
+            let acked = session
+                .state
+                .lock()
+                .ok()
+                .and_then(|mut s| s.interrupting.take());
+            match acked {
+                Some(acked) if !matches!(event, TaskEvent::Finished { .. }) => {
+                    acked.send_replace(true);
+                }
+                Some(acked) => {
+                    acked.send_replace(true);
+                    session.end_turn(&task_id, reason);
+                }
+                None => session.end_turn(&task_id, reason),
+            }
         }
     }
 }

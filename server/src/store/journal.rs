@@ -251,7 +251,16 @@ impl Writer {
                 Op::Close(id) => closes.push(id),
             }
         }
+        let started = std::time::Instant::now();
         self.sync(&dirty);
+        if started.elapsed() > std::time::Duration::from_secs(1) {
+            // Everything the tasks announce waits on this: say why they are slow.
+            tracing::warn!(
+                "syncing {} task logs took {:.1} s (the disk is busy)",
+                dirty.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
         for (path, body) in snapshots {
             if let Err(e) = write_replacing(&path, &body) {
                 tracing::warn!("cannot write {}: {e}", path.display());
