@@ -84,11 +84,18 @@ impl Backend {
     }
 }
 
+/// The most threads the server runs blocking work on (file tools, store reads).
+const MAX_BLOCKING_THREADS: usize = 32;
+
 /// Runs the server on stdin/stdout until the client exits. Uses a current-thread runtime and,
 /// when stdin and stdout are pipes, non-blocking pipe I/O (the cheapest round trip).
 pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        // The file tools run on blocking threads: a thousand tasks reading at once share a few
+        // dozen threads (the machine has few cores) instead of starting hundreds, each with
+        // its own stack and allocator arena.
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()?;
     runtime.block_on(async move {
         let (stdin, stdout) = stdio();

@@ -556,6 +556,9 @@ async fn dispatch<S: LanguageServer>(
 
 /// Writes frames in the order they were queued, until `stop` fires; then writes what is still
 /// queued and returns.
+/// The most bytes gathered into one write to stdout.
+const MAX_WRITE_BATCH: usize = 256 * 1024;
+
 async fn write_frames<O: AsyncWrite + Unpin>(
     mut output: O,
     mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
@@ -574,17 +577,18 @@ async fn write_frames<O: AsyncWrite + Unpin>(
                 return;
             }
         };
-        let Some(frame) = frame else { return };
-        if let Err(e) = output.write_all(&frame).await {
+        let Some(mut batch) = frame else { return };
+        // What else is queued goes out in the same write (one system call for a burst of
+        // notifications, not one per notification).
+        while batch.len() < MAX_WRITE_BATCH {
+            match frames.try_recv() {
+                Ok(more) => batch.extend_from_slice(&more),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = output.write_all(&batch).await {
             tracing::error!("cannot write to stdout: {e}");
             return;
-        }
-        // Write what else is queued before flushing once.
-        while let Ok(more) = frames.try_recv() {
-            if let Err(e) = output.write_all(&more).await {
-                tracing::error!("cannot write to stdout: {e}");
-                return;
-            }
         }
         if let Err(e) = output.flush().await {
             tracing::error!("cannot flush stdout: {e}");
