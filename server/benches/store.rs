@@ -72,7 +72,7 @@ fn benches(c: &mut Criterion) {
         "updatedAt": 1795307939000u64
     });
     group.sample_size(50);
-    group.bench_function("write one snapshot (tmp + rename) until written", |b| {
+    group.bench_function("write one snapshot (in place) until written", |b| {
         b.iter(|| {
             files
                 .write_snapshot(black_box(&snapshot))
