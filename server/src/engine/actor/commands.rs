@@ -66,7 +66,7 @@ impl Control {
                         Some(TaskCommand::Override(event)) => return Err(Stop::Override(event)),
                         Some(TaskCommand::SetWorkflow { key, reply }) => {
                             let answer = self.set_workflow(&key);
-                            let _ = reply.send(answer);
+                            self.reply_when_durable(reply, answer);
                         }
                     }
                 }
@@ -129,8 +129,25 @@ impl Control {
             ResultType::Error => Err(result.text),
             _ => Ok(result.text),
         };
-        let _ = reply.send(answer);
+        self.reply_when_durable(reply, answer);
         changed
+    }
+
+    /// Answers a face's command once what the command logged is durable (invariant 6): the
+    /// answer reaches people and agents, who act on it.
+    fn reply_when_durable(
+        &self,
+        reply: oneshot::Sender<Result<String, String>>,
+        answer: Result<String, String>,
+    ) {
+        match &self.persist.files {
+            Some(files) => files.then(move || {
+                let _ = reply.send(answer);
+            }),
+            None => {
+                let _ = reply.send(answer);
+            }
+        }
     }
 
     /// Takes a new workflow state from a step: logged, and a phase change announced. Returns
