@@ -125,22 +125,34 @@ impl Control {
             if let Some(context) = context.as_ref().filter(|_| self.external.is_none()) {
                 self.output(OutputKind::ContextInjected, context.clone());
             }
-            // The turn's text streams straight to the face: what was announced before it goes
-            // out first (and an external agent's answer waits for what led to it).
-            self.durable().await;
+            // An external agent's turn answers it (its Stop): what led to that is written first.
+            // Another task's turn starts at once (a command that comes meanwhile still finds
+            // it running), and its text goes out behind what was announced before it.
+            if self.external.is_some() {
+                self.durable().await;
+            }
             let events = self.channels.events.clone();
             let secrets = self.secrets.clone();
+            let behind_log = self.persist.files.is_some();
             // Each delta is redacted on its own (a key split across two deltas is not caught
             // here; the turn's whole text is, in the log).
             let on_text = move |delta: &str| {
-                let _ = events.send(TaskEvent::Output {
+                let event = TaskEvent::Output {
                     kind: OutputKind::AssistantDelta,
                     text: secrets.redact(delta).into_owned(),
                     tool_call_id: None,
                     tool: None,
                     input: None,
                     is_error: None,
-                });
+                };
+                if behind_log {
+                    let events = events.clone();
+                    crate::store::journal().then(move || {
+                        let _ = events.send(event);
+                    });
+                } else {
+                    let _ = events.send(event);
+                }
             };
             let request = TurnRequest {
                 system: agent.as_ref().map(|a| a.system_prompt.as_str()),
