@@ -214,6 +214,21 @@ export interface TrustWorkspaceParams {
 
 export type TrustWorkspaceResult = { trusted: boolean };
 
+/** What the server holds now (`rawko/serverStats`): for finding a leak. */
+export interface ServerStatsResult {
+  tasksInMemory: number;
+  externalSessions: number;
+  pendingClientRequests: number;
+  runtimeTasks: number;
+  openFiles: number;
+  openLogs: number;
+  logBatches: number;
+  logRecords: number;
+  logSyncs: number;
+  rssBytes: number;
+  peakRssBytes: number;
+}
+
 /** Client → server requests. */
 export const Requests = {
   listWorkflows: new RequestType<Empty, { workflows: WorkflowSummary[] }, void>('rawko/listWorkflows'),
@@ -232,6 +247,7 @@ export const Requests = {
   setWorkflow: new RequestType<SetWorkflowParams, TextResult, void>('rawko/setWorkflow'),
   validateWorkflows: new RequestType<Empty, { diagnostics: WorkflowDiagnostic[] }, void>('rawko/validateWorkflows'),
   phasePrompt: new RequestType<PhasePromptParams, PhasePromptResult, void>('rawko/phasePrompt'),
+  serverStats: new RequestType<Empty, ServerStatsResult, void>('rawko/serverStats'),
 };
 
 /** Server → client requests: rawko asks, the extension answers. */

@@ -145,10 +145,11 @@ export class TaskStore {
       task.reason = params.reason;
       task.reasonAt = this.clock.now();
       task.reasonSticky = params.state !== 'waiting_approval';
-    } else if (moved && (!task.reasonSticky || params.state === 'waiting_approval' || isFinished(params.state))) {
+    } else if (moved && (!task.reasonSticky || params.state === 'waiting_approval')) {
       // The reason of a wait for approval only describes that wait; a reason such as "no answer
-      // within 120 s; Write was rejected" stays through the changes that quickly follow it (the
-      // status bar shows it for a while), until the task asks something new or ends.
+      // within 120 s; Write was rejected" stays through the changes that quickly follow it, the
+      // task's end included (rawko may announce the rest of a quick task at once): the status
+      // bar shows it for a while, until the task asks something new.
       task.reason = undefined;
       task.reasonAt = undefined;
       task.reasonSticky = false;
