@@ -106,7 +106,10 @@ t.test(':Rawko workflow KEY starts a workflow in an external session that runs n
   t.wait('the Feature workflow in the statusline', function()
     return t.statusline():find('Feature > 📋 Plan [1/4]', 1, true) ~= nil
   end)
-  t.ok(t.noted('rawko: Started the Feature workflow.'), 'the result is told')
+  -- rawko answers once the workflow's start is on disk: the answer may come just after the status.
+  t.wait('the result is told', function()
+    return t.noted('rawko: Started the Feature workflow.')
+  end)
   t.eq(require('rawko.state').current().id, id, 'the statusline follows the session')
 
   -- It runs a workflow now: setting one again fails with rawko's message.
