@@ -358,15 +358,20 @@ impl Writer {
 
 /// Opens a log for appending; a new task's directory is made here, off the server's thread.
 fn open_log(path: &Path) -> std::io::Result<(std::fs::Metadata, File)> {
-    let open = || OpenOptions::new().create(true).append(true).open(path);
-    let file = match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
-            .parent()
-            .map_or(Err(e), std::fs::create_dir_all)
-            .and_then(|()| open())?,
-        other => other?,
-    };
+    let file = open_making_dir(path, OpenOptions::new().create(true).append(true))?;
     Ok((file.metadata()?, file))
+}
+
+/// Opens `path` with `options`, making its directory first when it is missing (a new task's,
+/// made here off the server's thread).
+fn open_making_dir(path: &Path, options: &OpenOptions) -> std::io::Result<File> {
+    match options.open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            path.parent().map_or(Err(e), std::fs::create_dir_all)?;
+            options.open(path)
+        }
+        other => other,
+    }
 }
 
 /// Overwrites `path` in place: written over from the start, then cut to its length. No
@@ -375,21 +380,10 @@ fn open_log(path: &Path) -> std::io::Result<(std::fs::Metadata, File)> {
 /// after the log records it reflects are durable; one cut short (a crash, or read while being
 /// written) does not parse, and is rebuilt from the log.
 fn write_replacing(path: &Path, body: &[u8]) -> std::io::Result<()> {
-    let open = || {
-        OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(false)
-            .open(path)
-    };
-    let mut file = match open() {
-        // The task's directory, when its snapshot comes before its first record.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
-            .parent()
-            .map_or(Err(e), std::fs::create_dir_all)
-            .and_then(|()| open())?,
-        other => other?,
-    };
+    let mut file = open_making_dir(
+        path,
+        OpenOptions::new().create(true).write(true).truncate(false),
+    )?;
     file.write_all(body)?;
     file.set_len(body.len() as u64)
 }

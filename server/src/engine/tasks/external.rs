@@ -151,14 +151,7 @@ impl Tasks {
         };
         let hooks = Arc::new(self.hooks_now());
         let secrets = crate::secrets::Secrets::new(&settings, |k| std::env::var(k).ok());
-        let running = Arc::downgrade(&self.running);
-        let forget = self.store.is_some();
-        let ended_id = id.clone();
-        let ended = move || {
-            if let Some(running) = running.upgrade().filter(|_| forget) {
-                running.remove_if(&ended_id, |_, h| h.is_ended());
-            }
-        };
+        let ended = self.forget_when_ended(&id);
         let (handle, events) = engine::spawn_then(
             engine::TaskSpec {
                 id: id.clone(),

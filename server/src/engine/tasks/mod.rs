@@ -262,15 +262,7 @@ impl Tasks {
     fn spawn(&self, spec: TaskSpec) -> Started {
         let id = spec.id.clone();
         let description = spec.description.clone();
-        // A task kept in memory only (no state directory) stays listed for the process's life.
-        let running = Arc::downgrade(&self.running);
-        let forget = self.store.is_some();
-        let ended_id = id.clone();
-        let (handle, events) = spawn_then(spec, move || {
-            if let Some(running) = running.upgrade().filter(|_| forget) {
-                running.remove_if(&ended_id, |_, h| h.is_ended());
-            }
-        });
+        let (handle, events) = spawn_then(spec, self.forget_when_ended(&id));
         self.running.insert(id.clone(), handle.clone());
         (self.sink)(id.clone(), events);
         Started {
@@ -278,6 +270,19 @@ impl Tasks {
             description,
             handle,
             note: None,
+        }
+    }
+
+    /// What forgets task `id` once its actor has ended (it is read from the store from then on).
+    /// A task kept in memory only (no state directory) stays listed for the process's life.
+    pub(super) fn forget_when_ended(&self, id: &str) -> impl FnOnce() + Send + 'static {
+        let running = Arc::downgrade(&self.running);
+        let forget = self.store.is_some();
+        let id = id.to_owned();
+        move || {
+            if let Some(running) = running.upgrade().filter(|_| forget) {
+                running.remove_if(&id, |_, h| h.is_ended());
+            }
         }
     }
 
