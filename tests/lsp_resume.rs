@@ -461,3 +461,69 @@ fn overrides_on_unknown_tasks_and_agents_are_clear_errors() {
         .expect_err("unknown agent");
     assert_eq!(err["code"], -32602, "{err}");
 }
+
+/// The `.wal` files in the state directory's journal (each process logs through its own).
+fn wal_files(home: &Path) -> Vec<String> {
+    let dir = Editor::state_dir(home).join("journal");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".wal"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The WAL each server makes its task records durable through: left behind by a killed server
+/// (its records are all in the task log: only a crash of the machine loses unsynced writes),
+/// recovered and removed by the next one, and removed by a server that exits cleanly.
+#[test]
+fn a_killed_servers_wal_is_recovered_by_the_next_and_a_clean_exit_leaves_none() {
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script(
+        "short.yaml",
+        "turns:\n  - tool_calls: [{name: Read, input: {path: README.md}}]\n  - text: Done.\n",
+    );
+    let mut ed = serve(&project, home.path());
+    let first = ed.pid();
+    let task = ed
+        .request(
+            "rawko/startTask",
+            json!({"description": "Log me", "provider": "scripted", "script": script}),
+        )
+        .expect("startTask")["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    assert_eq!(wal_files(home.path()).len(), 1, "the server's own WAL");
+    wait_finished(&mut ed, &task);
+    let logged = log_lines(home.path(), &task);
+    ed.kill9();
+    let left = wal_files(home.path());
+    assert_eq!(left.len(), 1, "a killed server leaves its WAL: {left:?}");
+    assert!(left[0].starts_with(&format!("{first}-")), "{left:?}");
+
+    // The next server recovers it (nothing was missing) and removes it; it has its own.
+    let mut ed = serve(&project, home.path());
+    let second = ed.pid();
+    let now = wal_files(home.path());
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(now[0].starts_with(&format!("{second}-")), "{now:?}");
+    assert_eq!(
+        log_lines(home.path(), &task),
+        logged,
+        "the log is as it was"
+    );
+    let listed = ed.request("rawko/listTasks", json!({})).expect("listTasks");
+    assert_eq!(listed["tasks"][0]["state"], "complete", "{listed}");
+
+    // A clean exit checkpoints and removes it.
+    assert_eq!(ed.request("shutdown", Value::Null), Ok(Value::Null));
+    ed.notify("exit", Value::Null);
+    assert!(ed.exit_status(TIMEOUT).is_some_and(|s| s.success()));
+    assert_eq!(wal_files(home.path()), Vec::<String>::new());
+}

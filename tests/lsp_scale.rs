@@ -218,6 +218,18 @@ fn two_hundred_nested_tasks_held_at_an_approval_all_complete_in_order() {
         after["logRecords"].as_u64().unwrap_or(0) > after["logSyncs"].as_u64().unwrap_or(0),
         "group commit: fewer syncs than records: {after}"
     );
+    // Nothing is left queued for the log writer, and every announcement's wait was counted:
+    // at least one per notification the tasks sent (they all went out behind their records).
+    assert_eq!(after["logBacklogBytes"], 0, "log backlog: {after}");
+    let counted: u64 = after["announceLatencyMicros"]
+        .as_array()
+        .map(|b| b.iter().filter_map(|b| b[1].as_u64()).sum())
+        .unwrap_or(0);
+    let notes: u64 = notes.values().map(|n| n.len() as u64).sum();
+    assert!(
+        counted >= notes,
+        "{counted} announcements timed, {notes} notifications: {after}"
+    );
 }
 
 fn stats(ed: &mut Editor) -> Value {

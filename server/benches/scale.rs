@@ -16,6 +16,9 @@
 //! - `external` (N = 500): N new Claude Code sessions at once through `http` hooks, then through N
 //!   `rawko hook` processes. Targets: http p99 ≤ 250 ms, nothing dropped.
 //!
+//! `RAWKO_SCALE_PAUSE=SECONDS` pauses while all tasks wait (for a profiler), `RAWKO_SCALE_LOG`
+//! sets the server's `RAWKO_LOG` (default `warn`), and `RAWKO_SCALE_SERVER_LOG=FILE` keeps its log.
+//!
 //! Without a mode, all four at their default N. `cargo test --benches` (no `--bench` argument)
 //! runs all four with a small N.
 
@@ -124,7 +127,10 @@ impl Fixture {
             .env("XDG_STATE_HOME", h.join(".local/state"))
             .env("XDG_RUNTIME_DIR", h.join("run"))
             .env("PI_CODING_AGENT_DIR", h.join(".pi/agent"))
-            .env("RAWKO_LOG", "warn")
+            .env(
+                "RAWKO_LOG",
+                std::env::var("RAWKO_SCALE_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
             .env_remove("RUST_LOG");
         c
     }
@@ -168,7 +174,10 @@ struct Server {
 impl Server {
     /// Starts `rawko serve` and initializes it with `options`.
     fn start(fx: &Fixture, options: Value) -> Server {
-        let log = fx.dir.path().join("serve.log");
+        // The server's log: in the fixture (shown when something hangs), or where
+        // RAWKO_SCALE_SERVER_LOG says (kept, for RAWKO_SCALE_LOG=debug and the like).
+        let log = std::env::var_os("RAWKO_SCALE_SERVER_LOG")
+            .map_or_else(|| fx.dir.path().join("serve.log"), PathBuf::from);
         let mut child = fx
             .rawko(&["serve", "--workspace", &fx.ws.display().to_string()])
             .stdin(Stdio::piped())
@@ -412,6 +421,13 @@ impl Server {
         }
     }
 
+    /// `rawko/serverStats`'s result, if the server answers it.
+    fn stats(&mut self) -> Option<Value> {
+        self.call("rawko/serverStats", json!({}))
+            .get("result")
+            .cloned()
+    }
+
     /// How many tasks `rawko/listTasks` lists, and how long it took.
     fn list_tasks(&mut self) -> (usize, Duration) {
         let t = Instant::now();
@@ -467,6 +483,37 @@ fn read_frame(reader: &mut impl BufRead) -> Option<Vec<u8>> {
     Some(body)
 }
 
+/// `announceLatencyMicros` of a `rawko/serverStats` result: (upper bound in µs, count).
+fn latency_counts(stats: &Value) -> Vec<(u64, u64)> {
+    let buckets = stats["announceLatencyMicros"].as_array();
+    let pair = |b: &Value| Some((b[0].as_u64()?, b[1].as_u64()?));
+    buckets.map_or_else(Vec::new, |b| b.iter().filter_map(pair).collect())
+}
+
+/// The upper bound of the bucket that holds the `q` quantile of a histogram.
+fn quantile(buckets: &[(u64, u64)], q: f64) -> u64 {
+    let total: u64 = buckets.iter().map(|(_, n)| n).sum();
+    let want = ((total as f64) * q).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (bound, n) in buckets {
+        seen += n;
+        if seen >= want {
+            return *bound;
+        }
+    }
+    0
+}
+
+/// A bucket's bound for people: `250 µs`, `4.0 ms`, `more than 60 s`.
+fn bound_text(micros: u64) -> String {
+    match micros {
+        0 => "none".to_owned(),
+        u64::MAX => "more than 60 s".to_owned(),
+        m if m < 1000 => format!("{m} µs"),
+        m => format!("{:.1} ms", m as f64 / 1000.0),
+    }
+}
+
 fn tail(s: &str, max: usize) -> String {
     let count = s.chars().count();
     s.chars().skip(count.saturating_sub(max)).collect()
@@ -516,7 +563,9 @@ fn held(release: bool, n: usize) -> bool {
     s.wait_until("every task's approval request", |b| b.held.len() >= n);
     let (all_waiting, cpu_waiting) = (first.elapsed(), s.cpu_secs());
     let (waiting, files) = (s.kib("VmRSS:"), s.open_files());
+    pause_for_profiler(&s);
     let before = s.b.notes;
+    let latency_before = s.stats().map(|v| latency_counts(&v)).unwrap_or_default();
     let released = Instant::now();
     s.release();
     s.wait_until("every task's rawko/taskFinished", |b| b.finished >= n);
@@ -538,6 +587,29 @@ fn held(release: bool, n: usize) -> bool {
     let (rate, all) = (s.b.notes as f64 / secs(total), s.b.notes);
     println!("  notifications per second overall: {rate:.0} ({all} in all)");
     let cpu_after = s.cpu_secs() - cpu_waiting;
+    let stats = s.stats().unwrap_or(Value::Null);
+    let mut latency = latency_counts(&stats);
+    for (bound, n) in &mut latency {
+        *n -= latency_before
+            .iter()
+            .find(|(b, _)| b == bound)
+            .map_or(0, |(_, m)| *m);
+    }
+    let t = target(" (target ≤ 5 ms)", true);
+    println!(
+        "  append → announce after the release: p50 ≤ {}, p99 ≤ {}{t}, max ≤ {} ({} announcements)",
+        bound_text(quantile(&latency, 0.5)),
+        bound_text(quantile(&latency, 0.99)),
+        bound_text(quantile(&latency, 1.0)),
+        latency.iter().map(|(_, n)| n).sum::<u64>()
+    );
+    let kb = |field: &str| stats[field].as_u64().unwrap_or(0) / 1024;
+    println!(
+        "  log writer backlog at its peak: {} KB; tasks that waited for it: {}; messages queued for the client at their peak: {} KB",
+        kb("peakLogBacklogBytes"),
+        stats["logBacklogWaits"].as_u64().unwrap_or(0),
+        kb("peakOutgoingBytes")
+    );
     println!(
         "  server CPU until all wait: {cpu_waiting:.2} s, after the release: {cpu_after:.2} s"
     );
@@ -552,6 +624,18 @@ fn held(release: bool, n: usize) -> bool {
     let ok = s.check(&ids, 1, !release);
     s.stop();
     ok
+}
+
+/// With `RAWKO_SCALE_PAUSE=SECONDS`, waits that long while every task waits (before the release),
+/// saying so with the server's pid: time for a heap or CPU profiler to look at the server.
+#[allow(clippy::print_stdout)]
+fn pause_for_profiler(s: &Server) {
+    let pause = std::env::var("RAWKO_SCALE_PAUSE").ok();
+    if let Some(secs) = pause.and_then(|p| p.parse::<f64>().ok()) {
+        println!("  all wait: pausing {secs} s (server pid {})", s.child.id());
+        let _ = std::io::stdout().flush();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+    }
 }
 
 fn release(n: usize) -> bool {

@@ -8,7 +8,7 @@ use rawko::cli::{Cli, Command};
 
 /// Exits once what the tasks logged is written.
 fn exit(code: i32) -> ! {
-    rawko::store::journal::flush_if_started();
+    rawko::store::journal::finish_if_started();
     std::process::exit(code)
 }
 

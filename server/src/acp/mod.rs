@@ -28,7 +28,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
 use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
@@ -695,11 +695,7 @@ impl Session {
 
 /// Sends a task's events to the client as `session/update`s, in order, and ends the turn where
 /// the task says; approvals are asked in tasks of their own.
-async fn pump(
-    session: Arc<Session>,
-    task_id: String,
-    mut events: mpsc::UnboundedReceiver<TaskEvent>,
-) {
+async fn pump(session: Arc<Session>, task_id: String, mut events: crate::engine::EventReceiver) {
     let mut mapper = map::Mapper::new(session.set.clone(), session.workspace.clone());
     while let Some(event) = events.recv().await {
         if let TaskEvent::Approval(request) = event {

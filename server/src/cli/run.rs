@@ -249,10 +249,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
 }
 
 /// A sink for a face that runs one task: the task's event stream comes out of the receiver.
-pub(super) fn one_stream() -> (
-    Sink,
-    mpsc::UnboundedReceiver<mpsc::UnboundedReceiver<TaskEvent>>,
-) {
+pub(super) fn one_stream() -> (Sink, mpsc::UnboundedReceiver<crate::engine::EventReceiver>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let sink: Sink = Arc::new(move |_, events| {
         let _ = tx.send(events);

@@ -32,6 +32,7 @@ pub fn list(ctx: &mut Context<'_>, all: bool) -> io::Result<ExitCode> {
         )?;
         return Ok(EXIT_PROBLEMS);
     };
+    store::wal::recover_before_reading(&dir);
     let mut tasks: Vec<TaskSnapshot> = store::task_dirs(&dir)
         .iter()
         .filter_map(|d| stored::snapshot(d))
@@ -85,6 +86,7 @@ pub fn show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
         )?;
         return Ok(EXIT_PROBLEMS);
     };
+    store::wal::recover_before_reading(&dir);
     let task_dir = store::TaskFiles::dir_of(&dir, id);
     if id.contains('/') || !task_dir.join("events.jsonl").is_file() {
         writeln!(

@@ -12,6 +12,7 @@ mod hooking;
 pub use actor::load_replay;
 pub mod arbiter;
 pub mod log;
+pub mod queue;
 pub mod stored;
 pub mod tasks;
 pub mod transcript;
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::agents::AgentSet;
 use crate::config::Settings;
@@ -280,7 +281,7 @@ pub struct TaskSnapshot {
 #[derive(Debug, Clone)]
 pub struct TaskHandle {
     pub id: String,
-    commands: mpsc::UnboundedSender<TaskCommand>,
+    commands: crate::engine::queue::Sender<TaskCommand>,
     pub snapshot: Arc<Mutex<TaskSnapshot>>,
     /// The workflows the task runs with (`None` for a stored task: they load afresh).
     pub workflows: Option<Arc<WorkflowSet>>,
@@ -305,7 +306,7 @@ impl TaskHandle {
 
     /// A handle for a task that is not running (stored, finished or interrupted): commands fail.
     pub fn stored(snapshot: TaskSnapshot) -> TaskHandle {
-        let (commands, _) = mpsc::unbounded_channel();
+        let (commands, _) = queue::channel();
         TaskHandle {
             id: snapshot.task_id.clone(),
             commands,
@@ -376,6 +377,12 @@ pub struct TaskSpec {
 /// Milliseconds since the Unix epoch (see [`crate::clock`]).
 pub use crate::clock::now_millis;
 
+/// Where a task's events come out, in the order they happened; it ends after `Finished`.
+pub type EventReceiver = queue::Receiver<TaskEvent>;
+
+/// The actor's end of its events.
+pub type EventSender = queue::Sender<TaskEvent>;
+
 /// A new task id: time-ordered and unique within the process.
 pub fn new_task_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -385,7 +392,7 @@ pub fn new_task_id() -> String {
 
 /// Starts a task's actor on the current tokio runtime. The events come out of the receiver in
 /// the order they happened; the channel closes after `Finished`.
-pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>) {
+pub fn spawn(spec: TaskSpec) -> (TaskHandle, crate::engine::EventReceiver) {
     spawn_then(spec, || {})
 }
 
@@ -395,9 +402,9 @@ pub fn spawn(spec: TaskSpec) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>)
 pub fn spawn_then(
     spec: TaskSpec,
     ended: impl FnOnce() + Send + 'static,
-) -> (TaskHandle, mpsc::UnboundedReceiver<TaskEvent>) {
-    let (command_tx, command_rx) = mpsc::unbounded_channel();
-    let (event_tx, event_rx) = mpsc::unbounded_channel();
+) -> (TaskHandle, crate::engine::EventReceiver) {
+    let (command_tx, command_rx) = queue::channel();
+    let (event_tx, event_rx) = queue::channel();
     let now = now_millis();
     let started_at = spec.resume.as_ref().map_or(now, |(_, r)| r.started_at);
     let snapshot = Arc::new(Mutex::new(TaskSnapshot {
@@ -431,13 +438,16 @@ pub fn spawn_then(
         snapshot: snapshot.clone(),
         events: event_tx.clone(),
     };
-    let run = actor::run(spec, snapshot, event_tx, command_rx);
+    let run = actor::run(Box::new(spec), snapshot, event_tx, command_rx);
     tracing::trace!(
         actor_bytes = std::mem::size_of_val(&run),
         event_bytes = std::mem::size_of::<TaskEvent>(),
         command_bytes = std::mem::size_of::<TaskCommand>(),
         "a task's actor"
     );
+    // Boxed before it moves into the task: a future moved into an async block is held twice
+    // (as the block's capture and as its local), and a waiting task would hold both.
+    let run = Box::pin(run);
     tokio::spawn(async move {
         use futures::FutureExt;
         let run = std::panic::AssertUnwindSafe(run);
@@ -460,7 +470,7 @@ struct PanicGuard {
     store: Option<PathBuf>,
     external: Option<Arc<crate::external::Bridge>>,
     snapshot: Arc<Mutex<TaskSnapshot>>,
-    events: mpsc::UnboundedSender<TaskEvent>,
+    events: crate::engine::EventSender,
 }
 
 impl PanicGuard {

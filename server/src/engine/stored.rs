@@ -66,6 +66,16 @@ impl HistoryFile {
     pub const NAME: &'static str = "history.json";
 }
 
+/// [`HistoryFile`] as written, borrowing the history instead of copying it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryRef<'a> {
+    pub v: u32,
+    #[serde(with = "state_name")]
+    pub state: TaskState,
+    pub history: &'a [HistoryItem],
+}
+
 impl SnapshotFile {
     /// The file for a running task's snapshot, written at `now`.
     pub fn of(snap: TaskSnapshot, machine_state: &str, breadcrumb_text: &str, now: i64) -> Self {

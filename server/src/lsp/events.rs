@@ -7,7 +7,6 @@ use rawko_protocol::to_client::{
     ApprovalOption, ApproveToolCall, ApproveToolCallParams, Countdown, Output, Status, TaskFinished,
 };
 use rawko_protocol::types::TaskId;
-use tokio::sync::mpsc;
 
 use super::{to_proto, transport};
 use crate::engine::{self, TaskEvent};
@@ -16,7 +15,7 @@ use crate::engine::{self, TaskEvent};
 pub(super) async fn write_events(
     out: Arc<transport::Outgoing>,
     task_id: String,
-    mut events: mpsc::UnboundedReceiver<TaskEvent>,
+    mut events: crate::engine::EventReceiver,
 ) {
     let mut seq = 0u64;
     while let Some(event) = events.recv().await {

@@ -97,6 +97,16 @@ impl Backend {
             log_syncs: load(&journal.syncs),
             rss_bytes: process.rss_bytes,
             peak_rss_bytes: process.peak_rss_bytes,
+            log_backlog_bytes: crate::pressure::LOG_BACKLOG.now(),
+            peak_log_backlog_bytes: crate::pressure::LOG_BACKLOG.peak(),
+            log_backlog_waits: crate::pressure::waits(),
+            outgoing_bytes: self.outgoing.queued_bytes().0,
+            peak_outgoing_bytes: self.outgoing.queued_bytes().1,
+            announce_latency_micros: journal
+                .latency_buckets()
+                .into_iter()
+                .map(|(bound, n)| [bound, n])
+                .collect(),
         })
     }
 

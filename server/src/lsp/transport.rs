@@ -36,6 +36,8 @@ pub type Answer = Result<Value, Value>;
 /// else the server writes.
 pub struct Outgoing {
     frames: mpsc::UnboundedSender<Vec<u8>>,
+    /// Bytes queued in `frames` and not yet written to the client, and the most there were.
+    queued: Arc<Queued>,
     pending: DashMap<String, oneshot::Sender<Answer>>,
     next_id: AtomicU64,
     /// An editor is attached (it sent `initialized`): until then rawko's own notifications are
@@ -50,7 +52,41 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Bytes of frames queued for the client.
+#[derive(Debug, Default)]
+pub struct Queued {
+    pub now: AtomicU64,
+    pub peak: AtomicU64,
+}
+
+impl Queued {
+    fn written(&self, n: usize) {
+        self.now.fetch_sub(n as u64, Ordering::Relaxed);
+        crate::pressure::OUTGOING.sub(n as u64);
+    }
+}
+
 impl Outgoing {
+    /// Queues a frame for the client.
+    fn push(&self, frame: Vec<u8>) {
+        let n = frame.len() as u64;
+        let now = self.queued.now.fetch_add(n, Ordering::Relaxed) + n;
+        self.queued.peak.fetch_max(now, Ordering::Relaxed);
+        crate::pressure::OUTGOING.add(n);
+        if self.frames.send(frame).is_err() {
+            self.queued.now.fetch_sub(n, Ordering::Relaxed);
+            crate::pressure::OUTGOING.sub(n);
+        }
+    }
+
+    /// Bytes queued for the client now, and the most there were.
+    pub fn queued_bytes(&self) -> (u64, u64) {
+        (
+            self.queued.now.load(Ordering::Relaxed),
+            self.queued.peak.load(Ordering::Relaxed),
+        )
+    }
+
     /// rawko's requests to the client still waiting for an answer.
     pub fn pending_count(&self) -> usize {
         self.pending.len()
@@ -58,9 +94,7 @@ impl Outgoing {
 
     fn send(&self, message: &Value) {
         match serde_json::to_vec(message) {
-            Ok(body) => {
-                let _ = self.frames.send(frame(&body));
-            }
+            Ok(body) => self.push(frame(&body)),
             Err(e) => tracing::error!("cannot serialise a message: {e}"),
         }
     }
@@ -93,9 +127,7 @@ impl Outgoing {
             params,
         };
         match serde_json::to_vec(&envelope) {
-            Ok(body) => {
-                let _ = self.frames.send(frame(&body));
-            }
+            Ok(body) => self.push(frame(&body)),
             Err(e) => tracing::error!("cannot serialise a notification: {e}"),
         }
     }
@@ -292,7 +324,12 @@ pub async fn serve<S, I, O>(
     O: AsyncWrite + Unpin + Send + 'static,
 {
     let (stop_writer, writer_stop) = oneshot::channel();
-    let writer = tokio::spawn(write_frames(output, frames, writer_stop));
+    let writer = tokio::spawn(write_frames(
+        output,
+        frames,
+        outgoing.queued.clone(),
+        writer_stop,
+    ));
     let (mut client_requests, mut client_responses) = socket.split();
     // tower-lsp-server's own server → client messages (window/showMessage, …).
     let forward = {
@@ -518,9 +555,7 @@ async fn dispatch<S: LanguageServer>(
             };
             let ok = response.is_ok();
             match serde_json::to_vec(&clipped(response)) {
-                Ok(body) => {
-                    let _ = outgoing.frames.send(frame(&body));
-                }
+                Ok(body) => outgoing.push(frame(&body)),
                 Err(e) => tracing::error!("cannot serialise a response: {e}"),
             }
             ok
@@ -561,15 +596,31 @@ const MAX_WRITE_BATCH: usize = 256 * 1024;
 
 async fn write_frames<O: AsyncWrite + Unpin>(
     mut output: O,
-    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
+    frames: mpsc::UnboundedReceiver<Vec<u8>>,
+    queued: Arc<Queued>,
     mut stop: oneshot::Receiver<()>,
 ) {
+    /// The frames left unwritten when the writer ends (the client gone) are not counted as
+    /// queued any more.
+    struct Frames(mpsc::UnboundedReceiver<Vec<u8>>, Arc<Queued>);
+    impl Drop for Frames {
+        fn drop(&mut self) {
+            self.0.close();
+            while let Ok(frame) = self.0.try_recv() {
+                self.1.written(frame.len());
+            }
+        }
+    }
+    let mut frames = Frames(frames, queued.clone());
+    let frames = &mut frames.0;
     loop {
         let frame = tokio::select! {
             frame = frames.recv() => frame,
             _ = &mut stop => {
                 while let Ok(frame) = frames.try_recv() {
-                    if output.write_all(&frame).await.is_err() {
+                    let written = output.write_all(&frame).await;
+                    queued.written(frame.len());
+                    if written.is_err() {
                         return;
                     }
                 }
@@ -586,12 +637,13 @@ async fn write_frames<O: AsyncWrite + Unpin>(
                 Err(_) => break,
             }
         }
-        if let Err(e) = output.write_all(&batch).await {
+        let written = match output.write_all(&batch).await {
+            Ok(()) => output.flush().await,
+            Err(e) => Err(e),
+        };
+        queued.written(batch.len());
+        if let Err(e) = written {
             tracing::error!("cannot write to stdout: {e}");
-            return;
-        }
-        if let Err(e) = output.flush().await {
-            tracing::error!("cannot flush stdout: {e}");
             return;
         }
     }
@@ -603,6 +655,7 @@ pub fn outgoing() -> (Arc<Outgoing>, mpsc::UnboundedReceiver<Vec<u8>>) {
     (
         Arc::new(Outgoing {
             frames: tx,
+            queued: Arc::default(),
             pending: DashMap::new(),
             next_id: AtomicU64::new(0),
             ready: AtomicBool::new(false),

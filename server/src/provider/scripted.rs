@@ -12,7 +12,9 @@
 //!   - panic: "a bug"               # fault injection: the turn panics inside the task's actor
 //! ```
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -82,7 +84,8 @@ pub struct ScriptError {
 /// Replays a script's turns.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
-    turns: Vec<ScriptTurn>,
+    /// Shared by the tasks that play the same script text (a turn is cloned as it is played).
+    turns: Arc<[ScriptTurn]>,
     next: usize,
     calls: usize,
 }
@@ -90,7 +93,7 @@ pub struct ScriptedProvider {
 impl ScriptedProvider {
     pub fn new(turns: Vec<ScriptTurn>) -> Self {
         Self {
-            turns,
+            turns: turns.into(),
             next: 0,
             calls: 0,
         }
@@ -105,7 +108,24 @@ impl ScriptedProvider {
         };
         let text =
             std::fs::read_to_string(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
-        Self::parse(&text).map_err(|(line, message)| err(line, message))
+        // Tasks playing the same text share its parsed turns: a thousand tasks of one script
+        // hold one copy. The text is read each time, so an edited script is parsed again.
+        type Cache = HashMap<String, Weak<[ScriptTurn]>>;
+        static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(turns) = lock().get(&text).and_then(Weak::upgrade) {
+            return Ok(Self {
+                turns,
+                next: 0,
+                calls: 0,
+            });
+        }
+        let provider = Self::parse(&text).map_err(|(line, message)| err(line, message))?;
+        let mut cache = lock();
+        cache.retain(|_, turns| turns.strong_count() > 0);
+        cache.insert(text, Arc::downgrade(&provider.turns));
+        Ok(provider)
     }
 
     /// Parses script text; the error carries the line where the parser knows it.

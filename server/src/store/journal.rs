@@ -1,7 +1,9 @@
 //! Group commit of the task logs: one writer thread per process takes whatever the tasks have
 //! queued (log lines, snapshots, announcements), writes the lines, makes them durable with as few
-//! syncs as it can, writes the snapshots, and only then runs the announcements that followed them
-//! (invariant 6: an event is on disk before anything is told about it).
+//! syncs as it can, and only then runs the announcements that followed them (invariant 6: an event
+//! is on disk before anything is told about it). The snapshots, a cache, go to a thread of their
+//! own after that, which in a burst holds them back a quarter of a second at most (a task's next
+//! snapshot replaces the one before), and a `flush` returns once they are written too.
 //!
 //! Concurrent tasks share the cost of a sync: while one batch syncs, the next one gathers. A batch
 //! that touched few logs syncs each (`fdatasync`); one that touched many syncs their file system
@@ -12,7 +14,7 @@
 //! [`LogTarget`] closes it, in order after its last line, and past [`MAX_OPEN_LOGS`] the writer
 //! closes the logs it did not just write.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -20,23 +22,54 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use crate::pressure::LOG_BACKLOG;
 
 /// The most operations one batch takes, so a flood still announces in slices.
 const MAX_BATCH: usize = 16_384;
+
+/// The longest the snapshot writer holds a burst's snapshots back, gathering the later ones of
+/// the same tasks (each replaces the one before): a burst of tasks writes each one's snapshot a
+/// few times a second, not at every step. A `flush` writes them at once.
+const SNAPSHOTS_HELD_AT_MOST: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// From this many snapshots waiting at once (a burst of tasks), they are held back; fewer are
+/// written at once, so a quiet task's snapshot is on disk a moment after its records.
+const BURST_SNAPSHOTS: usize = 64;
+
+/// The most snapshots held back at once.
+const MAX_HELD_SNAPSHOTS: usize = 8192;
 
 /// From this many logs in one batch on one file system, one `syncfs` replaces their `fdatasync`s.
 const SYNCFS_FROM: usize = 4;
 
 /// The most log files the writer keeps open: past it, the logs the last batch did not write are
 /// closed (and opened again when their task logs again), so ten thousand waiting tasks do not
-/// hold ten thousand files.
-const MAX_OPEN_LOGS: usize = 256;
+/// hold ten thousand files. A quarter of the process's file limit, at most this many (a thousand
+/// busy tasks then keep their logs open instead of opening them for every batch).
+const MAX_OPEN_LOGS: usize = 2048;
+
+/// [`MAX_OPEN_LOGS`] within a quarter of the soft limit of open files (at least 64).
+fn max_open_logs() -> usize {
+    use nix::sys::resource::{getrlimit, Resource};
+    let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    usize::try_from(soft / 4)
+        .unwrap_or(MAX_OPEN_LOGS)
+        .clamp(64, MAX_OPEN_LOGS)
+}
+
+/// What an announcement is counted as in the backlog: its closure and the event it carries.
+const THEN_COST: u64 = 256;
 
 /// One task's log as the writer knows it.
 #[derive(Debug)]
 pub struct LogTarget {
     id: u64,
     path: PathBuf,
+    /// A task's log: its state directory and id, whose WAL makes its records durable (without
+    /// one, the log itself is synced).
+    task: Option<(PathBuf, String)>,
     durable: AtomicBool,
     /// The first error writing or syncing this log; nothing is written after it, so the log on
     /// disk stays a valid prefix.
@@ -44,11 +77,12 @@ pub struct LogTarget {
 }
 
 impl LogTarget {
-    fn new(path: PathBuf) -> Arc<Self> {
+    fn new(path: PathBuf, task: Option<(PathBuf, String)>) -> Arc<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Arc::new(LogTarget {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             path,
+            task,
             durable: AtomicBool::new(true),
             error: Mutex::new(None),
         })
@@ -85,18 +119,86 @@ enum Op {
     Append(Arc<LogTarget>, Vec<u8>),
     /// The last snapshot of a batch for a path wins: a snapshot is a cache.
     Snapshot(PathBuf, Vec<u8>),
-    /// Runs after everything queued before it is durable.
-    Then(Box<dyn FnOnce() + Send>),
+    /// Runs after the lines queued before it are durable (before the batch's snapshots are
+    /// written: a snapshot is a cache, and the announcements do not wait for it); queued at the
+    /// instant given.
+    Then(Box<dyn FnOnce() + Send>, Instant),
+    /// Runs after everything queued before it is written, snapshots included.
+    Barrier(Box<dyn FnOnce() + Send>),
+    /// A barrier that first closes the WALs: the process ends.
+    Finish(Box<dyn FnOnce() + Send>),
+    /// Opens the WAL of a state directory now rather than with its first record.
+    Prepare(PathBuf),
     Close(u64),
 }
 
+impl Op {
+    /// What the operation counts for in the backlog.
+    fn cost(&self) -> u64 {
+        match self {
+            Op::Append(_, line) => line.len() as u64 + 64,
+            Op::Snapshot(path, body) => (path.as_os_str().len() + body.len()) as u64 + 64,
+            Op::Then(..) | Op::Barrier(_) | Op::Finish(_) => THEN_COST,
+            Op::Close(_) | Op::Prepare(_) => 16,
+        }
+    }
+}
+
+/// The upper bounds (µs) of the buckets of [`JournalStats::announce_latency`]: from a quarter
+/// of a millisecond up, each about 1.4 times the one before, to a minute; the last bucket takes
+/// the rest.
+pub const LATENCY_BOUNDS_MICROS: [u64; 37] = [
+    250, 350, 500, 700, 1_000, 1_400, 2_000, 2_800, 4_000, 5_000, 6_000, 8_000, 10_000, 14_000,
+    20_000, 28_000, 40_000, 56_000, 80_000, 110_000, 160_000, 230_000, 320_000, 450_000, 640_000,
+    900_000, 1_300_000, 1_800_000, 2_500_000, 3_500_000, 5_000_000, 7_000_000, 10_000_000,
+    14_000_000, 20_000_000, 40_000_000, 60_000_000,
+];
+
 /// Counts of the writer's work, for `rawko/serverStats` and the benchmarks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct JournalStats {
     pub batches: AtomicU64,
     pub records: AtomicU64,
     pub syncs: AtomicU64,
     pub open_logs: AtomicU64,
+    /// How long announcements waited from being queued (right after the records they follow)
+    /// until they ran (those records durable): a histogram over [`LATENCY_BOUNDS_MICROS`], with
+    /// one more bucket for anything longer.
+    pub announce_latency: [AtomicU64; LATENCY_BOUNDS_MICROS.len() + 1],
+}
+
+impl Default for JournalStats {
+    fn default() -> Self {
+        JournalStats {
+            batches: AtomicU64::new(0),
+            records: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            open_logs: AtomicU64::new(0),
+            announce_latency: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+impl JournalStats {
+    fn record_latency(&self, waited: std::time::Duration) {
+        let micros = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);
+        let i = LATENCY_BOUNDS_MICROS.partition_point(|b| *b < micros);
+        self.announce_latency[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The announcement latency histogram: (upper bound in µs, `u64::MAX` for the last, count)
+    /// for each bucket that has any.
+    pub fn latency_buckets(&self) -> Vec<(u64, u64)> {
+        self.announce_latency
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let bound = LATENCY_BOUNDS_MICROS.get(i).copied().unwrap_or(u64::MAX);
+                (bound, n.load(Ordering::Relaxed))
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
 }
 
 /// The process's log writer.
@@ -107,10 +209,18 @@ pub struct Journal {
 
 static JOURNAL: OnceLock<Journal> = OnceLock::new();
 
-/// Writes out whatever is queued, if the journal was used: before the process exits.
+/// Writes out whatever is queued, if the journal was used.
 pub fn flush_if_started() {
     if let Some(j) = JOURNAL.get() {
         j.flush_blocking();
+    }
+}
+
+/// Writes out whatever is queued and closes the WALs, if the journal was used: before the
+/// process exits.
+pub fn finish_if_started() {
+    if let Some(j) = JOURNAL.get() {
+        j.finish_blocking();
     }
 }
 
@@ -134,19 +244,45 @@ pub fn journal() -> &'static Journal {
 
 impl Journal {
     fn send(&self, op: Op) {
+        let cost = op.cost();
+        LOG_BACKLOG.add(cost);
         if let Err(mpsc::SendError(op)) = self.tx.send(op) {
+            LOG_BACKLOG.sub(cost);
             // No writer: fail appends, keep the announcements flowing.
             match op {
                 Op::Append(target, _) => target.fail("the log writer is not running".to_owned()),
-                Op::Then(f) => f(),
-                Op::Snapshot(..) | Op::Close(_) => {}
+                Op::Then(f, _) | Op::Barrier(f) | Op::Finish(f) => f(),
+                Op::Snapshot(..) | Op::Close(_) | Op::Prepare(_) => {}
             }
         }
     }
 
-    /// A log for the file at `path` (created on the first line).
+    /// A log for the file at `path` (created on the first line), synced on its own.
     pub fn target(&self, path: PathBuf) -> Arc<LogTarget> {
-        LogTarget::new(path)
+        LogTarget::new(path, None)
+    }
+
+    /// The log of task `id` in `state_dir` (`tasks/<id>/events.jsonl`), made durable through the
+    /// state directory's WAL ([`super::wal`]).
+    pub fn task_target(&self, state_dir: &Path, id: &str) -> Arc<LogTarget> {
+        let path = super::TaskFiles::dir_of(state_dir, id).join("events.jsonl");
+        LogTarget::new(path, Some((state_dir.to_owned(), id.to_owned())))
+    }
+
+    /// Opens the WAL of `state_dir` (recovering the dead processes' ones) ahead of the first
+    /// record, so a server's open files are the same before its first task and after its last.
+    pub fn prepare(&self, state_dir: &Path) {
+        self.send(Op::Prepare(state_dir.to_owned()));
+    }
+
+    /// [`Journal::flush_blocking`], then every WAL is checkpointed and removed: the process
+    /// ends.
+    pub fn finish_blocking(&self) {
+        let (tx, rx) = mpsc::channel();
+        self.send(Op::Finish(Box::new(move || {
+            let _ = tx.send(());
+        })));
+        let _ = rx.recv();
     }
 
     /// Queues a complete line (with its newline).
@@ -154,7 +290,7 @@ impl Journal {
         self.send(Op::Append(target.clone(), line));
     }
 
-    /// Queues a snapshot: written by a temporary file and a rename once the lines queued before
+    /// Queues a snapshot: written in place once the lines queued before
     /// it are durable.
     pub fn snapshot(&self, path: PathBuf, body: Vec<u8>) {
         self.send(Op::Snapshot(path, body));
@@ -162,7 +298,7 @@ impl Journal {
 
     /// Runs `f` on the writer once everything queued before it is durable.
     pub fn then(&self, f: impl FnOnce() + Send + 'static) {
-        self.send(Op::Then(Box::new(f)));
+        self.send(Op::Then(Box::new(f), Instant::now()));
     }
 
     /// Closes a log's file after its queued lines.
@@ -170,21 +306,21 @@ impl Journal {
         self.send(Op::Close(target.id));
     }
 
-    /// Waits until everything queued so far is durable.
+    /// Waits until everything queued so far is written: lines durable, snapshots written.
     pub async fn flush(&self) {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.then(move || {
+        self.send(Op::Barrier(Box::new(move || {
             let _ = tx.send(());
-        });
+        })));
         let _ = rx.await;
     }
 
     /// [`Journal::flush`] for code outside the runtime (or at a task's violent end).
     pub fn flush_blocking(&self) {
         let (tx, rx) = mpsc::channel();
-        self.then(move || {
+        self.send(Op::Barrier(Box::new(move || {
             let _ = tx.send(());
-        });
+        })));
         let _ = rx.recv();
     }
 
@@ -203,15 +339,40 @@ struct OpenLog {
 
 struct Writer {
     open: HashMap<u64, OpenLog>,
+    max_open: usize,
     stats: Arc<JournalStats>,
+    /// The snapshot writer (`None` when its thread could not start: written here).
+    snapshots: Option<SnapshotWriter>,
+    /// The WAL of each state directory (`None` where it cannot be made: its task logs are
+    /// synced on their own).
+    wals: HashMap<PathBuf, Option<super::wal::Wal>>,
 }
 
 impl Writer {
     fn new(stats: Arc<JournalStats>) -> Self {
         Writer {
             open: HashMap::new(),
+            max_open: max_open_logs(),
             stats,
+            snapshots: start_snapshot_writer(),
+            wals: HashMap::new(),
         }
+    }
+
+    /// The WAL of `state_dir`, opened (and the dead processes' ones recovered) on first use.
+    fn wal(&mut self, state_dir: &Path) -> Option<&mut super::wal::Wal> {
+        if !self.wals.contains_key(state_dir) {
+            let wal = super::wal::Wal::open(state_dir)
+                .inspect_err(|e| {
+                    tracing::warn!(
+                        "cannot start a WAL in {} ({e}): its task logs are synced one by one",
+                        super::wal::dir_of(state_dir).display()
+                    );
+                })
+                .ok();
+            self.wals.insert(state_dir.to_owned(), wal);
+        }
+        self.wals.get_mut(state_dir).and_then(Option::as_mut)
     }
 
     fn run(mut self, rx: Receiver<Op>) {
@@ -224,35 +385,87 @@ impl Writer {
                     Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
                 }
             }
+            let cost: u64 = batch.iter().map(Op::cost).sum();
             self.batch(&mut batch);
+            LOG_BACKLOG.sub(cost);
         }
     }
 
     fn batch(&mut self, batch: &mut Vec<Op>) {
-        let mut dirty: Vec<u64> = Vec::new();
-        let mut seen: HashSet<u64> = HashSet::new();
-        let mut snapshots: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-        let mut thens: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
+        // Each log's lines of the batch, in order, written at once.
+        let mut lines: Vec<(Arc<LogTarget>, Vec<u8>)> = Vec::new();
+        let mut line_at: HashMap<u64, usize> = HashMap::new();
+        let mut thens: Vec<(Box<dyn FnOnce() + Send>, Instant)> = Vec::new();
+        let mut later: Vec<Later> = Vec::new();
         let mut closes: Vec<u64> = Vec::new();
         let mut records = 0;
+        let mut finishing = false;
         for op in batch.drain(..) {
             match op {
                 Op::Append(target, line) => {
                     records += 1;
-                    if self.write(&target, &line) && seen.insert(target.id) {
-                        dirty.push(target.id);
+                    match line_at.get(&target.id) {
+                        Some(i) => lines[*i].1.extend_from_slice(&line),
+                        None => {
+                            line_at.insert(target.id, lines.len());
+                            lines.push((target, line));
+                        }
                     }
                 }
-                Op::Snapshot(path, body) => match snapshots.iter_mut().find(|(p, _)| *p == path) {
-                    Some(slot) => slot.1 = body,
-                    None => snapshots.push((path, body)),
-                },
-                Op::Then(f) => thens.push(f),
+                Op::Snapshot(path, body) => later.push(Later::Snapshot(path, body)),
+                Op::Then(f, queued) => thens.push((f, queued)),
+                Op::Barrier(f) => later.push(Later::Barrier(f)),
+                Op::Finish(f) => {
+                    finishing = true;
+                    later.push(Later::Barrier(f));
+                }
                 Op::Close(id) => closes.push(id),
+                Op::Prepare(state_dir) => {
+                    self.wal(&state_dir);
+                }
+            }
+        }
+        let writing = Instant::now();
+        let mut dirty: Vec<u64> = Vec::new();
+        // A task log's lines go to its state directory's WAL too: one sync for them all.
+        let mut wal_lines: HashMap<&Path, (Vec<u8>, Vec<&Arc<LogTarget>>)> = HashMap::new();
+        for (target, bytes) in &lines {
+            if !self.write(target, bytes) {
+                continue;
+            }
+            match &target.task {
+                Some((state, id)) if self.wal(state).is_some() => {
+                    let (out, targets) = wal_lines.entry(state.as_path()).or_default();
+                    for line in bytes.split_inclusive(|b| *b == b'\n') {
+                        super::wal::line(out, id, line);
+                    }
+                    targets.push(target);
+                }
+                _ => dirty.push(target.id),
             }
         }
         let started = std::time::Instant::now();
+        for (state, (bytes, targets)) in wal_lines {
+            let Some(wal) = self.wals.get_mut(state).and_then(Option::as_mut) else {
+                continue;
+            };
+            self.stats.syncs.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = wal.append_durably(&bytes) {
+                for target in targets {
+                    target.fail(format!("cannot write the WAL: {e}"));
+                }
+            }
+        }
         self.sync(&dirty);
+        tracing::debug!(
+            records,
+            logs = lines.len(),
+            synced = dirty.len(),
+            announcements = thens.len(),
+            write_us = (started - writing).as_micros() as u64,
+            sync_us = started.elapsed().as_micros() as u64,
+            "log batch"
+        );
         if started.elapsed() > std::time::Duration::from_secs(1) {
             // Everything the tasks announce waits on this: say why they are slow.
             tracing::warn!(
@@ -261,19 +474,53 @@ impl Writer {
                 started.elapsed().as_secs_f64()
             );
         }
-        for (path, body) in snapshots {
-            if let Err(e) = write_replacing(&path, &body) {
-                tracing::warn!("cannot write {}: {e}", path.display());
+        // The announcements go out as soon as their records are durable.
+        for (f, queued) in thens {
+            self.stats.record_latency(queued.elapsed());
+            f();
+        }
+        for wal in self.wals.values_mut().flatten().filter(|w| w.full()) {
+            if let Err(e) = wal.checkpoint() {
+                tracing::warn!(
+                    "cannot checkpoint the WAL of {}: {e}",
+                    wal.state_dir().display()
+                );
             }
         }
-        for f in thens {
-            f();
+        if finishing {
+            for (_, wal) in self.wals.drain() {
+                if let Some(Err(e)) = wal.map(super::wal::Wal::close) {
+                    tracing::warn!("cannot close a WAL: {e}");
+                }
+            }
+        }
+        // The snapshots (a cache) and the barriers behind them, on the snapshot writer: no
+        // announcement waits for a snapshot.
+        let only_barriers = later.iter().all(|l| matches!(l, Later::Barrier(_)));
+        match &self.snapshots {
+            _ if later.is_empty() => {}
+            // Nothing is being written: a flush returns without a hop to the other thread.
+            Some(w)
+                if only_barriers
+                    && w.busy.load(Ordering::Acquire) == 0
+                    && !w.held_back.load(Ordering::Acquire) =>
+            {
+                write_later(later)
+            }
+            Some(w) => {
+                w.busy.fetch_add(1, Ordering::AcqRel);
+                if let Err(mpsc::SendError(later)) = w.tx.send(later) {
+                    w.busy.fetch_sub(1, Ordering::AcqRel);
+                    write_later(later);
+                }
+            }
+            None => write_later(later),
         }
         for id in closes {
             self.open.remove(&id);
         }
-        if self.open.len() > MAX_OPEN_LOGS {
-            self.open.retain(|id, _| seen.contains(id));
+        if self.open.len() > self.max_open {
+            self.open.retain(|id, _| line_at.contains_key(id));
         }
         self.stats.batches.fetch_add(1, Ordering::Relaxed);
         self.stats.records.fetch_add(records, Ordering::Relaxed);
@@ -352,6 +599,119 @@ impl Writer {
                     }
                 }
             }
+        }
+    }
+}
+
+/// What the log writer hands on once the lines before it are durable.
+enum Later {
+    Snapshot(PathBuf, Vec<u8>),
+    Barrier(Box<dyn FnOnce() + Send>),
+}
+
+/// The snapshot writer: a thread of its own, so writing snapshots (a file each, opened, written
+/// and cut) never holds up the sync the announcements wait for. It takes whatever was handed on
+/// while it was busy, writes the last snapshot of each path, then runs the barriers.
+fn start_snapshot_writer() -> Option<SnapshotWriter> {
+    let (tx, rx) = mpsc::channel::<Vec<Later>>();
+    let busy = Arc::new(AtomicU64::new(0));
+    let held_back = Arc::new(AtomicBool::new(false));
+    let (done, holding) = (busy.clone(), held_back.clone());
+    let spawned = std::thread::Builder::new()
+        .name("rawko-snapshots".to_owned())
+        .spawn(move || {
+            // The snapshots held back (the last of each path), and when the oldest came.
+            let mut held: HashMap<PathBuf, Vec<u8>> = HashMap::new();
+            let mut since: Option<Instant> = None;
+            loop {
+                let next = match since {
+                    None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                    Some(t) => rx.recv_timeout(SNAPSHOTS_HELD_AT_MOST.saturating_sub(t.elapsed())),
+                };
+                let mut barriers = Vec::new();
+                let mut taken = 0;
+                let mut take = |later: Vec<Later>| {
+                    taken += 1;
+                    for item in later {
+                        match item {
+                            Later::Snapshot(path, body) => {
+                                held.insert(path, body);
+                            }
+                            Later::Barrier(f) => barriers.push(f),
+                        }
+                    }
+                };
+                match next {
+                    Ok(later) => {
+                        take(later);
+                        while let Ok(more) = rx.try_recv() {
+                            take(more);
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        write_snapshots(held.drain());
+                        return;
+                    }
+                }
+                since = since.or_else(|| (!held.is_empty()).then(Instant::now));
+                let due = since.is_some_and(|t| t.elapsed() >= SNAPSHOTS_HELD_AT_MOST);
+                let burst = held.len() >= BURST_SNAPSHOTS;
+                if !barriers.is_empty() || !burst || due || held.len() >= MAX_HELD_SNAPSHOTS {
+                    write_snapshots(held.drain());
+                    since = None;
+                }
+                holding.store(!held.is_empty(), Ordering::Release);
+                for f in barriers {
+                    f();
+                }
+                done.fetch_sub(taken, Ordering::AcqRel);
+            }
+        });
+    match spawned {
+        Ok(_) => Some(SnapshotWriter {
+            tx,
+            busy,
+            held_back,
+        }),
+        Err(e) => {
+            tracing::warn!("cannot start the snapshot writer thread ({e}); the log writer writes the snapshots");
+            None
+        }
+    }
+}
+
+/// The snapshot writer's queue, and how many hand-overs it has not finished.
+struct SnapshotWriter {
+    tx: Sender<Vec<Later>>,
+    busy: Arc<AtomicU64>,
+    /// Whether it holds snapshots back (set only while it takes a hand-over, so with `busy` at 0
+    /// it is settled).
+    held_back: Arc<AtomicBool>,
+}
+
+/// Writes the snapshots (the last of each path), then runs the barriers.
+fn write_later(later: Vec<Later>) {
+    let mut snapshots: HashMap<PathBuf, Vec<u8>> = HashMap::new();
+    let mut barriers = Vec::new();
+    for item in later {
+        match item {
+            Later::Snapshot(path, body) => {
+                snapshots.insert(path, body);
+            }
+            Later::Barrier(f) => barriers.push(f),
+        }
+    }
+    write_snapshots(snapshots);
+    for f in barriers {
+        f();
+    }
+}
+
+fn write_snapshots(snapshots: impl IntoIterator<Item = (PathBuf, Vec<u8>)>) {
+    for (path, body) in snapshots {
+        if let Err(e) = write_replacing(&path, &body) {
+            tracing::warn!("cannot write {}: {e}", path.display());
         }
     }
 }
@@ -440,6 +800,39 @@ mod tests {
         j.then(move || tx.send(()).unwrap());
         rx.recv().unwrap();
         assert!(t.error().unwrap().contains("cannot open the log"));
+    }
+
+    #[test]
+    fn a_snapshot_is_written_without_a_flush_once_the_writer_is_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("snapshot.json");
+        journal().snapshot(path.clone(), b"{\"idle\":1}".to_vec());
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_to_string(&path).ok().as_deref() != Some("{\"idle\":1}") {
+            assert!(Instant::now() < deadline, "never written");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn announcements_are_timed() {
+        let before: u64 = journal()
+            .stats()
+            .latency_buckets()
+            .iter()
+            .map(|b| b.1)
+            .sum();
+        journal().flush_blocking();
+        let (tx, rx) = mpsc::channel();
+        journal().then(move || tx.send(()).unwrap());
+        rx.recv().unwrap();
+        let after: u64 = journal()
+            .stats()
+            .latency_buckets()
+            .iter()
+            .map(|b| b.1)
+            .sum();
+        assert!(after > before);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod journal;
+pub mod wal;
 
 pub use journal::{journal, LogTarget};
 
@@ -118,9 +119,8 @@ impl TaskFiles {
     /// the server's thread); a store it cannot write to is reported by the appends that follow.
     pub fn create(state_dir: &Path, id: &str) -> Result<TaskFiles, StoreError> {
         let dir = Self::dir_of(state_dir, id);
-        let path = dir.join("events.jsonl");
         Ok(TaskFiles {
-            log: journal().target(path),
+            log: journal().task_target(state_dir, id),
             dir,
             next_seq: 1,
         })
@@ -143,9 +143,24 @@ impl TaskFiles {
             file.set_len(keep as u64).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
         }
+        // A task of a state directory (`<state>/tasks/<id>`) logs through its WAL.
+        let task = dir
+            .file_name()
+            .and_then(|id| id.to_str())
+            .filter(|id| is_plain_id(id));
+        let state = dir
+            .parent()
+            .filter(|tasks| tasks.file_name().is_some_and(|n| n == "tasks"))
+            .and_then(Path::parent);
+        let log = match (state, task) {
+            (Some(state), Some(id)) if Self::dir_of(state, id) == dir => {
+                journal().task_target(state, id)
+            }
+            _ => journal().target(path),
+        };
         let files = TaskFiles {
             dir: dir.to_owned(),
-            log: journal().target(path),
+            log,
             next_seq: contents.records.last().map_or(1, |r| r.seq + 1),
         };
         Ok((files, contents))
@@ -166,20 +181,30 @@ impl TaskFiles {
                 source: io::Error::other(message),
             });
         }
-        let record = LogRecord {
+        /// [`LogRecord`] as written, borrowing its event.
+        #[derive(Serialize)]
+        struct Record<'a> {
+            v: u32,
+            seq: u64,
+            at: i64,
+            event: &'a Value,
+        }
+        let seq = self.next_seq;
+        let record = Record {
             v: FORMAT_VERSION,
-            seq: self.next_seq,
+            seq,
             at,
-            event: event.clone(),
+            event,
         };
-        let mut line = serde_json::to_vec(&record).map_err(|e| StoreError::Io {
+        let mut line = Vec::with_capacity(256);
+        serde_json::to_writer(&mut line, &record).map_err(|e| StoreError::Io {
             path: path.to_owned(),
             source: io::Error::other(e),
         })?;
         line.push(b'\n');
         journal().append(&self.log, line);
         self.next_seq += 1;
-        Ok(record.seq)
+        Ok(seq)
     }
 
     /// The first error writing the log, if there was one.

@@ -357,14 +357,16 @@ pub async fn run_call(
     access: WorkspaceAccess,
     call_id: Option<&str>,
 ) -> ToolOutput {
+    // Each tool's future is boxed: a call holds the one it runs, not room for the largest
+    // (Bash's, 18 KB), and ten thousand tasks released at once each hold one.
     match name.to_ascii_lowercase().as_str() {
-        "read" => files::read(input, ctx).await,
-        "write" => files::write(input, ctx).await,
-        "edit" => files::edit(input, ctx).await,
-        "multiedit" => files::multi_edit(input, ctx).await,
-        "glob" => search::glob(input, ctx).await,
-        "grep" => search::grep(input, ctx).await,
-        "bash" => bash::bash(input, ctx, access, call_id).await,
+        "read" => Box::pin(files::read(input, ctx)).await,
+        "write" => Box::pin(files::write(input, ctx)).await,
+        "edit" => Box::pin(files::edit(input, ctx)).await,
+        "multiedit" => Box::pin(files::multi_edit(input, ctx)).await,
+        "glob" => Box::pin(search::glob(input, ctx)).await,
+        "grep" => Box::pin(search::grep(input, ctx)).await,
+        "bash" => Box::pin(bash::bash(input, ctx, access, call_id)).await,
         _ => ToolOutput::error(format!(
             "unknown tool \"{}\"; the built-in tools are {}",
             crate::clip::clip(name),

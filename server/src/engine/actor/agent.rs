@@ -111,6 +111,10 @@ impl Control {
         }
 
         loop {
+            if self.persist.files.is_some() {
+                // A burst of tasks goes no further ahead of the log writer than it can take.
+                crate::pressure::room().await;
+            }
             self.run_queued_hooks().await;
             self.deliver_messages(conversation).await;
             if self.state != TaskState::Running {

@@ -19,13 +19,9 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc;
-
 use super::arbiter::DEFAULT_AGENT;
 use super::log::{LogEvent, Replay};
-use super::{
-    now_millis, ArbiterSetup, Outcome, TaskCommand, TaskEvent, TaskSnapshot, TaskSpec, TaskState,
-};
+use super::{now_millis, ArbiterSetup, Outcome, TaskCommand, TaskSnapshot, TaskSpec, TaskState};
 use crate::agents::AgentSet;
 use crate::config::Settings;
 use crate::machine::{self, Effect, Machine, MachineConfig, MachineError};
@@ -123,9 +119,9 @@ struct Orchestration {
 
 /// The actor's ends of its channels.
 struct Channels {
-    events: mpsc::UnboundedSender<TaskEvent>,
+    events: crate::engine::EventSender,
     snapshot: Arc<Mutex<TaskSnapshot>>,
-    commands: mpsc::UnboundedReceiver<TaskCommand>,
+    commands: crate::engine::queue::Receiver<TaskCommand>,
 }
 
 /// The task's files.
@@ -213,10 +209,11 @@ fn shared_tool_descriptions() -> Arc<[ToolDescription]> {
 }
 
 pub(super) async fn run(
-    spec: TaskSpec,
+    // Boxed: an async fn's arguments are held apart from the locals they move into.
+    spec: Box<TaskSpec>,
     snapshot: Arc<Mutex<TaskSnapshot>>,
-    events: mpsc::UnboundedSender<TaskEvent>,
-    commands: mpsc::UnboundedReceiver<TaskCommand>,
+    events: crate::engine::EventSender,
+    commands: crate::engine::queue::Receiver<TaskCommand>,
 ) {
     let TaskSpec {
         id,
@@ -237,7 +234,7 @@ pub(super) async fn run(
         session,
         external,
         client_io,
-    } = spec;
+    } = *spec;
     let provider_name = provider_spec.name.clone();
     let started_at = snapshot
         .lock()

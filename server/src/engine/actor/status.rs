@@ -4,7 +4,8 @@
 use super::Control;
 use crate::engine::log::LogEvent;
 use crate::engine::{
-    now_millis, Crumb, HistoryItem, Outcome, OutputKind, TaskEvent, TaskState, WorkflowName,
+    now_millis, Crumb, HistoryItem, Outcome, OutputKind, TaskEvent, TaskSnapshot, TaskState,
+    WorkflowName,
 };
 use crate::workflow::outline::Progress;
 use crate::workflow::texts;
@@ -269,28 +270,45 @@ impl Control {
         let Some(files) = &self.persist.files else {
             return;
         };
-        let snap = match self.channels.snapshot.lock() {
-            Ok(s) => s.clone(),
-            Err(_) => return,
+        let Ok(snap) = self.channels.snapshot.lock() else {
+            return;
         };
         if snap.state.is_finished() {
             // The whole history goes to the store: the server forgets the task once it ended.
-            let history = crate::engine::stored::HistoryFile {
+            let history = crate::engine::stored::HistoryRef {
                 v: crate::store::FORMAT_VERSION,
                 state: snap.state,
-                history: snap.history.clone(),
+                history: &snap.history,
             };
             let name = crate::engine::stored::HistoryFile::NAME;
             if let Err(e) = files.write_json(name, &history) {
                 tracing::warn!("task {}: cannot write its history: {e}", self.id);
             }
         }
+        // Only the summary: the history is not copied for it.
         let file = crate::engine::stored::SnapshotFile::of(
-            snap,
+            TaskSnapshot {
+                task_id: snap.task_id.clone(),
+                description: snap.description.clone(),
+                workflow: snap.workflow.clone(),
+                workflow_name: None,
+                state: snap.state,
+                breadcrumb: Vec::new(),
+                breadcrumb_text: String::new(),
+                status_text: String::new(),
+                started_at: snap.started_at,
+                updated_at: snap.updated_at,
+                history: Vec::new(),
+                workspace: snap.workspace.clone(),
+                machine_state: String::new(),
+                agent: None,
+                progress: snap.progress,
+            },
             self.orch.machine.state.name(),
             crumb_text,
             now_millis(),
         );
+        drop(snap);
         if let Err(e) = files.write_snapshot(&file) {
             tracing::warn!("task {}: cannot write its snapshot: {e}", self.id);
         }

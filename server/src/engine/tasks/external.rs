@@ -333,11 +333,11 @@ pub(super) fn unfinished_external(
 
 /// The actor's events and the bridge's, in one stream that ends after `Finished`.
 fn merge(
-    mut events: mpsc::UnboundedReceiver<TaskEvent>,
+    mut events: crate::engine::EventReceiver,
     mut extra: mpsc::UnboundedReceiver<BridgeEvent>,
     secrets: crate::secrets::Secrets,
-) -> mpsc::UnboundedReceiver<TaskEvent> {
-    let (tx, rx) = mpsc::unbounded_channel();
+) -> crate::engine::EventReceiver {
+    let (tx, rx) = crate::engine::queue::channel();
     tokio::spawn(async move {
         loop {
             tokio::select! {

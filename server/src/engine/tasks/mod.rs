@@ -29,11 +29,11 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
 use super::{
-    arbiter, load_replay, new_task_id, spawn_then, stored, ArbiterSetup, TaskCommand, TaskEvent,
-    TaskHandle, TaskSnapshot, TaskSpec, TaskState,
+    arbiter, load_replay, new_task_id, spawn_then, stored, ArbiterSetup, TaskCommand, TaskHandle,
+    TaskSnapshot, TaskSpec, TaskState,
 };
 use crate::agents::AgentSet;
 use crate::clip::clip;
@@ -54,7 +54,7 @@ pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 /// Where a face sends the events of each task the service starts: the task id and its stream.
-pub type Sink = Arc<dyn Fn(String, mpsc::UnboundedReceiver<TaskEvent>) + Send + Sync>;
+pub type Sink = Arc<dyn Fn(String, crate::engine::EventReceiver) + Send + Sync>;
 
 /// The task service. One per process; faces share it behind an `Arc`.
 pub struct Tasks {
@@ -90,6 +90,12 @@ impl Tasks {
     /// workspace's hooks do not run until [`Tasks::set_trust`] says they may.
     pub fn new(place: Place, store: Option<PathBuf>, sink: Sink) -> Arc<Tasks> {
         crate::provider::failover::set_default_cooldown(place.settings.rate_limit_cooldown);
+        if let Some(dir) = &store {
+            // Records a crash of the machine left only in a WAL go back into their task logs
+            // before anything reads them.
+            crate::store::wal::recover_before_reading(dir);
+            crate::store::journal().prepare(dir);
+        }
         Arc::new(Tasks {
             store,
             place: RwLock::new(Arc::new(place)),

@@ -33,7 +33,7 @@ fn service(
     store: Option<&Path>,
 ) -> (
     Arc<Tasks>,
-    mpsc::UnboundedReceiver<(String, mpsc::UnboundedReceiver<TaskEvent>)>,
+    mpsc::UnboundedReceiver<(String, crate::engine::EventReceiver)>,
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let sink: Sink = Arc::new(move |id, events| {
