@@ -56,10 +56,10 @@ impl Gauge {
 }
 
 /// Bytes queued for the log writer: records, snapshots, the announcements behind them.
-pub static LOG_BACKLOG: Gauge = Gauge::new(8 << 20);
+pub static LOG_BACKLOG: Gauge = Gauge::new(2 << 20);
 
 /// Bytes of messages queued for the client (the LSP face's stdout), not yet written.
-pub static OUTGOING: Gauge = Gauge::new(16 << 20);
+pub static OUTGOING: Gauge = Gauge::new(4 << 20);
 
 static DRAINED: Notify = Notify::const_new();
 

@@ -262,7 +262,11 @@ fn restore(path: &Path, records: &BTreeMap<u64, Vec<u8>>) -> io::Result<usize> {
         }
         return Ok(0);
     }
-    let file = OpenOptions::new().create(true).write(true).open(path)?;
+    let file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(path)?;
     file.set_len(keep as u64)?;
     let mut file = OpenOptions::new().append(true).open(path)?;
     let mut restored = 0;
