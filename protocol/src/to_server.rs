@@ -626,24 +626,18 @@ pub struct ServerStatsResult {
     /// Bytes queued for the log writer now (records, snapshots, the announcements behind them),
     /// and the most there ever were: past a bound, tasks wait for the writer before their next
     /// model turn or tool call.
-    #[serde(default)]
     pub log_backlog_bytes: u64,
-    #[serde(default)]
     pub peak_log_backlog_bytes: u64,
     /// Times a task waited for the log writer's backlog to go down.
-    #[serde(default)]
     pub log_backlog_waits: u64,
     /// Bytes of messages queued for the client (not yet written to it), and the most there ever
     /// were.
-    #[serde(default)]
     pub outgoing_bytes: u64,
-    #[serde(default)]
     pub peak_outgoing_bytes: u64,
     /// How long announcements waited from being queued, just after the records they follow,
     /// until those records were durable and they went out: `[upper bound in µs, count]` for
     /// each bucket with any, since the server started (the last bound is
     /// 18446744073709551615: anything longer).
-    #[serde(default)]
     pub announce_latency_micros: Vec<[u64; 2]>,
 }
 

@@ -227,13 +227,13 @@ export interface ServerStatsResult {
   logSyncs: number;
   rssBytes: number;
   peakRssBytes: number;
-  logBacklogBytes?: number;
-  peakLogBacklogBytes?: number;
-  logBacklogWaits?: number;
-  outgoingBytes?: number;
-  peakOutgoingBytes?: number;
+  logBacklogBytes: number;
+  peakLogBacklogBytes: number;
+  logBacklogWaits: number;
+  outgoingBytes: number;
+  peakOutgoingBytes: number;
   /** `[upper bound in µs, count]` per bucket of the append → announce latency. */
-  announceLatencyMicros?: [number, number][];
+  announceLatencyMicros: [number, number][];
 }
 
 /** Client → server requests. */

@@ -816,23 +816,20 @@ mod tests {
 
     #[test]
     fn announcements_are_timed() {
-        let before: u64 = journal()
-            .stats()
-            .latency_buckets()
-            .iter()
-            .map(|b| b.1)
-            .sum();
+        let timed = || -> u64 {
+            journal()
+                .stats()
+                .latency_buckets()
+                .iter()
+                .map(|b| b.1)
+                .sum()
+        };
+        let before = timed();
         journal().flush_blocking();
         let (tx, rx) = mpsc::channel();
         journal().then(move || tx.send(()).unwrap());
         rx.recv().unwrap();
-        let after: u64 = journal()
-            .stats()
-            .latency_buckets()
-            .iter()
-            .map(|b| b.1)
-            .sum();
-        assert!(after > before);
+        assert!(timed() > before);
     }
 
     #[test]

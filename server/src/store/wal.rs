@@ -120,6 +120,12 @@ impl Wal {
     }
 }
 
+/// The one field of a record that recovery reads.
+#[derive(serde::Deserialize)]
+struct Seq {
+    seq: u64,
+}
+
 /// One line of a WAL: the task's id, a tab, the record's line (with its newline).
 pub fn line(out: &mut Vec<u8>, task_id: &str, record: &[u8]) {
     out.extend_from_slice(task_id.as_bytes());
@@ -169,10 +175,6 @@ pub fn recover(state_dir: &Path) -> io::Result<usize> {
 
 /// The records of one WAL file put back into the task logs that lack them.
 fn recover_file(state_dir: &Path, file: &File) -> io::Result<usize> {
-    #[derive(serde::Deserialize)]
-    struct Seq {
-        seq: u64,
-    }
     // Each task's records, by seq (a later copy of a seq replaces an earlier one: the same line).
     let mut tasks: BTreeMap<String, BTreeMap<u64, Vec<u8>>> = BTreeMap::new();
     let mut reader = BufReader::new(file);
@@ -223,10 +225,6 @@ fn restore(path: &Path, records: &BTreeMap<u64, Vec<u8>>) -> io::Result<usize> {
     };
     // The log's whole records, in order from seq 1: whatever follows the last of them (a line
     // cut short, or garbage a crash left) goes.
-    #[derive(serde::Deserialize)]
-    struct Seq {
-        seq: u64,
-    }
     let (mut keep, mut last) = (0usize, 0u64);
     for line in text.split_inclusive(|b| *b == b'\n') {
         match serde_json::from_slice::<Seq>(line) {
