@@ -1,7 +1,8 @@
 //! Benchmarks of task persistence on the real disk, through the log writer (group commit):
 //! one task appending one event and waiting until it is durable (a task's per-event latency),
 //! a thousand tasks appending one event each at once until all are durable (what group commit
-//! shares), and one snapshot (queued, written by temporary file and rename).
+//! shares), the same until announced (what an editor waits for), and snapshots (queued, written
+//! in place by the snapshot writer).
 //!
 //! Run: `cargo bench -p rawko --bench store`.
 
@@ -45,6 +46,14 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             files.append(1, black_box(&event)).expect("append");
             files.flush_blocking();
+        })
+    });
+    group.bench_function("one task: append one event until announced", |b| {
+        b.iter(|| {
+            files.append(1, black_box(&event)).expect("append");
+            let (tx, rx) = std::sync::mpsc::channel();
+            files.then(move || tx.send(()).expect("announce"));
+            rx.recv().expect("announced");
         })
     });
     let mut many: Vec<TaskFiles> = (0..1000)

@@ -232,8 +232,8 @@ export interface ServerStatsResult {
   logBacklogWaits: number;
   outgoingBytes: number;
   peakOutgoingBytes: number;
-  /** `[upper bound in µs, count]` per bucket of the append → announce latency. */
-  announceLatencyMicros: [number, number][];
+  /** `[upper bound in µs, count]` (two numbers) per bucket of the append → announce latency. */
+  announceLatencyMicros: number[][];
 }
 
 /** Client → server requests. */
