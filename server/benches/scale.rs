@@ -803,9 +803,14 @@ fn external(n: usize) -> bool {
     let endpoint_dir = fx.home.join("run/rawko");
     let deadline = Instant::now() + Duration::from_secs(30);
     let endpoint = loop {
-        let entry = fs::read_dir(&endpoint_dir).ok().and_then(|mut d| d.next());
-        if let Some(Ok(e)) = entry {
-            break e.path();
+        // The endpoint file, not the temporary file it is written to before its rename.
+        let entry = fs::read_dir(&endpoint_dir).ok().and_then(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "json"))
+        });
+        if let Some(path) = entry {
+            break path;
         }
         assert!(Instant::now() < deadline, "no endpoint file");
         std::thread::sleep(Duration::from_millis(10));

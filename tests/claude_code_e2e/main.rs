@@ -360,7 +360,12 @@ fn wait_endpoint(home: &Path, timeout: Duration) -> bool {
     let dir = home.join("run/rawko");
     let deadline = Instant::now() + timeout;
     loop {
-        if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()) {
+        // The endpoint file itself, not the temporary file it is written to before its rename.
+        let written = std::fs::read_dir(&dir).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        });
+        if written {
             return true;
         }
         if Instant::now() >= deadline {

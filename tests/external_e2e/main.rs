@@ -70,7 +70,12 @@ fn input(ws: &Path, event: &str, extra: Value) -> String {
 fn wait_endpoint(home: &Path) {
     let dir = home.join("run/rawko");
     for _ in 0..500 {
-        if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()) {
+        // The endpoint file itself, not the temporary file it is written to before its rename.
+        let written = std::fs::read_dir(&dir).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        });
+        if written {
             return;
         }
         std::thread::sleep(Duration::from_millis(10));
