@@ -482,4 +482,33 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn task_logs_go_through_the_wal_and_without_one_are_synced_on_their_own() {
+        let read = |state: &Path, id: &str| {
+            read_log(&TaskFiles::dir_of(state, id).join("events.jsonl"))
+                .unwrap()
+                .records
+                .len()
+        };
+        // A state directory whose journal can be made: a WAL file of this process appears.
+        let ok = tempfile::tempdir().unwrap();
+        let mut files = TaskFiles::create(ok.path(), "task-1").unwrap();
+        files.append(1, &json!({"type": "interrupted"})).unwrap();
+        files.flush_blocking();
+        assert_eq!(read(ok.path(), "task-1"), 1);
+        let wals: Vec<_> = fs::read_dir(wal::dir_of(ok.path())).unwrap().collect();
+        assert_eq!(wals.len(), 1, "{wals:?}");
+        // One whose journal cannot be made (a file stands where its folder would): the log is
+        // written and synced all the same, and no error reaches the task.
+        let blocked = tempfile::tempdir().unwrap();
+        fs::write(blocked.path().join("journal"), "not a folder").unwrap();
+        let mut files = TaskFiles::create(blocked.path(), "task-2").unwrap();
+        for n in 0..3 {
+            files.append(n, &json!({"type": "interrupted"})).unwrap();
+        }
+        files.flush_blocking();
+        assert_eq!(files.error(), None);
+        assert_eq!(read(blocked.path(), "task-2"), 3);
+    }
 }
