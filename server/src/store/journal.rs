@@ -278,8 +278,13 @@ impl Journal {
     /// [`Journal::flush_blocking`], then every WAL is checkpointed and removed: the process
     /// ends.
     pub fn finish_blocking(&self) {
+        self.wait_blocking(Op::Finish);
+    }
+
+    /// Queues the op `make` builds around a wake-up, and blocks the thread until it runs.
+    fn wait_blocking(&self, make: impl FnOnce(Box<dyn FnOnce() + Send>) -> Op) {
         let (tx, rx) = mpsc::channel();
-        self.send(Op::Finish(Box::new(move || {
+        self.send(make(Box::new(move || {
             let _ = tx.send(());
         })));
         let _ = rx.recv();
@@ -290,8 +295,8 @@ impl Journal {
         self.send(Op::Append(target.clone(), line));
     }
 
-    /// Queues a snapshot: written in place once the lines queued before
-    /// it are durable.
+    /// Queues a snapshot: written in place (by the snapshot writer) once the lines queued
+    /// before it are durable.
     pub fn snapshot(&self, path: PathBuf, body: Vec<u8>) {
         self.send(Op::Snapshot(path, body));
     }
@@ -317,11 +322,7 @@ impl Journal {
 
     /// [`Journal::flush`] for code outside the runtime (or at a task's violent end).
     pub fn flush_blocking(&self) {
-        let (tx, rx) = mpsc::channel();
-        self.send(Op::Barrier(Box::new(move || {
-            let _ = tx.send(());
-        })));
-        let _ = rx.recv();
+        self.wait_blocking(Op::Barrier);
     }
 
     pub fn stats(&self) -> &JournalStats {
@@ -630,22 +631,13 @@ fn start_snapshot_writer() -> Option<SnapshotWriter> {
                 };
                 let mut barriers = Vec::new();
                 let mut taken = 0;
-                let mut take = |later: Vec<Later>| {
-                    taken += 1;
-                    for item in later {
-                        match item {
-                            Later::Snapshot(path, body) => {
-                                held.insert(path, body);
-                            }
-                            Later::Barrier(f) => barriers.push(f),
-                        }
-                    }
-                };
                 match next {
                     Ok(later) => {
-                        take(later);
+                        sort_later(later, &mut held, &mut barriers);
+                        taken += 1;
                         while let Ok(more) = rx.try_recv() {
-                            take(more);
+                            sort_later(more, &mut held, &mut barriers);
+                            taken += 1;
                         }
                     }
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -690,10 +682,13 @@ struct SnapshotWriter {
     held_back: Arc<AtomicBool>,
 }
 
-/// Writes the snapshots (the last of each path), then runs the barriers.
-fn write_later(later: Vec<Later>) {
-    let mut snapshots: HashMap<PathBuf, Vec<u8>> = HashMap::new();
-    let mut barriers = Vec::new();
+/// Sorts what was handed on: the last snapshot of each path into `snapshots`, the barriers in
+/// order into `barriers`.
+fn sort_later(
+    later: Vec<Later>,
+    snapshots: &mut HashMap<PathBuf, Vec<u8>>,
+    barriers: &mut Vec<Box<dyn FnOnce() + Send>>,
+) {
     for item in later {
         match item {
             Later::Snapshot(path, body) => {
@@ -702,6 +697,12 @@ fn write_later(later: Vec<Later>) {
             Later::Barrier(f) => barriers.push(f),
         }
     }
+}
+
+/// Writes the snapshots (the last of each path), then runs the barriers.
+fn write_later(later: Vec<Later>) {
+    let (mut snapshots, mut barriers) = (HashMap::new(), Vec::new());
+    sort_later(later, &mut snapshots, &mut barriers);
     write_snapshots(snapshots);
     for f in barriers {
         f();

@@ -148,10 +148,7 @@ impl TaskFiles {
             .file_name()
             .and_then(|id| id.to_str())
             .filter(|id| is_plain_id(id));
-        let state = dir
-            .parent()
-            .filter(|tasks| tasks.file_name().is_some_and(|n| n == "tasks"))
-            .and_then(Path::parent);
+        let state = dir.parent().and_then(Path::parent);
         let log = match (state, task) {
             (Some(state), Some(id)) if Self::dir_of(state, id) == dir => {
                 journal().task_target(state, id)
