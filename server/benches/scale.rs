@@ -17,7 +17,8 @@
 //!   `rawko hook` processes. Targets: http p99 ≤ 250 ms, nothing dropped.
 //!
 //! `RAWKO_SCALE_PAUSE=SECONDS` pauses while all tasks wait (for a profiler), `RAWKO_SCALE_LOG`
-//! sets the server's `RAWKO_LOG` (default `warn`), and `RAWKO_SCALE_SERVER_LOG=FILE` keeps its log.
+//! sets the server's `RAWKO_LOG` (default `warn`), `RAWKO_SCALE_SERVER_LOG=FILE` keeps its log, and
+//! `RAWKO_SCALE_KEEP=1` keeps the workspace and state directory (their path is printed).
 //!
 //! Without a mode, all four at their default N. `cargo test --benches` (no `--bench` argument)
 //! runs all four with a small N.
@@ -103,8 +104,13 @@ struct Fixture {
 }
 
 impl Fixture {
+    #[allow(clippy::print_stdout)]
     fn new() -> Fixture {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let mut dir = tempfile::tempdir().expect("tempdir");
+        if std::env::var_os("RAWKO_SCALE_KEEP").is_some() {
+            dir.disable_cleanup(true);
+            println!("  kept for inspection: {}", dir.path().display());
+        }
         let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
         fs::create_dir_all(ws.join(".rawko")).expect("mkdir");
         fs::create_dir_all(&home).expect("mkdir");

@@ -393,6 +393,11 @@ impl Writer {
     }
 
     fn batch(&mut self, batch: &mut Vec<Op>) {
+        // With the debug log on, each batch says where its time went (see `log batch` below).
+        let timed = tracing::enabled!(tracing::Level::DEBUG);
+        let runnable = || if timed { runnable_waiting_ns() } else { 0 };
+        let began = Instant::now();
+        let runnable_at_start = runnable();
         // Each log's lines of the batch, in order, written at once.
         let mut lines: Vec<(Arc<LogTarget>, Vec<u8>)> = Vec::new();
         let mut line_at: HashMap<u64, usize> = HashMap::new();
@@ -427,6 +432,10 @@ impl Writer {
             }
         }
         let writing = Instant::now();
+        let waited_before = thens
+            .first()
+            .map(|t| began.saturating_duration_since(t.1))
+            .unwrap_or_default();
         let mut dirty: Vec<u64> = Vec::new();
         // A task log's lines go to its state directory's WAL too: one sync for them all.
         let mut wal_lines: HashMap<&Path, (Vec<u8>, Vec<&Arc<LogTarget>>)> = HashMap::new();
@@ -445,6 +454,7 @@ impl Writer {
                 _ => dirty.push(target.id),
             }
         }
+        let runnable_before_sync = runnable();
         let started = std::time::Instant::now();
         for (state, (bytes, targets)) in wal_lines {
             let Some(wal) = self.wals.get_mut(state).and_then(Option::as_mut) else {
@@ -458,15 +468,6 @@ impl Writer {
             }
         }
         self.sync(&dirty);
-        tracing::debug!(
-            records,
-            logs = lines.len(),
-            synced = dirty.len(),
-            announcements = thens.len(),
-            write_us = (started - writing).as_micros() as u64,
-            sync_us = started.elapsed().as_micros() as u64,
-            "log batch"
-        );
         if started.elapsed() > std::time::Duration::from_secs(1) {
             // Everything the tasks announce waits on this: say why they are slow.
             tracing::warn!(
@@ -475,13 +476,26 @@ impl Writer {
                 started.elapsed().as_secs_f64()
             );
         }
+        let runnable_after_sync = runnable();
+        let synced = Instant::now();
+        let announcements = thens.len();
+        let mut longest_wait = std::time::Duration::ZERO;
         // The announcements go out as soon as their records are durable.
         for (f, queued) in thens {
-            self.stats.record_latency(queued.elapsed());
+            let waited = queued.elapsed();
+            longest_wait = longest_wait.max(waited);
+            self.stats.record_latency(waited);
             f();
         }
+        let announced = Instant::now();
         for wal in self.wals.values_mut().flatten().filter(|w| w.full()) {
-            if let Err(e) = wal.checkpoint() {
+            let checkpoint = Instant::now();
+            let done = wal.checkpoint();
+            tracing::debug!(
+                us = checkpoint.elapsed().as_micros() as u64,
+                "WAL checkpoint"
+            );
+            if let Err(e) = done {
                 tracing::warn!(
                     "cannot checkpoint the WAL of {}: {e}",
                     wal.state_dir().display()
@@ -522,6 +536,32 @@ impl Writer {
         }
         if self.open.len() > self.max_open {
             self.open.retain(|id, _| line_at.contains_key(id));
+        }
+        if timed {
+            let micros = |d: std::time::Duration| d.as_micros() as u64;
+            let runnable_end = runnable();
+            tracing::debug!(
+                records,
+                logs = lines.len(),
+                synced = dirty.len(),
+                announcements,
+                sort_us = micros(writing - began),
+                write_us = micros(started - writing),
+                sync_us = micros(synced - started),
+                then_us = micros(announced - synced),
+                rest_us = micros(announced.elapsed()),
+                // How long the first announcement had waited when the batch began, and the
+                // longest wait of the batch's announcements when they ran.
+                waited_before_us = micros(waited_before),
+                longest_wait_us = micros(longest_wait),
+                // Of the batch's time, how long the writer was ready to run but had no CPU.
+                runnable_before_sync_us =
+                    runnable_before_sync.saturating_sub(runnable_at_start) / 1000,
+                runnable_in_sync_us =
+                    runnable_after_sync.saturating_sub(runnable_before_sync) / 1000,
+                runnable_after_sync_us = runnable_end.saturating_sub(runnable_after_sync) / 1000,
+                "log batch"
+            );
         }
         self.stats.batches.fetch_add(1, Ordering::Relaxed);
         self.stats.records.fetch_add(records, Ordering::Relaxed);
@@ -602,6 +642,16 @@ impl Writer {
             }
         }
     }
+}
+
+/// How long the calling thread has waited, ready to run, for a CPU (ns; the second field of
+/// `/proc/thread-self/schedstat`), or 0 where the kernel does not say: the part of the writer's
+/// time that the machine's load, not its own work, decides.
+fn runnable_waiting_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse().ok()))
+        .unwrap_or(0)
 }
 
 /// What the log writer hands on once the lines before it are durable.
