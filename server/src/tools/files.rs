@@ -59,8 +59,14 @@ pub(super) async fn write(input: &Value, ctx: &ToolContext) -> ToolOutput {
             .await
             .into();
     }
+    // Held until the blocking write ends, even if this task stops waiting for it.
+    let turn = super::file_locks::turn(&ctx.workspace, &path).await;
     let ctx = ctx.clone();
-    blocking(move || write_file(&ctx, &path, &content)).await
+    blocking(move || {
+        let _turn = turn;
+        write_file(&ctx, &path, &content)
+    })
+    .await
 }
 
 pub(super) async fn edit(input: &Value, ctx: &ToolContext) -> ToolOutput {
@@ -125,8 +131,14 @@ async fn edit_with(ctx: &ToolContext, path: String, edits: Vec<Replacement>) -> 
             .await
             .into();
     }
+    // Held until the blocking edit ends: another task's edit of the file reads it after this one.
+    let turn = super::file_locks::turn(&ctx.workspace, &path).await;
     let ctx = ctx.clone();
-    blocking(move || edit_file(&ctx, &path, &edits)).await
+    blocking(move || {
+        let _turn = turn;
+        edit_file(&ctx, &path, &edits)
+    })
+    .await
 }
 
 /// Why `metadata` is not that of a regular file `given` can name, if it is not.
@@ -506,6 +518,40 @@ mod tests {
             assert!(out.is_error, "{path}");
             assert_eq!(out.content, expected);
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_edits_of_one_file_by_many_tasks_all_land() {
+        // Each edit reads the file, changes it and writes it back: without turns, two at once
+        // read the same text and the first one's change is lost.
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("log.md"), "END\n").unwrap();
+        let ctx = std::sync::Arc::new(ctx);
+        let edits: Vec<_> = (0..48)
+            .map(|i| {
+                let ctx = ctx.clone();
+                tokio::spawn(async move {
+                    let input = json!({
+                        "file_path": "log.md",
+                        "old_string": "END",
+                        "new_string": format!("entry {i}\nEND"),
+                    });
+                    run("Edit", &input, &ctx).await
+                })
+            })
+            .collect();
+        for edit in edits {
+            let out = edit.await.unwrap();
+            assert!(!out.is_error, "{}", out.content);
+        }
+        let text = std::fs::read_to_string(dir.path().join("log.md")).unwrap();
+        for i in 0..48 {
+            assert!(
+                text.contains(&format!("entry {i}\n")),
+                "entry {i} lost:\n{text}"
+            );
+        }
+        assert!(text.ends_with("END\n"));
     }
 
     #[tokio::test]

@@ -19,6 +19,7 @@
 mod bash;
 mod client;
 mod confine;
+mod file_locks;
 mod files;
 #[cfg(test)]
 mod race_tests;
