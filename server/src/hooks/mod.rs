@@ -304,6 +304,15 @@ impl Hooks {
         self.selected(inv).next().is_some()
     }
 
+    /// Whether any hook may run for `event` with `subject` (in either dialect): checked before an
+    /// invocation is built, which copies the task's and the call's fields (a tool call builds
+    /// two, and most workspaces have no hook for them).
+    pub fn wants(&self, event: HookEvent, subject: Option<&str>) -> bool {
+        self.hooks
+            .iter()
+            .any(|h| h.event == event && h.matcher.matches(subject))
+    }
+
     /// Runs the event's hooks in their configured order and puts their answers together. The
     /// first block (or `continue: false`) ends the chain; a replaced tool input is what the
     /// next hook sees.
@@ -740,6 +749,28 @@ mod tests {
         );
         assert!(d.allowed);
         assert_eq!(d.blocked.as_deref(), Some("Blocked by hook"));
+    }
+
+    /// `wants` says yes wherever `any` could, before an invocation is built.
+    #[test]
+    fn wants_agrees_with_any_on_event_and_matcher() {
+        let section = json!({"PreToolUse": [
+            {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "true"}]}
+        ]});
+        let (all, problems) = config::parse(&section, HookSource::User);
+        assert!(problems.is_empty(), "{problems:?}");
+        let h = Hooks::new(all, "s", std::env::temp_dir());
+        for (event, subject) in [
+            (HookEvent::PreToolUse, "Write"),
+            (HookEvent::PreToolUse, "Read"),
+            (HookEvent::PostToolUse, "Write"),
+        ] {
+            let inv = Invocation::new(event).subject(subject);
+            assert_eq!(h.wants(event, Some(subject)), h.any(&inv), "{event:?} {subject}");
+        }
+        assert!(h.wants(HookEvent::PreToolUse, Some("Edit")));
+        assert!(!h.wants(HookEvent::PreToolUse, Some("Bash")));
+        assert!(!h.wants(HookEvent::PostToolUse, Some("Write")));
     }
 
     #[test]

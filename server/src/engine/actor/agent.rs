@@ -311,9 +311,12 @@ impl Control {
             self.secrets.scrub(&mut content);
             return Ok(self.finish_call(call, content, *is_error));
         }
-        let pre = self
-            .fire_waiting(self.tool_invocation(HookEvent::PreToolUse, call))
-            .await?;
+        let pre = if self.hooks.wants(HookEvent::PreToolUse, Some(&call.name)) {
+            self.fire_waiting(self.tool_invocation(HookEvent::PreToolUse, call))
+                .await?
+        } else {
+            Default::default()
+        };
         let mut call = call.clone();
         if let Some(input) = pre.updated_input.clone() {
             self.output(
@@ -362,7 +365,11 @@ impl Control {
             self.durable().await;
             bridge.decide(&call.id, decision);
         }
-        if pre.blocked.is_none() && pre.halt.is_none() && self.external.is_none() {
+        if pre.blocked.is_none()
+            && pre.halt.is_none()
+            && self.external.is_none()
+            && self.hooks.wants(HookEvent::PostToolUse, Some(&call.name))
+        {
             let post = self
                 .fire_waiting(
                     self.tool_invocation(HookEvent::PostToolUse, &call)
