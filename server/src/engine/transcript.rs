@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::workflow::texts::iso_timestamp;
@@ -67,53 +67,77 @@ impl Transcript {
     }
 
     /// Adds the message a log event stands for, if it stands for one. The event comes as it is
-    /// written to the log (serialised, secrets already redacted).
+    /// written to the log (serialised, secrets already redacted). The line is serialised from
+    /// borrows of the event: a tool's output is not copied on its way to the file.
     pub fn record(&mut self, event: &Value, now_millis: i64) {
         let (kind, message) = match event["type"].as_str() {
-            Some("user_message") => ("user", json!({"role": "user", "content": event["text"]})),
+            Some("user_message") => (
+                "user",
+                Message {
+                    role: "user",
+                    kind: None,
+                    content: Content::Text(&event["text"]),
+                },
+            ),
             Some("turn") => {
-                let mut content = Vec::new();
+                let mut blocks = Vec::new();
                 if event["text"].as_str().is_some_and(|t| !t.is_empty()) {
-                    content.push(json!({"type": "text", "text": event["text"]}));
+                    blocks.push(Block::Text {
+                        text: &event["text"],
+                    });
                 }
                 for call in event["toolCalls"].as_array().into_iter().flatten() {
-                    content.push(json!({
-                        "type": "tool_use",
-                        "id": call["id"],
-                        "name": call["name"],
-                        "input": call["input"],
-                    }));
+                    blocks.push(Block::ToolUse {
+                        id: &call["id"],
+                        name: &call["name"],
+                        input: &call["input"],
+                    });
                 }
                 (
                     "assistant",
-                    json!({"role": "assistant", "type": "message", "content": content}),
+                    Message {
+                        role: "assistant",
+                        kind: Some("message"),
+                        content: Content::Blocks(blocks),
+                    },
                 )
             }
             Some("tool_finished") => (
                 "user",
-                json!({"role": "user", "content": [{
-                    "type": "tool_result",
-                    "tool_use_id": event["id"],
-                    "content": event["content"],
-                    "is_error": event["isError"],
-                }]}),
+                Message {
+                    role: "user",
+                    kind: None,
+                    content: Content::Blocks(vec![Block::ToolResult {
+                        tool_use_id: &event["id"],
+                        content: &event["content"],
+                        is_error: &event["isError"],
+                    }]),
+                },
             ),
             _ => return,
         };
         let uuid = uuid_for(&self.session_id, self.lines);
-        let line = json!({
-            "parentUuid": self.last_uuid,
-            "isSidechain": false,
-            "userType": "external",
-            "cwd": self.cwd,
-            "sessionId": self.session_id,
-            "session_id": self.session_id,
-            "type": kind,
-            "message": message,
-            "uuid": uuid,
-            "timestamp": iso_timestamp(now_millis),
-        });
-        if self.write(&line) {
+        let line = Line {
+            parent_uuid: self.last_uuid.as_deref(),
+            is_sidechain: false,
+            user_type: "external",
+            cwd: &self.cwd,
+            session_id_camel: &self.session_id,
+            session_id: &self.session_id,
+            kind,
+            message,
+            uuid: &uuid,
+            timestamp: iso_timestamp(now_millis),
+        };
+        let mut bytes = match serde_json::to_vec(&line) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                tracing::warn!("cannot serialise a transcript line: {e}");
+                return;
+            }
+        };
+        bytes.push(b'\n');
+        if self.write(bytes) {
             self.lines += 1;
             self.last_uuid = Some(uuid);
         }
@@ -121,7 +145,7 @@ impl Transcript {
 
     /// Appends a line through the log writer (not synced; the file is open only while busy).
     /// Whoever reads the transcript (a hook) waits for the writer first.
-    fn write(&mut self, line: &Value) -> bool {
+    fn write(&mut self, bytes: Vec<u8>) -> bool {
         let target = self.target.get_or_insert_with(|| {
             let t = crate::store::journal().target(self.path.clone());
             t.set_durable(false);
@@ -134,8 +158,6 @@ impl Transcript {
             }
             return false;
         }
-        let mut bytes = line.to_string().into_bytes();
-        bytes.push(b'\n');
         crate::store::journal().append(target, bytes);
         true
     }
@@ -149,11 +171,70 @@ impl Drop for Transcript {
     }
 }
 
+/// One line of the transcript, in Claude Code's field order.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    #[serde(rename = "parentUuid")]
+    parent_uuid: Option<&'a str>,
+    #[serde(rename = "isSidechain")]
+    is_sidechain: bool,
+    #[serde(rename = "userType")]
+    user_type: &'static str,
+    cwd: &'a str,
+    #[serde(rename = "sessionId")]
+    session_id_camel: &'a str,
+    session_id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    message: Message<'a>,
+    uuid: &'a str,
+    timestamp: String,
+}
+
+#[derive(serde::Serialize)]
+struct Message<'a> {
+    role: &'static str,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
+    content: Content<'a>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a Value),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a Value,
+    },
+    ToolUse {
+        id: &'a Value,
+        name: &'a Value,
+        input: &'a Value,
+    },
+    ToolResult {
+        tool_use_id: &'a Value,
+        content: &'a Value,
+        is_error: &'a Value,
+    },
+}
+
 /// A UUID-shaped id (version 4 layout), the same for the same task and line.
 fn uuid_for(session: &str, line: u64) -> String {
     let digest = Sha256::digest(format!("{session}:{line}").as_bytes());
     let h = |range: std::ops::Range<usize>| -> String {
-        digest[range].iter().map(|b| format!("{b:02x}")).collect()
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(range.len() * 2);
+        for b in &digest[range] {
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        out
     };
     let variant = (digest[8] & 0x3f) | 0x80;
     format!(
@@ -170,6 +251,7 @@ fn uuid_for(session: &str, line: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::engine::log::{LogEvent, LoggedCall};
 
     fn v(e: LogEvent) -> Value {

@@ -766,7 +766,11 @@ mod tests {
             (HookEvent::PostToolUse, "Write"),
         ] {
             let inv = Invocation::new(event).subject(subject);
-            assert_eq!(h.wants(event, Some(subject)), h.any(&inv), "{event:?} {subject}");
+            assert_eq!(
+                h.wants(event, Some(subject)),
+                h.any(&inv),
+                "{event:?} {subject}"
+            );
         }
         assert!(h.wants(HookEvent::PreToolUse, Some("Edit")));
         assert!(!h.wants(HookEvent::PreToolUse, Some("Bash")));
