@@ -251,8 +251,8 @@ fn uuid_for(session: &str, line: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use crate::engine::log::{LogEvent, LoggedCall};
+    use serde_json::json;
 
     fn v(e: LogEvent) -> Value {
         serde_json::to_value(e).unwrap()
