@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod journal;
+mod snapshots;
 pub mod wal;
 
 pub use journal::{journal, LogTarget};
