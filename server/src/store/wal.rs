@@ -58,13 +58,16 @@ impl Wal {
         // Locked under a name recovery does not look at, then renamed: another process never
         // takes a file this one is about to use.
         let pending = dir.join(format!("{name}.new"));
+        // Appending: after a checkpoint or a failed append cuts the file back, the next line
+        // goes at its new end, not at the old offset past a hole of zeros.
         let file = OpenOptions::new()
             .create(true)
-            .truncate(true)
-            .write(true)
+            .append(true)
             .open(&pending)?;
         let file = Flock::lock(file, FlockArg::LockExclusiveNonblock)
             .map_err(|(_, errno)| io::Error::from(errno))?;
+        // A file of a dead process that had this pid.
+        file.set_len(0)?;
         let path = dir.join(format!("{name}.wal"));
         fs::rename(&pending, &path)?;
         File::open(&dir)?.sync_all()?;
@@ -343,6 +346,28 @@ mod tests {
         assert_eq!(fs::read_dir(dir_of(state)).unwrap().count(), 0);
         // Again: nothing more to do.
         assert_eq!(recover(state).unwrap(), 0);
+    }
+
+    #[test]
+    fn after_a_checkpoint_or_a_failed_append_the_wal_starts_at_its_new_end() {
+        let state = tempfile::tempdir().unwrap();
+        let mut wal = Wal::open(state.path()).unwrap();
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        line(&mut first, "t", &record(1));
+        line(&mut second, "t", &record(2));
+        wal.append_durably(&first).unwrap();
+        wal.checkpoint().unwrap();
+        wal.append_durably(&second).unwrap();
+        // No hole where the checkpointed lines were: a hole is zeros before the next id, which
+        // recovery would read as one line (and a long-lived server's holes add up to every
+        // byte it ever logged).
+        assert_eq!(fs::read(&wal.path).unwrap(), second);
+        // The other way of cutting back: a failed append (here, cut by hand as it does).
+        wal.file.set_len(0).unwrap();
+        wal.len = 0;
+        wal.append_durably(&first).unwrap();
+        assert_eq!(fs::read(&wal.path).unwrap(), first);
+        wal.close().unwrap();
     }
 
     #[test]
