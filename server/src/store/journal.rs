@@ -1,7 +1,9 @@
 //! Group commit of the task logs: one writer thread per process takes whatever the tasks have
-//! queued (log lines, snapshots, announcements), writes the lines, makes them durable with as few
-//! syncs as it can, and only then runs the announcements that followed them (invariant 6: an event
-//! is on disk before anything is told about it). The snapshots, a cache, go to a thread of their
+//! queued (log lines, snapshots, announcements) and writes the lines; a syncer thread makes them
+//! durable with as few syncs as it can (one `fdatasync` of the WAL for every batch written while
+//! the last sync ran), and only then runs the announcements that followed them (invariant 6: an
+//! event is on disk before anything is told about it). The writer syncs a batch itself when the
+//! syncer is idle and nothing else waits: a task alone pays no hand-over between threads. The snapshots, a cache, go to a thread of their
 //! own after that, which in a burst holds them back a quarter of a second at most (a task's next
 //! snapshot replaces the one before), and a `flush` returns once they are written too.
 //!
@@ -327,30 +329,68 @@ struct OpenLog {
     target: Arc<LogTarget>,
 }
 
+/// A state directory's WAL, shared by the writer (which opens it and knows it is there) and the
+/// syncer (which appends to it, syncs it and checkpoints it). `None` once closed.
+type SharedWal = Arc<Mutex<Option<super::wal::Wal>>>;
+
 struct Writer {
     open: HashMap<u64, OpenLog>,
     max_open: usize,
     stats: Arc<JournalStats>,
-    /// The snapshot writer (`None` when its thread could not start: written here).
-    snapshots: Option<SnapshotWriter>,
     /// The WAL of each state directory (`None` where it cannot be made: its task logs are
     /// synced on their own).
-    wals: HashMap<PathBuf, Option<super::wal::Wal>>,
+    wals: HashMap<PathBuf, Option<SharedWal>>,
+    /// The syncer's queue and how many jobs it has not finished (`None` when its thread could
+    /// not start: the writer syncs).
+    syncer: Option<(Sender<Job>, Arc<AtomicU64>)>,
+    /// The syncer's state, shared: the writer syncs a batch itself when the syncer is idle and
+    /// nothing else waits (a task alone then waits for no hand-over between threads).
+    shared: Arc<Mutex<Syncer>>,
+}
+
+/// What the writer hands the syncer for one batch, in order: the batch's WAL lines to append
+/// and sync, then its announcements, then its snapshots and barriers.
+struct Job {
+    wal: Vec<(SharedWal, Vec<u8>, Vec<Arc<LogTarget>>)>,
+    thens: Vec<(Box<dyn FnOnce() + Send>, Instant)>,
+    later: Vec<Later>,
+    /// The WALs to close after this job (the process ends).
+    closing: Vec<SharedWal>,
+    /// What the batch counted for in the backlog: given back once its job is done.
+    cost: u64,
 }
 
 impl Writer {
     fn new(stats: Arc<JournalStats>) -> Self {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let shared = Arc::new(Mutex::new(Syncer {
+            stats: stats.clone(),
+            snapshots: start_snapshot_writer(),
+        }));
+        let unfinished = Arc::new(AtomicU64::new(0));
+        let (state, count) = (shared.clone(), unfinished.clone());
+        let syncer = match std::thread::Builder::new()
+            .name("rawko-log-sync".to_owned())
+            .spawn(move || Syncer::run(&state, &count, rx))
+        {
+            Ok(_) => Some((tx, unfinished)),
+            Err(e) => {
+                tracing::warn!("cannot start the log syncer thread ({e}): the writer syncs");
+                None
+            }
+        };
         Writer {
             open: HashMap::new(),
             max_open: max_open_logs(),
             stats,
-            snapshots: start_snapshot_writer(),
             wals: HashMap::new(),
+            syncer,
+            shared,
         }
     }
 
     /// The WAL of `state_dir`, opened (and the dead processes' ones recovered) on first use.
-    fn wal(&mut self, state_dir: &Path) -> Option<&mut super::wal::Wal> {
+    fn wal(&mut self, state_dir: &Path) -> Option<&SharedWal> {
         if !self.wals.contains_key(state_dir) {
             let wal = super::wal::Wal::open(state_dir)
                 .inspect_err(|e| {
@@ -359,16 +399,22 @@ impl Writer {
                         super::wal::dir_of(state_dir).display()
                     );
                 })
-                .ok();
+                .ok()
+                .map(|w| Arc::new(Mutex::new(Some(w))));
             self.wals.insert(state_dir.to_owned(), wal);
         }
-        self.wals.get_mut(state_dir).and_then(Option::as_mut)
+        self.wals.get(state_dir).and_then(Option::as_ref)
     }
 
     fn run(mut self, rx: Receiver<Op>) {
         let mut batch = Vec::new();
-        while let Ok(first) = rx.recv() {
-            batch.push(first);
+        // The first op of the next batch, taken to see whether anything waits.
+        let mut next: Option<Op> = None;
+        loop {
+            match next.take().map_or_else(|| rx.recv().ok(), Some) {
+                Some(first) => batch.push(first),
+                None => break,
+            }
             while batch.len() < MAX_BATCH {
                 match rx.try_recv() {
                     Ok(op) => batch.push(op),
@@ -376,17 +422,39 @@ impl Writer {
                 }
             }
             let cost: u64 = batch.iter().map(Op::cost).sum();
-            self.batch(&mut batch);
-            LOG_BACKLOG.sub(cost);
+            let job = self.batch(&mut batch, cost);
+            next = rx.try_recv().ok();
+            // Under load the syncer syncs while the writer writes the next batch; a batch alone
+            // (nothing waits, the syncer idle) is synced here, without a hand-over.
+            let job = match &self.syncer {
+                Some((tx, unfinished))
+                    if next.is_some() || unfinished.load(Ordering::Acquire) > 0 =>
+                {
+                    unfinished.fetch_add(1, Ordering::AcqRel);
+                    match tx.send(job) {
+                        Ok(()) => continue,
+                        Err(mpsc::SendError(job)) => {
+                            // The syncer is gone (it panicked): sync here from now on.
+                            tracing::error!("the log syncer stopped: the writer syncs");
+                            self.syncer = None;
+                            job
+                        }
+                    }
+                }
+                _ => job,
+            };
+            lock(&self.shared).round(vec![job]);
         }
     }
 
-    fn batch(&mut self, batch: &mut Vec<Op>) {
+    /// Writes a batch's lines to their logs and hands the rest (the WAL's lines, the
+    /// announcements, the snapshots) on as a [`Job`] for the syncer. The writer goes on with the
+    /// next batch while the syncer syncs; the syncer then takes every job handed on meanwhile
+    /// with one sync.
+    fn batch(&mut self, batch: &mut Vec<Op>, cost: u64) -> Job {
         // With the debug log on, each batch says where its time went (see `log batch` below).
         let timed = tracing::enabled!(tracing::Level::DEBUG);
-        let runnable = || if timed { runnable_waiting_ns() } else { 0 };
         let began = Instant::now();
-        let runnable_at_start = runnable();
         // Each log's lines of the batch, in order, written at once.
         let mut lines: Vec<(Arc<LogTarget>, Vec<u8>)> = Vec::new();
         let mut line_at: HashMap<u64, usize> = HashMap::new();
@@ -421,86 +489,43 @@ impl Writer {
             }
         }
         let writing = Instant::now();
-        let waited_before = thens
-            .first()
-            .map(|t| began.saturating_duration_since(t.1))
-            .unwrap_or_default();
         let mut dirty: Vec<u64> = Vec::new();
         // A task log's lines go to its state directory's WAL too: one sync for them all.
-        let mut wal_lines: HashMap<&Path, (Vec<u8>, Vec<&Arc<LogTarget>>)> = HashMap::new();
+        let mut wal: Vec<(SharedWal, Vec<u8>, Vec<Arc<LogTarget>>)> = Vec::new();
         for (target, bytes) in &lines {
             if !self.write(target, bytes) {
                 continue;
             }
-            match &target.task {
-                Some((state, id)) if self.wal(state).is_some() => {
-                    let (out, targets) = wal_lines.entry(state.as_path()).or_default();
+            let shared = match &target.task {
+                Some((state, _)) => self.wal(state).cloned(),
+                None => None,
+            };
+            match (shared, &target.task) {
+                (Some(shared), Some((_, id))) => {
+                    let at = match wal.iter().position(|(w, ..)| Arc::ptr_eq(w, &shared)) {
+                        Some(at) => at,
+                        None => {
+                            wal.push((shared, Vec::new(), Vec::new()));
+                            wal.len() - 1
+                        }
+                    };
+                    let (_, out, targets) = &mut wal[at];
                     for line in bytes.split_inclusive(|b| *b == b'\n') {
                         super::wal::line(out, id, line);
                     }
-                    targets.push(target);
+                    targets.push(target.clone());
                 }
                 _ => dirty.push(target.id),
             }
         }
-        let runnable_before_sync = runnable();
-        let started = std::time::Instant::now();
-        for (state, (bytes, targets)) in wal_lines {
-            let Some(wal) = self.wals.get_mut(state).and_then(Option::as_mut) else {
-                continue;
-            };
-            self.stats.syncs.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = wal.append_durably(&bytes) {
-                for target in targets {
-                    target.fail(format!("cannot write the WAL: {e}"));
-                }
-            }
-        }
+        let syncing = Instant::now();
+        // The logs without a WAL are synced here, before their announcements are handed on.
         self.sync(&dirty);
-        if started.elapsed() > std::time::Duration::from_secs(1) {
-            // Everything the tasks announce waits on this: say why they are slow.
-            tracing::warn!(
-                "syncing {} task logs took {:.1} s (the disk is busy)",
-                dirty.len(),
-                started.elapsed().as_secs_f64()
-            );
-        }
-        let runnable_after_sync = runnable();
-        let synced = Instant::now();
-        let announcements = thens.len();
-        let mut longest_wait = std::time::Duration::ZERO;
-        // The announcements go out as soon as their records are durable.
-        for (f, queued) in thens {
-            let waited = queued.elapsed();
-            longest_wait = longest_wait.max(waited);
-            self.stats.record_latency(waited);
-            f();
-        }
-        let announced = Instant::now();
-        for wal in self.wals.values_mut().flatten().filter(|w| w.full()) {
-            let checkpoint = Instant::now();
-            let done = wal.checkpoint();
-            tracing::debug!(
-                us = checkpoint.elapsed().as_micros() as u64,
-                "WAL checkpoint"
-            );
-            if let Err(e) = done {
-                tracing::warn!(
-                    "cannot checkpoint the WAL of {}: {e}",
-                    wal.state_dir().display()
-                );
-            }
-        }
-        if finishing {
-            for (_, wal) in self.wals.drain() {
-                if let Some(Err(e)) = wal.map(super::wal::Wal::close) {
-                    tracing::warn!("cannot close a WAL: {e}");
-                }
-            }
-        }
-        // The snapshots (a cache) and the barriers behind them, on the snapshot writer: no
-        // announcement waits for a snapshot.
-        super::snapshots::hand_over(self.snapshots.as_ref(), later);
+        let closing = if finishing {
+            self.wals.drain().filter_map(|(_, w)| w).collect()
+        } else {
+            Vec::new()
+        };
         for id in closes {
             self.open.remove(&id);
         }
@@ -509,27 +534,13 @@ impl Writer {
         }
         if timed {
             let micros = |d: std::time::Duration| d.as_micros() as u64;
-            let runnable_end = runnable();
             tracing::debug!(
                 records,
                 logs = lines.len(),
                 synced = dirty.len(),
-                announcements,
                 sort_us = micros(writing - began),
-                write_us = micros(started - writing),
-                sync_us = micros(synced - started),
-                then_us = micros(announced - synced),
-                rest_us = micros(announced.elapsed()),
-                // How long the first announcement had waited when the batch began, and the
-                // longest wait of the batch's announcements when they ran.
-                waited_before_us = micros(waited_before),
-                longest_wait_us = micros(longest_wait),
-                // Of the batch's time, how long the writer was ready to run but had no CPU.
-                runnable_before_sync_us =
-                    runnable_before_sync.saturating_sub(runnable_at_start) / 1000,
-                runnable_in_sync_us =
-                    runnable_after_sync.saturating_sub(runnable_before_sync) / 1000,
-                runnable_after_sync_us = runnable_end.saturating_sub(runnable_after_sync) / 1000,
+                write_us = micros(syncing - writing),
+                sync_us = micros(syncing.elapsed()),
                 "log batch"
             );
         }
@@ -538,6 +549,13 @@ impl Writer {
         self.stats
             .open_logs
             .store(self.open.len() as u64, Ordering::Relaxed);
+        Job {
+            wal,
+            thens,
+            later,
+            closing,
+            cost,
+        }
     }
 
     /// Writes one line; whether the log needs a sync.
@@ -610,6 +628,162 @@ impl Writer {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The log syncer: appends the jobs' lines to their WALs, syncs each WAL once for every job
+/// waiting, then runs the jobs' announcements in order and hands their snapshots and barriers to
+/// the snapshot writer. A thread of its own, so the writer gathers and writes the next batch
+/// while a sync is under way (the announcements wait for one sync, not for a sync and a batch).
+struct Syncer {
+    stats: Arc<JournalStats>,
+    /// The snapshot writer (`None` when its thread could not start: written here).
+    snapshots: Option<SnapshotWriter>,
+}
+
+/// The most jobs one sync takes.
+const MAX_JOBS: usize = 1024;
+
+/// A lock that a panic elsewhere does not make unusable (what it guards stays consistent).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Syncer {
+    fn run(state: &Mutex<Syncer>, unfinished: &AtomicU64, rx: Receiver<Job>) {
+        let mut jobs = Vec::new();
+        while let Ok(first) = rx.recv() {
+            jobs.push(first);
+            while jobs.len() < MAX_JOBS {
+                match rx.try_recv() {
+                    Ok(job) => jobs.push(job),
+                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+                }
+            }
+            let count = jobs.len() as u64;
+            lock(state).round(std::mem::take(&mut jobs));
+            unfinished.fetch_sub(count, Ordering::AcqRel);
+        }
+    }
+
+    /// One sync for `jobs`, then their announcements, in order.
+    fn round(&mut self, jobs: Vec<Job>) {
+        let timed = tracing::enabled!(tracing::Level::DEBUG);
+        let runnable = || if timed { runnable_waiting_ns() } else { 0 };
+        let began = Instant::now();
+        let runnable_at_start = runnable();
+        // Each WAL's lines of all the jobs, appended and synced at once.
+        let mut wals: Vec<(SharedWal, Vec<u8>, Vec<Arc<LogTarget>>)> = Vec::new();
+        let mut thens = Vec::new();
+        let mut later = Vec::new();
+        let mut closing = Vec::new();
+        let mut cost = 0;
+        let first_queued = jobs.iter().find_map(|j| j.thens.first().map(|t| t.1));
+        let count = jobs.len();
+        for job in jobs {
+            for (wal, bytes, targets) in job.wal {
+                match wals.iter_mut().find(|(w, ..)| Arc::ptr_eq(w, &wal)) {
+                    Some((_, all, all_targets)) => {
+                        all.extend_from_slice(&bytes);
+                        all_targets.extend(targets);
+                    }
+                    None => wals.push((wal, bytes, targets)),
+                }
+            }
+            thens.extend(job.thens);
+            later.extend(job.later);
+            closing.extend(job.closing);
+            cost += job.cost;
+        }
+        let waited_before = first_queued
+            .map(|t| began.saturating_duration_since(t))
+            .unwrap_or_default();
+        let started = Instant::now();
+        let mut bytes_synced = 0;
+        for (wal, bytes, targets) in &wals {
+            let mut guard = lock(wal);
+            let Some(wal) = guard.as_mut() else {
+                for target in targets {
+                    target.fail("the WAL was closed before this line".to_owned());
+                }
+                continue;
+            };
+            self.stats.syncs.fetch_add(1, Ordering::Relaxed);
+            bytes_synced += bytes.len();
+            if let Err(e) = wal.append_durably(bytes) {
+                for target in targets {
+                    target.fail(format!("cannot write the WAL: {e}"));
+                }
+            }
+        }
+        if started.elapsed() > std::time::Duration::from_secs(1) {
+            // Everything the tasks announce waits on this: say why they are slow.
+            tracing::warn!(
+                "syncing the task logs' WAL took {:.1} s (the disk is busy)",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let runnable_after_sync = runnable();
+        let synced = Instant::now();
+        let announcements = thens.len();
+        let mut longest_wait = std::time::Duration::ZERO;
+        // The announcements go out as soon as their records are durable.
+        for (f, queued) in thens {
+            let waited = queued.elapsed();
+            longest_wait = longest_wait.max(waited);
+            self.stats.record_latency(waited);
+            f();
+        }
+        let announced = Instant::now();
+        for (wal, ..) in &wals {
+            let mut guard = lock(wal);
+            let Some(wal) = guard.as_mut().filter(|w| w.full()) else {
+                continue;
+            };
+            let checkpoint = Instant::now();
+            let done = wal.checkpoint();
+            tracing::debug!(
+                us = checkpoint.elapsed().as_micros() as u64,
+                "WAL checkpoint"
+            );
+            if let Err(e) = done {
+                tracing::warn!(
+                    "cannot checkpoint the WAL of {}: {e}",
+                    wal.state_dir().display()
+                );
+            }
+        }
+        for wal in closing {
+            let taken = lock(&wal).take();
+            if let Some(Err(e)) = taken.map(super::wal::Wal::close) {
+                tracing::warn!("cannot close a WAL: {e}");
+            }
+        }
+        // The snapshots (a cache) and the barriers behind them, on the snapshot writer: no
+        // announcement waits for a snapshot.
+        super::snapshots::hand_over(self.snapshots.as_ref(), later);
+        LOG_BACKLOG.sub(cost);
+        if timed {
+            let micros = |d: std::time::Duration| d.as_micros() as u64;
+            let runnable_end = runnable();
+            tracing::debug!(
+                jobs = count,
+                bytes = bytes_synced,
+                announcements,
+                gather_us = micros(started - began),
+                sync_us = micros(synced - started),
+                then_us = micros(announced - synced),
+                rest_us = micros(announced.elapsed()),
+                // How long the first announcement had waited when the round began, and the
+                // longest wait of the round's announcements when they ran.
+                waited_before_us = micros(waited_before),
+                longest_wait_us = micros(longest_wait),
+                // Of the round's time, how long the syncer was ready to run but had no CPU.
+                runnable_in_sync_us = runnable_after_sync.saturating_sub(runnable_at_start) / 1000,
+                runnable_after_sync_us = runnable_end.saturating_sub(runnable_after_sync) / 1000,
+                "log sync"
+            );
         }
     }
 }
