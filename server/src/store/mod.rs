@@ -16,6 +16,7 @@ use serde_json::Value;
 
 pub mod journal;
 mod snapshots;
+mod syncer;
 pub mod wal;
 
 pub use journal::{journal, LogTarget};
