@@ -351,6 +351,7 @@ impl Writer {
         let shared = Arc::new(Mutex::new(Syncer {
             stats: stats.clone(),
             snapshots: start_snapshot_writer(),
+            wals: Vec::new(),
         }));
         let unfinished = Arc::new(AtomicU64::new(0));
         let (state, count) = (shared.clone(), unfinished.clone());
@@ -474,6 +475,7 @@ impl Writer {
             }
         }
         let writing = Instant::now();
+        let oldest = thens.first().map(|t| began.saturating_duration_since(t.1));
         let mut dirty: Vec<u64> = Vec::new();
         // A task log's lines go to its state directory's WAL too: one sync for them all.
         let mut wal: Vec<(SharedWal, Vec<u8>, Vec<Arc<LogTarget>>)> = Vec::new();
@@ -523,6 +525,7 @@ impl Writer {
                 records,
                 logs = lines.len(),
                 synced = dirty.len(),
+                oldest_us = oldest.map_or(0, micros),
                 sort_us = micros(writing - began),
                 write_us = micros(syncing - writing),
                 sync_us = micros(syncing.elapsed()),
@@ -540,6 +543,7 @@ impl Writer {
             later,
             closing,
             cost,
+            made: Instant::now(),
         }
     }
 

@@ -25,6 +25,8 @@ pub(super) struct Job {
     pub(super) closing: Vec<SharedWal>,
     /// What the batch counted for in the backlog: given back once its job is done.
     pub(super) cost: u64,
+    /// When the writer made it (the debug log says how long it waited for the syncer).
+    pub(super) made: Instant,
 }
 
 /// The log syncer: appends the jobs' lines to their WALs, syncs each WAL once for every job
@@ -35,6 +37,9 @@ pub(super) struct Syncer {
     pub(super) stats: Arc<JournalStats>,
     /// The snapshot writer (`None` when its thread could not start: written here).
     pub(super) snapshots: Option<SnapshotWriter>,
+    /// The WALs synced so far (and not closed): while idle, the syncer writes zeros ahead of
+    /// their ends ([`super::wal::Wal::zero_ahead`]).
+    pub(super) wals: Vec<SharedWal>,
 }
 
 /// The most jobs one sync takes.
@@ -48,7 +53,9 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Syncer {
     pub(super) fn run(state: &Mutex<Syncer>, unfinished: &AtomicU64, rx: Receiver<Job>) {
         let mut jobs = Vec::new();
-        while let Ok(first) = rx.recv() {
+        // A job that came while the syncer wrote zeros ahead.
+        let mut next = None;
+        while let Some(first) = next.take().or_else(|| rx.recv().ok()) {
             jobs.push(first);
             while jobs.len() < MAX_JOBS {
                 match rx.try_recv() {
@@ -59,7 +66,50 @@ impl Syncer {
             let count = jobs.len() as u64;
             lock(state).round(std::mem::take(&mut jobs));
             unfinished.fetch_sub(count, Ordering::AcqRel);
+            // Idle: zeros ahead of the WALs' ends, a chunk at a time, until a job comes.
+            loop {
+                match rx.try_recv() {
+                    Ok(job) => {
+                        next = Some(job);
+                        break;
+                    }
+                    Err(TryRecvError::Disconnected) => break,
+                    Err(TryRecvError::Empty) => {}
+                }
+                if !lock(state).zero_ahead() {
+                    break;
+                }
+            }
         }
+    }
+
+    /// One chunk of zeros ahead of the end of a WAL that has fewer than it keeps; whether there
+    /// was one to write.
+    fn zero_ahead(&mut self) -> bool {
+        self.wals.retain(|w| lock(w).is_some());
+        for shared in &self.wals {
+            let mut guard = lock(shared);
+            let Some(wal) = guard.as_mut() else {
+                continue;
+            };
+            let began = Instant::now();
+            match wal.zero_ahead() {
+                Ok(true) => {
+                    tracing::debug!(
+                        us = began.elapsed().as_micros() as u64,
+                        ahead = wal.zeroed_ahead(),
+                        "WAL zeros ahead"
+                    );
+                    return true;
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(
+                    "cannot write zeros ahead in the WAL of {} ({e}): its lines go to new blocks",
+                    wal.state_dir().display()
+                ),
+            }
+        }
+        false
     }
 
     /// One sync for `jobs`, then their announcements, in order.
@@ -76,6 +126,9 @@ impl Syncer {
         let mut cost = 0;
         let first_queued = jobs.iter().find_map(|j| j.thens.first().map(|t| t.1));
         let count = jobs.len();
+        let handed_over = jobs
+            .first()
+            .map(|j| began.saturating_duration_since(j.made));
         for job in jobs {
             for (wal, bytes, targets) in job.wal {
                 match wals.iter_mut().find(|(w, ..)| Arc::ptr_eq(w, &wal)) {
@@ -97,6 +150,9 @@ impl Syncer {
         let started = Instant::now();
         let mut bytes_synced = 0;
         for (wal, bytes, targets) in &wals {
+            if !self.wals.iter().any(|w| Arc::ptr_eq(w, wal)) {
+                self.wals.push(wal.clone());
+            }
             let mut guard = lock(wal);
             let Some(wal) = guard.as_mut() else {
                 for target in targets {
@@ -173,6 +229,8 @@ impl Syncer {
                 // How long the first announcement had waited when the round began, and the
                 // longest wait of the round's announcements when they ran.
                 waited_before_us = micros(waited_before),
+                // How long the round's first job waited for the syncer.
+                handed_us = handed_over.map_or(0, micros),
                 longest_wait_us = micros(longest_wait),
                 // Of the round's time, how long the syncer was ready to run but had no CPU.
                 runnable_in_sync_us = runnable_after_sync.saturating_sub(runnable_at_start) / 1000,

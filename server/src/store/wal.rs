@@ -8,6 +8,13 @@
 //! 4 to 20 ms. Once the file passes [`CHECKPOINT_BYTES`] (and when the process ends), the task
 //! logs are synced with one `syncfs` and the file starts again empty.
 //!
+//! Ahead of its end the file keeps zeros already written and synced (up to [`ZEROED_AHEAD`],
+//! written a chunk at a time while the log syncer has nothing else to do): a line then lands in
+//! blocks the file system has allocated and written before, so its sync writes the line's pages
+//! and nothing else. Appended to fresh blocks, a sync also allocates them, turns them from
+//! unwritten to written on a kernel worker thread and writes the inode: more work, and more
+//! threads to wait for on a busy machine. Recovery reads up to the first zero byte.
+//!
 //! After a crash of the machine a task log may lack records that were announced: they are in a
 //! WAL file. The next rawko that uses the state directory recovers every WAL file no live process
 //! holds (each process holds its own under an exclusive `flock`): it appends to each task log the
@@ -17,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -24,6 +32,16 @@ use nix::fcntl::{Flock, FlockArg};
 
 /// Past this many bytes, the task logs are synced and the WAL starts again.
 pub const CHECKPOINT_BYTES: u64 = 16 << 20;
+
+/// How far ahead of its last line the WAL keeps zeros written, at most: room for a burst's lines
+/// (a thousand tasks released at once log about 11 MB).
+pub const ZEROED_AHEAD: u64 = 16 << 20;
+
+/// The zeros written ahead at a time: a quarter of a millisecond of the disk or so, the longest
+/// a line that comes meanwhile waits for them.
+const ZERO_CHUNK: usize = 256 << 10;
+
+static ZEROS: [u8; ZERO_CHUNK] = [0; ZERO_CHUNK];
 
 /// The directory of the WAL files of a state directory.
 pub fn dir_of(state_dir: &Path) -> PathBuf {
@@ -35,7 +53,12 @@ pub struct Wal {
     state_dir: PathBuf,
     path: PathBuf,
     file: Flock<File>,
+    /// The end of the last line: the next goes there.
     len: u64,
+    /// The end of the zeros written (and synced) ahead of `len` (`len` when there are none).
+    zeroed: u64,
+    /// Writing zeros ahead failed once (a full disk): the lines are appended to fresh blocks.
+    no_zeros: bool,
 }
 
 impl Wal {
@@ -58,11 +81,12 @@ impl Wal {
         // Locked under a name recovery does not look at, then renamed: another process never
         // takes a file this one is about to use.
         let pending = dir.join(format!("{name}.new"));
-        // Appending: after a checkpoint or a failed append cuts the file back, the next line
-        // goes at its new end, not at the old offset past a hole of zeros.
+        // Each line is written at `len`, the end of the last one (not at the end of the file,
+        // which may hold zeros written ahead).
         let file = OpenOptions::new()
             .create(true)
-            .append(true)
+            .truncate(false)
+            .write(true)
             .open(&pending)?;
         let file = Flock::lock(file, FlockArg::LockExclusiveNonblock)
             .map_err(|(_, errno)| io::Error::from(errno))?;
@@ -76,6 +100,8 @@ impl Wal {
             path,
             file,
             len: 0,
+            zeroed: 0,
+            no_zeros: false,
         })
     }
 
@@ -88,15 +114,46 @@ impl Wal {
     pub fn append_durably(&mut self, bytes: &[u8]) -> io::Result<()> {
         let written = self
             .file
-            .write_all(bytes)
+            .write_all_at(bytes, self.len)
             .and_then(|()| self.file.sync_data());
         match written {
             Ok(()) => {
                 self.len += bytes.len() as u64;
+                self.zeroed = self.zeroed.max(self.len);
                 Ok(())
             }
             Err(e) => {
+                // The zeros ahead go too: what follows the last line is nothing or zeros.
                 let _ = self.file.set_len(self.len);
+                self.zeroed = self.len;
+                Err(e)
+            }
+        }
+    }
+
+    /// How many bytes of zeros are written ahead of the last line.
+    pub fn zeroed_ahead(&self) -> u64 {
+        self.zeroed.saturating_sub(self.len)
+    }
+
+    /// Writes and syncs one more chunk of zeros ahead of the last line, if fewer than
+    /// [`ZEROED_AHEAD`] bytes are there; whether it wrote any (call it again while idle).
+    pub fn zero_ahead(&mut self) -> io::Result<bool> {
+        if self.no_zeros || self.zeroed >= self.len + ZEROED_AHEAD {
+            return Ok(false);
+        }
+        let written = self
+            .file
+            .write_all_at(&ZEROS, self.zeroed)
+            .and_then(|()| self.file.sync_data());
+        match written {
+            Ok(()) => {
+                self.zeroed += ZERO_CHUNK as u64;
+                Ok(true)
+            }
+            Err(e) => {
+                self.no_zeros = true;
+                let _ = self.file.set_len(self.zeroed);
                 Err(e)
             }
         }
@@ -110,15 +167,17 @@ impl Wal {
     /// Makes the task logs durable on their own (one `syncfs`), then empties the WAL.
     pub fn checkpoint(&mut self) -> io::Result<()> {
         nix::unistd::syncfs(&*self.file).map_err(io::Error::from)?;
+        // The zeros ahead go with the lines (they are written again while idle).
         self.file.set_len(0)?;
         self.file.sync_all()?;
         self.len = 0;
+        self.zeroed = 0;
         Ok(())
     }
 
-    /// A last checkpoint, and the file is removed: the process ends.
-    pub fn close(mut self) -> io::Result<()> {
-        self.checkpoint()?;
+    /// The task logs made durable on their own, and the file is removed: the process ends.
+    pub fn close(self) -> io::Result<()> {
+        nix::unistd::syncfs(&*self.file).map_err(io::Error::from)?;
         fs::remove_file(&self.path)
     }
 }
@@ -183,12 +242,17 @@ fn recover_file(state_dir: &Path, file: &File) -> io::Result<usize> {
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     loop {
+        // The zeros written ahead: the lines end there.
+        if reader.fill_buf()?.first() == Some(&0) {
+            break;
+        }
         line.clear();
         if reader.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        // A torn last line was never synced: its record was never announced.
-        if line.last() != Some(&b'\n') {
+        // A torn last line was never synced: its record was never announced (one with zeros in
+        // it, too: the machine stopped before all its blocks were written).
+        if line.last() != Some(&b'\n') || line.contains(&0) {
             break;
         }
         let Some(tab) = line.iter().position(|b| *b == b'\t') else {
@@ -367,6 +431,68 @@ mod tests {
         wal.len = 0;
         wal.append_durably(&first).unwrap();
         assert_eq!(fs::read(&wal.path).unwrap(), first);
+        wal.close().unwrap();
+    }
+
+    #[test]
+    fn lines_go_over_the_zeros_written_ahead_and_recovery_stops_at_them() {
+        let state = tempfile::tempdir().unwrap();
+        let mut wal = Wal::open(state.path()).unwrap();
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        line(&mut first, "t", &record(1));
+        line(&mut second, "t", &record(2));
+        wal.append_durably(&first).unwrap();
+        assert!(wal.zero_ahead().unwrap());
+        assert_eq!(wal.zeroed_ahead(), ZERO_CHUNK as u64);
+        wal.append_durably(&second).unwrap();
+        // The second line follows the first, over the zeros, not after them.
+        let text = fs::read(&wal.path).unwrap();
+        let lines = [first.clone(), second.clone()].concat();
+        assert_eq!(text.len() as u64, first.len() as u64 + ZERO_CHUNK as u64);
+        assert_eq!(&text[..lines.len()], lines);
+        assert!(text[lines.len()..].iter().all(|b| *b == 0));
+        assert_eq!(wal.zeroed_ahead(), ZERO_CHUNK as u64 - second.len() as u64);
+
+        // A dead process's WAL with zeros ahead, over which the machine stopped while writing
+        // the third line: its first blocks are zeros still, its last one reached the disk. The
+        // first two come back; the third, never synced and never announced, does not.
+        let other = tempfile::tempdir().unwrap();
+        let log = other.path().join("tasks/t/events.jsonl");
+        fs::create_dir_all(log.parent().unwrap()).unwrap();
+        fs::write(&log, b"").unwrap();
+        let mut dead = text.clone();
+        let mut third = b"\n".to_vec();
+        line(&mut third, "t", &record(3));
+        let at = lines.len() + 100;
+        dead[at..at + third.len()].copy_from_slice(&third);
+        fs::create_dir_all(dir_of(other.path())).unwrap();
+        fs::write(dir_of(other.path()).join("999999-1.wal"), dead).unwrap();
+        assert_eq!(recover(other.path()).unwrap(), 2);
+        assert_eq!(seqs(&log), [1, 2]);
+        wal.close().unwrap();
+    }
+
+    #[test]
+    fn zeros_are_written_ahead_up_to_a_limit_and_a_checkpoint_drops_them() {
+        let state = tempfile::tempdir().unwrap();
+        let mut wal = Wal::open(state.path()).unwrap();
+        let mut chunks = 0;
+        while wal.zero_ahead().unwrap() {
+            chunks += 1;
+        }
+        assert_eq!(chunks, ZEROED_AHEAD / ZERO_CHUNK as u64);
+        assert_eq!(wal.zeroed_ahead(), ZEROED_AHEAD);
+        let mut bytes = Vec::new();
+        line(&mut bytes, "t", &record(1));
+        wal.append_durably(&bytes).unwrap();
+        // One line used some: one more chunk tops them up.
+        assert!(wal.zero_ahead().unwrap());
+        assert!(!wal.zero_ahead().unwrap());
+        wal.checkpoint().unwrap();
+        assert_eq!(fs::metadata(&wal.path).unwrap().len(), 0);
+        assert_eq!(wal.zeroed_ahead(), 0);
+        wal.append_durably(&bytes).unwrap();
+        assert_eq!(fs::read(&wal.path).unwrap(), bytes);
         wal.close().unwrap();
     }
 
