@@ -30,8 +30,11 @@ use super::snapshots::{start_snapshot_writer, Later};
 use super::syncer::{lock, Job, SharedWal, Syncer};
 use crate::pressure::LOG_BACKLOG;
 
-/// The most operations one batch takes, so a flood still announces in slices.
-const MAX_BATCH: usize = 16_384;
+/// The most operations one batch takes (about 170 records, a fraction of a millisecond of writes),
+/// so a flood announces in slices: a thousand tasks released at once log a thousand records at
+/// once, and the first announcements go out while the writer writes the next slice, instead of
+/// all after all of them.
+const MAX_BATCH: usize = 512;
 
 /// From this many logs in one batch on one file system, one `syncfs` replaces their `fdatasync`s.
 const SYNCFS_FROM: usize = 4;
