@@ -360,6 +360,13 @@ mod tests {
             .into_bytes()
     }
 
+    /// Task t's record `seq` as a WAL line.
+    fn wal_line(seq: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        line(&mut out, "t", &record(seq));
+        out
+    }
+
     fn seqs(path: &Path) -> Vec<u64> {
         let text = fs::read_to_string(path).unwrap();
         text.lines()
@@ -416,9 +423,7 @@ mod tests {
     fn after_a_checkpoint_or_a_failed_append_the_wal_starts_at_its_new_end() {
         let state = tempfile::tempdir().unwrap();
         let mut wal = Wal::open(state.path()).unwrap();
-        let (mut first, mut second) = (Vec::new(), Vec::new());
-        line(&mut first, "t", &record(1));
-        line(&mut second, "t", &record(2));
+        let (first, second) = (wal_line(1), wal_line(2));
         wal.append_durably(&first).unwrap();
         wal.checkpoint().unwrap();
         wal.append_durably(&second).unwrap();
@@ -438,9 +443,7 @@ mod tests {
     fn lines_go_over_the_zeros_written_ahead_and_recovery_stops_at_them() {
         let state = tempfile::tempdir().unwrap();
         let mut wal = Wal::open(state.path()).unwrap();
-        let (mut first, mut second) = (Vec::new(), Vec::new());
-        line(&mut first, "t", &record(1));
-        line(&mut second, "t", &record(2));
+        let (first, second) = (wal_line(1), wal_line(2));
         wal.append_durably(&first).unwrap();
         assert!(wal.zero_ahead().unwrap());
         assert_eq!(wal.zeroed_ahead(), ZERO_CHUNK as u64);
@@ -482,8 +485,7 @@ mod tests {
         }
         assert_eq!(chunks, ZEROED_AHEAD / ZERO_CHUNK as u64);
         assert_eq!(wal.zeroed_ahead(), ZEROED_AHEAD);
-        let mut bytes = Vec::new();
-        line(&mut bytes, "t", &record(1));
+        let bytes = wal_line(1);
         wal.append_durably(&bytes).unwrap();
         // One line used some: one more chunk tops them up.
         assert!(wal.zero_ahead().unwrap());
