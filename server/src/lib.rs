@@ -15,6 +15,7 @@ pub mod external;
 pub mod hooks;
 pub mod lsp;
 pub mod machine;
+pub mod paths;
 pub mod pressure;
 pub mod provider;
 pub mod sandbox;

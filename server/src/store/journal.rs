@@ -624,16 +624,6 @@ impl Writer {
     }
 }
 
-/// How long the calling thread has waited, ready to run, for a CPU (ns; the second field of
-/// `/proc/thread-self/schedstat`), or 0 where the kernel does not say: the part of the writer's
-/// time that the machine's load, not its own work, decides.
-pub(super) fn runnable_waiting_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse().ok()))
-        .unwrap_or(0)
-}
-
 /// Opens a log for appending; a new task's directory is made here, off the server's thread.
 fn open_log(path: &Path) -> std::io::Result<(std::fs::Metadata, File)> {
     let file = open_making_dir(path, OpenOptions::new().create(true).append(true))?;

@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::journal::{runnable_waiting_ns, JournalStats, LogTarget};
+use super::journal::{JournalStats, LogTarget};
 use super::snapshots::{Later, SnapshotWriter};
 use crate::pressure::LOG_BACKLOG;
 
@@ -239,4 +239,14 @@ impl Syncer {
             );
         }
     }
+}
+
+/// How long the calling thread has waited, ready to run, for a CPU (ns; the second field of
+/// `/proc/thread-self/schedstat`), or 0 where the kernel does not say: the part of the syncer's
+/// time that the machine's load, not its own work, decides.
+fn runnable_waiting_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse().ok()))
+        .unwrap_or(0)
 }

@@ -112,11 +112,7 @@ impl Wal {
     /// Appends `bytes` (whole lines) and makes them durable. On failure the file is cut back to
     /// what it held, so it stays whole lines.
     pub fn append_durably(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let written = self
-            .file
-            .write_all_at(bytes, self.len)
-            .and_then(|()| self.file.sync_data());
-        match written {
+        match self.write_durably_at(bytes, self.len) {
             Ok(()) => {
                 self.len += bytes.len() as u64;
                 self.zeroed = self.zeroed.max(self.len);
@@ -131,6 +127,11 @@ impl Wal {
         }
     }
 
+    fn write_durably_at(&self, bytes: &[u8], at: u64) -> io::Result<()> {
+        self.file.write_all_at(bytes, at)?;
+        self.file.sync_data()
+    }
+
     /// How many bytes of zeros are written ahead of the last line.
     pub fn zeroed_ahead(&self) -> u64 {
         self.zeroed.saturating_sub(self.len)
@@ -142,11 +143,7 @@ impl Wal {
         if self.no_zeros || self.zeroed >= self.len + ZEROED_AHEAD {
             return Ok(false);
         }
-        let written = self
-            .file
-            .write_all_at(&ZEROS, self.zeroed)
-            .and_then(|()| self.file.sync_data());
-        match written {
+        match self.write_durably_at(&ZEROS, self.zeroed) {
             Ok(()) => {
                 self.zeroed += ZERO_CHUNK as u64;
                 Ok(true)

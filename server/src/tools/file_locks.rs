@@ -13,7 +13,7 @@
 //! lives only while someone holds or waits for it.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::OwnedMutexGuard;
@@ -50,7 +50,7 @@ impl Drop for FileTurn {
 
 /// Waits for the turn to write `given` (a path as a tool's input gives it) in `workspace`.
 pub(super) async fn turn(workspace: &Path, given: &str) -> FileTurn {
-    let key = lexical(&workspace.join(given));
+    let key = crate::paths::lexical(&workspace.join(given));
     let lock = turns().entry(key.clone()).or_default().clone();
     let held = lock.clone().lock_owned().await;
     FileTurn {
@@ -58,21 +58,6 @@ pub(super) async fn turn(workspace: &Path, given: &str) -> FileTurn {
         lock,
         held: Some(held),
     }
-}
-
-/// `path` with `.` and `..` resolved by name.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -311,12 +311,9 @@ impl Control {
             self.secrets.scrub(&mut content);
             return Ok(self.finish_call(call, content, *is_error));
         }
-        let pre = if self.hooks.wants(HookEvent::PreToolUse, Some(&call.name)) {
-            self.fire_waiting(self.tool_invocation(HookEvent::PreToolUse, call))
-                .await?
-        } else {
-            Default::default()
-        };
+        let pre = self
+            .fire_tool_hooks(HookEvent::PreToolUse, call, |inv| inv)
+            .await?;
         let mut call = call.clone();
         if let Some(input) = pre.updated_input.clone() {
             self.output(
@@ -365,23 +362,13 @@ impl Control {
             self.durable().await;
             bridge.decide(&call.id, decision);
         }
-        if pre.blocked.is_none()
-            && pre.halt.is_none()
-            && self.external.is_none()
-            && self.hooks.wants(HookEvent::PostToolUse, Some(&call.name))
-        {
+        if pre.blocked.is_none() && pre.halt.is_none() && self.external.is_none() {
+            let response = crate::engine::hooking::tool_response(&content, is_error);
             let post = self
-                .fire_waiting(
-                    self.tool_invocation(HookEvent::PostToolUse, &call)
-                        .field(
-                            "tool_response",
-                            crate::engine::hooking::tool_response(&content, is_error),
-                        )
-                        .field(
-                            "toolResponse",
-                            crate::engine::hooking::tool_response(&content, is_error),
-                        ),
-                )
+                .fire_tool_hooks(HookEvent::PostToolUse, &call, |inv| {
+                    inv.field("tool_response", response.clone())
+                        .field("toolResponse", response)
+                })
                 .await?;
             if let Some(reason) = post.blocked {
                 content.push_str(&format!("\n\n[PostToolUse hook] {reason}"));
@@ -422,20 +409,28 @@ impl Control {
         }
     }
 
-    /// The invocation of a tool event, in AutoAgent's and Claude Code's names.
-    pub(super) fn tool_invocation(
-        &self,
+    /// Runs the hooks of a tool event, its invocation in AutoAgent's and Claude Code's names with
+    /// what `more` adds. The invocation (a copy of the task's and the call's fields) is built
+    /// only when a hook may run for it: most workspaces have none for most tool calls.
+    pub(super) async fn fire_tool_hooks(
+        &mut self,
         event: crate::hooks::HookEvent,
         call: &ToolCall,
-    ) -> crate::hooks::Invocation {
-        self.invocation(event)
+        more: impl FnOnce(crate::hooks::Invocation) -> crate::hooks::Invocation,
+    ) -> Result<crate::hooks::Dispatch, Stop> {
+        if !self.hooks.wants(event, Some(&call.name)) {
+            return Ok(Default::default());
+        }
+        let inv = self
+            .invocation(event)
             .subject(call.name.clone())
             .field("tool_name", call.name.clone())
             .field("tool_input", call.input.clone())
             .field("tool_use_id", call.id.clone())
             .field("toolName", call.name.clone())
             .field("toolInput", call.input.clone())
-            .field("toolUseId", call.id.clone())
+            .field("toolUseId", call.id.clone());
+        self.fire_waiting(more(inv)).await
     }
 
     pub(super) fn workflow_step(&mut self, call: &ToolCall) -> (String, bool) {

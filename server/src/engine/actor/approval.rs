@@ -27,16 +27,10 @@ impl Control {
         if self.approvals.always_rejected.contains(&tool_key) {
             return Ok(ApprovalAnswer::RejectAlways);
         }
-        if self
-            .hooks
-            .wants(crate::hooks::HookEvent::ApprovalRequested, Some(&call.name))
-        {
-            let inv = self
-                .tool_invocation(crate::hooks::HookEvent::ApprovalRequested, call)
-                .field("phase", phase)
-                .field("reason", reason);
-            self.fire_waiting(inv).await?;
-        }
+        self.fire_tool_hooks(crate::hooks::HookEvent::ApprovalRequested, call, |inv| {
+            inv.field("phase", phase).field("reason", reason)
+        })
+        .await?;
         let (reply, answer) = oneshot::channel();
         self.set_status(
             TaskState::WaitingApproval,
@@ -114,16 +108,11 @@ impl Control {
             .unwrap_or_else(|| format!("{}: {}", call.name, answer_name(answer)));
         self.record("approval_resolved", None, None, Some(detail));
         self.set_status(TaskState::Running, why, "approval_resolved");
-        if self
-            .hooks
-            .wants(crate::hooks::HookEvent::ApprovalResolved, Some(&call.name))
-        {
-            let inv = self
-                .tool_invocation(crate::hooks::HookEvent::ApprovalResolved, call)
-                .field("answer", answer_name(answer))
-                .field("phase", phase);
-            self.fire_waiting(inv).await?;
-        }
+        self.fire_tool_hooks(crate::hooks::HookEvent::ApprovalResolved, call, |inv| {
+            inv.field("answer", answer_name(answer))
+                .field("phase", phase)
+        })
+        .await?;
         Ok(answer)
     }
 }

@@ -418,24 +418,9 @@ impl WorkflowParser<'_> {
                 let canonical_dir =
                     fs::canonicalize(self.dir).unwrap_or_else(|_| self.dir.to_owned());
                 let rel = path.strip_prefix(self.dir).unwrap_or(path);
-                let lexical = normalize(&canonical_dir.join(rel));
+                let lexical = crate::paths::lexical(&canonical_dir.join(rel));
                 lexical.starts_with(self.canonical_root) && lexical != self.canonical_root
             }
         }
     }
-}
-
-/// Removes `.` and `..` components without touching the file system.
-pub(super) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
