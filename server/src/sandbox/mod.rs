@@ -386,14 +386,34 @@ pub fn shell_command(
     grace: Duration,
     linger: Duration,
 ) -> (Command, bool) {
-    let Some(helper) = helper() else {
-        let mut sh = Command::new("sh");
-        sh.arg("-c").arg(command);
-        return (sh, false);
-    };
-    let options = helper_options(
+    program_command(
         "sh".into(),
         vec!["-c".into(), OsString::from(command)],
+        rules,
+        grace,
+        linger,
+    )
+}
+
+/// Builds the command that runs `program args` the way [`shell_command`] runs a shell: through
+/// the helper when this process has one (confined by `rules` when given, what it leaves ended
+/// with it), else `program` itself. For the processes rawko starts for its own work (git) and
+/// for an ACP agent. The second value says whether it goes through the helper.
+pub fn program_command(
+    program: OsString,
+    args: Vec<OsString>,
+    rules: Option<Rules>,
+    grace: Duration,
+    linger: Duration,
+) -> (Command, bool) {
+    let Some(helper) = helper() else {
+        let mut direct = Command::new(program);
+        direct.args(args);
+        return (direct, false);
+    };
+    let options = helper_options(
+        program,
+        args,
         rules,
         grace,
         linger,
