@@ -180,14 +180,6 @@ impl Settings {
         }
     }
 
-    /// Everything trust covers, a line each, for the user deciding: the workspace's hooks, then
-    /// its settings that need trust (commands and base URLs named, key values never).
-    pub fn trust_lines(&self) -> Vec<String> {
-        let mut lines = crate::hooks::workspace_hook_lines(&self.hooks);
-        lines.extend(self.workspace_settings_lines());
-        lines
-    }
-
     /// The workspace's settings that need trust, a line each (see [`WorkspaceSettings::lines`]).
     pub fn workspace_settings_lines(&self) -> Vec<String> {
         self.workspace_settings
