@@ -187,19 +187,21 @@ pub struct ConfigFile {
     /// The agent a task starts with when the user names none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_agent: Option<String>,
-    /// The workflow an external agent's session runs when its `rawko hook` names none.
+    /// The workflow an external agent's (or an ACP) session runs when none is named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_workflow: Option<String>,
     /// Who decides which agent runs next: `{"type": "deterministic"}` or
-    /// `{"type": "model", "provider": …, "script": …, "model": …}`.
+    /// `{"type": "model", "provider": …, "script": …, "model": …}`. From a workspace's file only
+    /// once the workspace is trusted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arbiter: Option<serde_json::Value>,
     /// The model providers in order of preference: `{"name": "anthropic"|"openai"|"scripted",
     /// "model": …, "baseUrl": …, "script": …}`, or an ACP agent: `{"name": "acp", "command": …,
-    /// "args": […], "env": {…}, "stallSeconds": …}`.
+    /// "args": […], "env": {…}, "stallSeconds": …}`. From a workspace's file only once the
+    /// workspace is trusted: they choose what runs and where the key goes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub providers: Option<Vec<serde_json::Value>>,
-    /// API keys by provider name.
+    /// API keys by provider name. From a workspace's file only once the workspace is trusted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_keys: Option<std::collections::BTreeMap<String, String>>,
     /// How long a provider that stays rate limited is left alone (seconds).

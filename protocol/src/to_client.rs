@@ -110,9 +110,11 @@ pub struct ApproveToolCallResult {
     pub outcome: ApprovalOutcome,
 }
 
-/// Asks the user whether the workspace's hooks may run. Hooks in `<workspace>/.rawko/config.json`
-/// (and AutoAgent's `.autoagent/config.json`) run commands, so rawko runs them only in a workspace the user trusts; trust is recorded with a
-/// hash of the hooks, and a changed hooks section is asked about again.
+/// Asks the user whether to trust the workspace. Hooks in `<workspace>/.rawko/config.json` (and
+/// AutoAgent's `.autoagent/config.json`) run commands, and its `providers`, `arbiter` and
+/// `apiKeys` choose what runs and where requests and keys go, so rawko uses them only in a
+/// workspace the user trusts; trust is recorded with a hash of them, and a change is asked about
+/// again.
 #[derive(Debug)]
 pub enum TrustWorkspace {}
 
@@ -126,11 +128,18 @@ impl Request for TrustWorkspace {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TrustWorkspaceParams {
-    /// The workspace folder whose `.rawko/config.json` (or `.autoagent/config.json`) defines hooks.
+    /// The workspace folder whose `.rawko/config.json` (or `.autoagent/config.json`) defines hooks
+    /// or settings that need trust.
     pub workspace: String,
     /// The hooks, one line each, e.g. `PreToolUse [Bash]: ./check.sh`.
     pub hooks: Vec<String>,
-    /// `true` when the workspace was trusted before and its hooks changed since.
+    /// The settings that choose what runs or where keys go (`providers`, `arbiter`, `apiKeys`),
+    /// one line each with the command a provider runs and the base URL it sends the key to, e.g.
+    /// `provider anthropic at http://127.0.0.1:8080`; a key's value is never shown, only the
+    /// provider it is for.
+    #[serde(default)]
+    pub settings: Vec<String>,
+    /// `true` when the workspace was trusted before and its hooks or settings changed since.
     pub changed: bool,
 }
 

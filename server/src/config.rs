@@ -5,6 +5,15 @@
 //! AutoAgent's `<workspace>/.autoagent/config.json` is read too, between the two, for its hooks
 //! only: its other keys (`providers`, `failoverDelay`, …) are AutoAgent's settings, which rawko
 //! leaves alone with one note.
+//!
+//! The agents working in a workspace can write its files, so a workspace's file is never a source
+//! of policy the user did not trust: its `sandbox` is not read at all, and its hooks and the
+//! settings that choose what runs or where keys go (`trusted.rs`) apply only once the user
+//! trusted the workspace with exactly them ([`Settings::trusting`]).
+
+mod trusted;
+
+pub use trusted::{section_of as trusted_section_of, WorkspaceSettings, NEEDS_TRUST};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -34,7 +43,8 @@ pub struct Settings {
     /// The workflow an external agent's session runs when its hook names none.
     pub default_workflow: Option<String>,
     /// The arbiter: `None` for the deterministic one, or the provider (and script) a model arbiter
-    /// is asked through.
+    /// is asked through. Like `providers` and `api_keys`, the workspace's value is in here only
+    /// once [`Settings::trusting`] says the workspace is trusted.
     pub arbiter: Option<crate::provider::ProviderSpec>,
     /// The model providers, in order of preference: the first runs tasks, the others take over
     /// when it stays rate limited.
@@ -59,6 +69,9 @@ pub struct Settings {
     pub sandbox: crate::sandbox::SandboxSettings,
     /// The workspace's files that have hooks, in the order their hooks run.
     pub workspace_hook_files: Vec<PathBuf>,
+    /// The settings of the workspace's `.rawko/config.json` that apply only once the workspace
+    /// is trusted (`providers`, `arbiter`, `apiKeys`), if it has any.
+    pub workspace_settings: Option<WorkspaceSettings>,
     /// What the user may want to know about the files, which is not a problem (AutoAgent's
     /// settings that rawko does not use).
     pub notes: Vec<String>,
@@ -103,6 +116,7 @@ impl Default for Settings {
             hooks: Vec::new(),
             workspace_hooks: None,
             workspace_hook_files: Vec::new(),
+            workspace_settings: None,
             notes: Vec::new(),
         }
     }
@@ -121,6 +135,57 @@ impl Settings {
     /// Whether the workspace's config has hooks of its own.
     pub fn has_workspace_hooks(&self) -> bool {
         self.workspace_hooks.is_some()
+    }
+
+    /// These settings as they apply when the workspace is trusted or not: the workspace's
+    /// `providers`, `arbiter` and `apiKeys` only in a trusted one, the user's and the editor's in
+    /// either. The settings [`load`] returns are those of an untrusted workspace.
+    pub fn trusting(&self, trusted: bool) -> Settings {
+        let mut settings = self.clone();
+        if let Some(w) = &self.workspace_settings {
+            if trusted {
+                w.trusted.apply_to(&mut settings);
+            } else {
+                w.untrusted.apply_to(&mut settings);
+            }
+        }
+        settings
+    }
+
+    /// What the user trusts a workspace with (see [`crate::hooks::trust::cover`]): its hooks and
+    /// its settings that need trust; `None` when it has neither.
+    pub fn trust_section(&self) -> Option<Value> {
+        crate::hooks::trust::cover(
+            self.workspace_hooks.as_ref(),
+            self.workspace_settings.as_ref().map(|w| &w.section),
+        )
+    }
+
+    /// What an untrusted workspace leaves out, for a note that ends with the reason: `the hooks
+    /// in /ws/.rawko/config.json do not run`, `the providers and apiKeys in /ws/.rawko/config.json
+    /// are not used`, or both joined; `None` when there is nothing to trust.
+    pub fn untrusted_text(&self, workspace: &Path) -> Option<String> {
+        let hooks = self
+            .has_workspace_hooks()
+            .then(|| format!("the hooks in {}", self.workspace_hook_files_text(workspace)));
+        let settings = self
+            .workspace_settings
+            .as_ref()
+            .map(WorkspaceSettings::not_used);
+        match (hooks, settings) {
+            (Some(h), None) => Some(format!("{h} do not run")),
+            (None, Some(s)) => Some(s),
+            (Some(h), Some(s)) => Some(format!("{h} do not run and {s}")),
+            (None, None) => None,
+        }
+    }
+
+    /// The workspace's settings that need trust, a line each (see [`WorkspaceSettings::lines`]).
+    pub fn workspace_settings_lines(&self) -> Vec<String> {
+        self.workspace_settings
+            .as_ref()
+            .map(WorkspaceSettings::lines)
+            .unwrap_or_default()
     }
 
     /// The workspace's files with hooks, for messages: `/ws/.rawko/config.json`, or
@@ -224,8 +289,16 @@ pub fn workspace_files(workspace: &Path) -> [PathBuf; 2] {
 }
 
 /// Reads the config files (a missing one is fine) and applies `overrides` last.
+///
+/// The settings returned are those of an untrusted workspace: the settings of the workspace's
+/// file that need trust are kept aside in [`Settings::workspace_settings`], with what they give
+/// once the workspace is trusted ([`Settings::trusting`]).
 pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<ConfigProblem>) {
     let mut settings = Settings::default();
+    // The same layers with the workspace's settings that need trust among them: what those
+    // settings are in a trusted workspace.
+    let mut trusting = Settings::default();
+    let mut workspace_settings = None;
     let mut problems = Vec::new();
     let (mut rawko_hooks, mut autoagent_hooks) = (None, None);
     for file in files {
@@ -244,18 +317,29 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => {
                 let kind = kind_of(file);
-                if kind == FileKind::AutoAgent {
-                    settings.notes.extend(autoagent_note(&map, &source));
-                } else if kind == FileKind::Workspace && map.contains_key("sandbox") {
-                    problems.push(ConfigProblem {
-                        source: source.clone(),
-                        message: "sandbox is not read from a workspace's config, which the agents working in it can write; set it in ~/.config/rawko/config.json".to_owned(),
-                    });
-                    let mut map = map.clone();
-                    map.remove("sandbox");
-                    apply(&mut settings, &map, &source, &mut problems);
-                } else {
-                    apply(&mut settings, &map, &source, &mut problems);
+                match kind {
+                    FileKind::AutoAgent => settings.notes.extend(autoagent_note(&map, &source)),
+                    FileKind::Workspace => {
+                        let mut map = map.clone();
+                        if map.remove("sandbox").is_some() {
+                            problems.push(ConfigProblem {
+                                source: source.clone(),
+                                message: "sandbox is not read from a workspace's config, which the agents working in it can write; set it in ~/.config/rawko/config.json".to_owned(),
+                            });
+                        }
+                        let needs_trust = trusted::take(&mut map);
+                        apply(&mut settings, &map, &source, &mut problems);
+                        apply(&mut trusting, &map, &source, &mut Vec::new());
+                        if let Some(needs_trust) = needs_trust {
+                            // Checked now, so a typo is reported whether or not it applies.
+                            apply(&mut trusting, &needs_trust, &source, &mut problems);
+                            workspace_settings = Some((file.clone(), Value::Object(needs_trust)));
+                        }
+                    }
+                    FileKind::User => {
+                        apply(&mut settings, &map, &source, &mut problems);
+                        apply(&mut trusting, &map, &source, &mut Vec::new());
+                    }
                 }
                 if let Some(section) = map.get("hooks") {
                     let origin = if kind == FileKind::User {
@@ -295,13 +379,20 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
     match overrides {
         None | Some(Value::Null) => {}
         Some(Value::Object(map)) => {
-            apply(&mut settings, map, "initializationOptions", &mut problems)
+            apply(&mut settings, map, "initializationOptions", &mut problems);
+            apply(&mut trusting, map, "initializationOptions", &mut Vec::new());
         }
         Some(_) => problems.push(ConfigProblem {
             source: "initializationOptions".to_owned(),
             message: "must be a JSON object".to_owned(),
         }),
     }
+    settings.workspace_settings = workspace_settings.map(|(file, section)| WorkspaceSettings {
+        file,
+        section,
+        untrusted: trusted::Chosen::of(&settings),
+        trusted: trusted::Chosen::of(&trusting),
+    });
     (settings, problems)
 }
 
@@ -602,6 +693,113 @@ mod tests {
             "{}",
             problems[0]
         );
+    }
+
+    /// `providers`, `arbiter` and `apiKeys` of the workspace's file apply only in a trusted
+    /// workspace, between the user's layer and the editor's; the rest of the file applies anyway.
+    #[test]
+    fn the_workspaces_settings_that_need_trust_apply_only_when_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.json");
+        let [_, workspace] = workspace_files(dir.path());
+        std::fs::create_dir_all(workspace.parent().unwrap()).unwrap();
+        std::fs::write(
+            &user,
+            json!({"providers": [{"name": "openai", "model": "mine"}], "apiKeys": {"openai": "sk-users-own-key"}})
+                .to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            &workspace,
+            json!({
+                "providers": [{"name": "anthropic", "baseUrl": "http://evil.example"}],
+                "apiKeys": {"anthropic": "sk-agents-key-1"},
+                "arbiter": {"type": "model", "provider": "anthropic", "baseUrl": "http://evil.example"},
+                "maxReminders": 2,
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let (s, problems) = load(&[user.clone(), workspace.clone()], None);
+        assert_eq!(problems, vec![]);
+        assert_eq!(s.max_reminders, 2, "the rest of the file applies");
+        let names =
+            |s: &Settings| -> Vec<String> { s.providers.iter().map(|p| p.name.clone()).collect() };
+        assert_eq!(names(&s), ["openai"]);
+        assert_eq!(s.api_keys.get("anthropic"), None);
+        assert_eq!(s.arbiter, None);
+        let w = s.workspace_settings.as_ref().unwrap();
+        assert_eq!(w.file, workspace);
+        assert_eq!(w.keys(), ["providers", "arbiter", "apiKeys"]);
+        assert_eq!(
+            s.untrusted_text(dir.path()).unwrap(),
+            format!(
+                "the providers, arbiter and apiKeys in {} are not used",
+                workspace.display()
+            )
+        );
+
+        let trusted = s.trusting(true);
+        assert_eq!(names(&trusted), ["anthropic"]);
+        assert_eq!(
+            trusted.api_keys.get("anthropic").as_deref(),
+            Some("sk-agents-key-1")
+        );
+        assert_eq!(
+            trusted.api_keys.get("openai").as_deref(),
+            Some("sk-users-own-key")
+        );
+        assert!(trusted.arbiter.is_some());
+        // Back and forth: the untrusted settings come back.
+        assert_eq!(trusted.trusting(false), s);
+
+        // The editor's layer stays on top in either case.
+        let editor = json!({"providers": [{"name": "scripted", "script": "s.yaml"}]});
+        let (s, _) = load(&[user, workspace], Some(&editor));
+        assert_eq!(names(&s), ["scripted"]);
+        assert_eq!(names(&s.trusting(true)), ["scripted"]);
+    }
+
+    /// Trust covers the hooks and the settings that need trust; a workspace with hooks only is
+    /// covered by its hooks section alone, so a trust recorded before holds.
+    #[test]
+    fn trust_covers_the_settings_and_a_hooks_only_workspace_keeps_its_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        let [_, rawko] = workspace_files(ws);
+        std::fs::create_dir_all(rawko.parent().unwrap()).unwrap();
+        let hooks = json!({"Stop": [{"type": "command", "command": "echo bye"}]});
+        std::fs::write(
+            &rawko,
+            json!({"hooks": hooks, "maxReminders": 2}).to_string(),
+        )
+        .unwrap();
+        let (s, _) = load(std::slice::from_ref(&rawko), None);
+        assert_eq!(s.workspace_settings, None);
+        assert_eq!(s.trust_section(), Some(hooks.clone()));
+        assert_eq!(
+            crate::hooks::trust::workspace_section(ws),
+            Some(hooks.clone())
+        );
+
+        let with = |providers: Value| {
+            std::fs::write(
+                &rawko,
+                json!({"hooks": hooks, "providers": providers}).to_string(),
+            )
+            .unwrap();
+            let (s, _) = load(std::slice::from_ref(&rawko), None);
+            let section = s.trust_section().unwrap();
+            assert_eq!(
+                crate::hooks::trust::workspace_section(ws),
+                Some(section.clone())
+            );
+            crate::hooks::trust::hooks_hash(&section)
+        };
+        let a = with(json!([{"name": "acp", "command": "a"}]));
+        let b = with(json!([{"name": "acp", "command": "b"}]));
+        assert_ne!(a, b);
+        assert_ne!(a, crate::hooks::trust::hooks_hash(&hooks));
     }
 
     /// AutoAgent's documented config (its hooks design, seed 004): only the hooks are read, the

@@ -61,7 +61,6 @@ function workspace(script, extra = {}) {
     '.rawko/workflows/feature/build.md': BUILD,
     '.rawko/script.yaml': script,
     '.rawko/config.json': JSON.stringify({
-      providers: [{ name: 'scripted', script: '.rawko/script.yaml' }],
       countdownSeconds: 1,
       approvalTimeoutSeconds: 30,
       ...extra,
@@ -84,6 +83,12 @@ function workspace(script, extra = {}) {
   for (const d of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_STATE_HOME, env.XDG_RUNTIME_DIR, env.TMPDIR]) {
     mkdirSync(d, { recursive: true, mode: 0o700 });
   }
+  // The provider is the user's setting: a workspace's `providers` apply only once it is trusted.
+  mkdirSync(join(env.XDG_CONFIG_HOME, 'rawko'), { recursive: true });
+  writeFileSync(
+    join(env.XDG_CONFIG_HOME, 'rawko', 'config.json'),
+    JSON.stringify({ providers: [{ name: 'scripted', script: '.rawko/script.yaml' }] }),
+  );
   return { root, ws, env };
 }
 

@@ -33,12 +33,16 @@ struct Place {
 }
 
 impl Place {
+    /// A project, with `config` as the user's `~/.config/rawko/config.json` (a workspace's
+    /// `providers` would need the workspace trusted first).
     fn new(config: serde_json::Value) -> Place {
         let tmp = tempfile::TempDir::new().expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical");
         let ws = root.join("project");
-        std::fs::create_dir_all(ws.join(".rawko")).expect("mkdir");
-        std::fs::write(ws.join(".rawko/config.json"), config.to_string()).expect("config");
+        let user_config = root.join("home/.config/rawko");
+        std::fs::create_dir_all(&user_config).expect("mkdir");
+        std::fs::create_dir_all(&ws).expect("mkdir");
+        std::fs::write(user_config.join("config.json"), config.to_string()).expect("config");
         std::fs::write(ws.join("README.md"), "a project\n").expect("readme");
         Place {
             _tmp: tmp,
@@ -217,13 +221,11 @@ fn an_interrupt_cancels_the_agents_prompt() {
         return;
     };
     let project = crate::support::Project::empty();
-    project.write(
-        ".rawko/config.json",
-        &serde_json::json!({"providers": [{"name": "acp", "command": "node", "args": [agent, "slow"]}]})
-            .to_string(),
-    );
     let mut ed = crate::support::Editor::spawn(&project.ws);
-    ed.initialize(serde_json::json!({}));
+    // The user's providers (the editor's settings): a workspace's would need trust first.
+    ed.initialize(
+        serde_json::json!({"providers": [{"name": "acp", "command": "node", "args": [agent, "slow"]}]}),
+    );
     let started = ed
         .request(
             "rawko/startTask",
@@ -279,15 +281,13 @@ fn a_resumed_task_loads_its_agents_session() {
     );
     project.write(
         ".rawko/config.json",
-        &serde_json::json!({
-            "providers": [{"name": "acp", "command": "node", "args": [agent, "remember"]}],
-            "countdownSeconds": 60,
-        })
-        .to_string(),
+        &serde_json::json!({"countdownSeconds": 60}).to_string(),
     );
+    // The user's providers (the editor's settings): a workspace's would need trust first.
+    let providers = serde_json::json!({"providers": [{"name": "acp", "command": "node", "args": [agent, "remember"]}]});
     let home = tempfile::TempDir::new().expect("home");
     let mut ed = crate::support::Editor::spawn_in(&project.ws, home.path());
-    ed.initialize(serde_json::json!({}));
+    ed.initialize(providers.clone());
     let started = ed
         .request(
             "rawko/startTask",
@@ -312,7 +312,7 @@ fn a_resumed_task_loads_its_agents_session() {
     let session = first["sessionId"].as_str().expect("session").to_owned();
 
     let mut ed = crate::support::Editor::spawn_in(&project.ws, home.path());
-    ed.initialize(serde_json::json!({}));
+    ed.initialize(providers);
     ed.request("rawko/resumeTask", serde_json::json!({"taskId": task}))
         .expect("resumeTask");
     // The resumed task counts down again; a message from the user goes on at once.

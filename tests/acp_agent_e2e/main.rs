@@ -158,15 +158,11 @@ fn claude_code_acp_runs_a_workflow_on_rawkos_rails() {
     let home = tempfile::TempDir::new().expect("home");
     project.write(
         ".rawko/config.json",
-        &json!({
-            "providers": [provider(&entry, &api.url(), home.path())],
-            "countdownSeconds": 1,
-            "approvalTimeoutSeconds": 60,
-        })
-        .to_string(),
+        &json!({"countdownSeconds": 1, "approvalTimeoutSeconds": 60}).to_string(),
     );
     let mut ed = Editor::spawn_in(&ws, home.path());
-    ed.initialize(json!({}));
+    // The agent is the user's setting (the editor's): a workspace's providers need trust first.
+    ed.initialize(json!({"providers": [provider(&entry, &api.url(), home.path())]}));
     // The editor: the first Write denied, the second allowed; the shell write denied.
     let first_write = std::sync::Mutex::new(None::<Value>);
     ed.set_approval_policy(move |req| match req["tool"].as_str() {

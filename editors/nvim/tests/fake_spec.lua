@@ -145,6 +145,39 @@ t.test(
 )
 
 t.test(
+  'rawko/trustWorkspace lists the settings that choose what runs and where keys go',
+  with_fake(function()
+    fake({
+      steps = {
+        request('rawko-1', 'rawko/trustWorkspace', {
+          workspace = '/w',
+          hooks = {},
+          settings = {
+            'provider anthropic at http://127.0.0.1:9',
+            'apiKeys: a key for anthropic (values not shown)',
+          },
+          changed = false,
+        }),
+        { await = 'rawko-1' },
+      },
+    })
+    local select = t.wait_select('rawko_trust')
+    t.eq(select.labels, { 'Trust the workspace', "Don't trust" }, 'the choices')
+    local p = assert(require('rawko.prompt').active())
+    local lines = vim.api.nvim_buf_get_lines(p.buf, 0, -1, false)
+    t.in_order(lines, {
+      'Workspace /w',
+      'rawko would use these settings (what runs, where your keys go):',
+      '  provider anthropic at http://127.0.0.1:9',
+      '  apiKeys: a key for anthropic (values not shown)',
+    }, 'the window')
+    t.ok(not t.find(lines, 'rawko would run these hooks:'), 'no hooks to list')
+    t.choose(select, 'Trust the workspace')
+    t.eq(answer('rawko-1').result, { trusted = true }, 'trusted')
+  end)
+)
+
+t.test(
   '$/cancelRequest withdraws exactly the request it names',
   with_fake(function()
     local function approval(id, task)

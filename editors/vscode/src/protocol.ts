@@ -208,7 +208,12 @@ export interface TrustWorkspaceParams {
   workspace: string;
   /** One line per hook, e.g. `PreToolUse: ./check.sh`. */
   hooks: string[];
-  /** Whether the hooks changed since the workspace was last trusted. */
+  /**
+   * One line per setting that chooses what runs or where keys go, e.g.
+   * `provider anthropic at http://127.0.0.1:8080` (key values are never sent). Absent from older servers.
+   */
+  settings?: string[];
+  /** Whether the hooks or settings changed since the workspace was last trusted. */
   changed: boolean;
 }
 

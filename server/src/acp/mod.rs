@@ -83,6 +83,9 @@ struct SessionState {
     /// the cancelled turn, not the next one (the task announces it once it is on disk, which may
     /// be after the next prompt came).
     interrupting: Option<tokio::sync::watch::Sender<bool>>,
+    /// What the workspace's untrusted config leaves out, said once, before the first prompt's
+    /// answer (the client shows nothing of rawko's stderr).
+    untrusted_note: Option<String>,
 }
 
 /// Runs the face on stdin/stdout until the client closes it.
@@ -393,18 +396,25 @@ impl Face {
         for p in &problems {
             tracing::warn!("rawko config: {p}");
         }
-        use crate::hooks::trust::{self, Trust};
+        use crate::hooks::trust;
         let trust = trust::check(
             trust::store_path(env).as_deref(),
             &place.workspace,
-            place.settings.workspace_hooks.as_ref(),
+            place.settings.trust_section().as_ref(),
         );
-        if matches!(trust, Trust::Untrusted | Trust::Changed) {
-            tracing::warn!(
-                "the hooks in {} do not run until you trust the workspace (`rawko trust`)",
-                place.workspace.display()
-            );
-        }
+        // No question can be asked here: an untrusted workspace's hooks and settings that need
+        // trust are left out, and the session says so.
+        let untrusted_note = match place.settings.untrusted_text(&place.workspace) {
+            Some(left_out) if !trust.allows() => {
+                let note = format!(
+                    "{left_out}: {} (`rawko trust` in it trusts it)",
+                    trust.reason()
+                );
+                tracing::warn!("{note}");
+                Some(note)
+            }
+            _ => None,
+        };
         let default_mode = mode
             .or_else(|| self.options.workflow.clone())
             .or_else(|| place.settings.default_workflow.clone());
@@ -446,7 +456,7 @@ impl Face {
                 }
             });
             let tasks = Tasks::new(place, store, sink);
-            tasks.set_trust(Some(matches!(trust, Trust::NoHooks | Trust::Trusted)));
+            tasks.set_trust(Some(trust.allows()));
             tasks.record_session("acp");
             if offers != crate::tools::ClientOffers::default() {
                 tasks.set_client_io(Some(Arc::new(client_io::AcpClientIo {
@@ -465,6 +475,7 @@ impl Face {
                 tasks,
                 state: Mutex::new(SessionState {
                     mode,
+                    untrusted_note,
                     ..SessionState::default()
                 }),
             }
@@ -479,6 +490,14 @@ impl Face {
     /// turn ends when the task waits for the user or ends (`map::turn_end`), or is cancelled.
     async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
         let session = self.session(&request.session_id.0)?;
+        let note = session
+            .state
+            .lock()
+            .ok()
+            .and_then(|mut s| s.untrusted_note.take());
+        if let Some(note) = note {
+            session.message(format!("⚠️ rawko: {note}\n"));
+        }
         let text = map::prompt_text(&request.prompt);
         if let Some(command) = map::slash_command(&text) {
             session.command(command).await;

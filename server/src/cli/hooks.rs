@@ -1,5 +1,6 @@
-//! `rawko trust`, `rawko sessions list|show` and `rawko config …`: trusting a workspace's hooks,
-//! the sessions recorded, and editing the hooks as AutoAgent's `config` commands do.
+//! `rawko trust`, `rawko sessions list|show` and `rawko config …`: trusting a workspace's hooks
+//! and settings that need trust, the sessions recorded, and editing the hooks as AutoAgent's
+//! `config` commands do.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -50,7 +51,7 @@ pub fn trust_workspace(ctx: &mut Context<'_>, revoke: bool) -> io::Result<ExitCo
     for p in &problems {
         writeln!(ctx.err, "warning: {p}")?;
     }
-    let Some(section) = settings.workspace_hooks.clone() else {
+    let Some(section) = settings.trust_section() else {
         if ctx.json {
             writeln!(
                 ctx.out,
@@ -69,31 +70,54 @@ pub fn trust_workspace(ctx: &mut Context<'_>, revoke: bool) -> io::Result<ExitCo
     let before = trust::check(Some(&store), &ctx.workspace, Some(&section));
     trust::record(&store, &ctx.workspace, &section)?;
     let lines = hooks_mod::workspace_hook_lines(&settings.hooks);
+    let chosen = settings.workspace_settings.as_ref();
     if ctx.json {
-        writeln!(
-            ctx.out,
-            "{}",
-            json!({"workspace": ctx.workspace.display().to_string(), "trusted": true, "hooks": lines, "hooksHash": trust::hooks_hash(&section)})
-        )?;
+        let mut said = json!({"workspace": ctx.workspace.display().to_string(), "trusted": true, "hooks": lines, "hooksHash": trust::hooks_hash(&section)});
+        if chosen.is_some() {
+            said["settings"] = json!(settings.workspace_settings_lines());
+        }
+        writeln!(ctx.out, "{said}")?;
         return Ok(EXIT_OK);
     }
-    writeln!(
+    write!(
         ctx.out,
-        "Trusted {}{}. These hooks will run:",
+        "Trusted {}{}.",
         ctx.workspace.display(),
-        match before {
-            Trust::Changed => " again (its hooks changed)",
-            Trust::Trusted => " (it already was)",
+        match (before, chosen) {
+            (Trust::Changed, None) => " again (its hooks changed)",
+            (Trust::Changed, Some(_)) => " again (what it was trusted with changed)",
+            (Trust::Trusted, _) => " (it already was)",
             _ => "",
         }
     )?;
-    for l in lines {
-        writeln!(ctx.out, "  {l}")?;
+    let mut covered = Vec::new();
+    if !lines.is_empty() {
+        writeln!(ctx.out, " These hooks will run:")?;
+        for l in lines {
+            writeln!(ctx.out, "  {l}")?;
+        }
+        covered.push(format!(
+            "the hooks in {}",
+            settings.workspace_hook_files_text(&ctx.workspace)
+        ));
+    }
+    if let Some(w) = chosen {
+        // On the first line when there are no hooks to list.
+        let lead = if covered.is_empty() { " " } else { "" };
+        writeln!(
+            ctx.out,
+            "{lead}These settings of {} will be used:",
+            w.file.display()
+        )?;
+        for l in w.lines() {
+            writeln!(ctx.out, "  {l}")?;
+        }
+        covered.push(format!("the {} in {}", w.keys_text(), w.file.display()));
     }
     writeln!(
         ctx.out,
-        "If the hooks in {} change, rawko asks again.",
-        settings.workspace_hook_files_text(&ctx.workspace)
+        "If {} change, rawko asks again.",
+        covered.join(" or ")
     )?;
     Ok(EXIT_OK)
 }
@@ -440,7 +464,7 @@ pub fn config_edit(ctx: &mut Context<'_>, edit: ConfigEdit, global: bool) -> io:
                 &ctx.workspace,
                 trust::workspace_section(&ctx.workspace).as_ref()
             ),
-            Trust::NoHooks | Trust::Trusted
+            Trust::Nothing | Trust::Trusted
         );
     let mut hooks = match map.remove("hooks") {
         None | Some(Value::Null) => Map::new(),
@@ -483,8 +507,15 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
     let state = trust::check(
         trust::store_path(ctx.env).as_deref(),
         &ctx.workspace,
-        settings.workspace_hooks.as_ref(),
+        settings.trust_section().as_ref(),
     );
+    let settings = settings.trusting(state.allows());
+    // Where the workspace's settings that need trust stand, in the words of the hooks' lines.
+    let standing = match state {
+        Trust::Trusted | Trust::Nothing => "trusted: used",
+        Trust::Changed => "changed since trusted: not used (`rawko trust`)",
+        Trust::Untrusted => "not trusted: not used (`rawko trust`)",
+    };
     // In the order they run: by the event's place in a task's life, then as configured (the
     // order an event's hooks run in).
     let mut in_order: Vec<&crate::hooks::Hook> = settings.hooks.iter().collect();
@@ -523,6 +554,12 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
                     "effect": crate::sandbox::describe(&settings.sandbox),
                 },
                 "providers": settings.providers.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+                "workspaceSettings": settings.workspace_settings.as_ref().map(|w| json!({
+                    "file": w.file.display().to_string(),
+                    "keys": w.keys(),
+                    "settings": w.lines(),
+                    "used": state.allows(),
+                })),
                 "hooks": hooks,
                 "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "notes": settings.notes,
@@ -571,6 +608,17 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
         writeln!(o, "  providers               {}", names.join(", "))?;
     }
     writeln!(o)?;
+    if let Some(w) = &settings.workspace_settings {
+        writeln!(
+            o,
+            "Settings of {} that need trust ({standing}):",
+            w.file.display()
+        )?;
+        for l in w.lines() {
+            writeln!(o, "  {l}")?;
+        }
+        writeln!(o)?;
+    }
     if settings.hooks.is_empty() {
         writeln!(
             o,
@@ -591,6 +639,18 @@ pub fn config_show(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
             };
             writeln!(o, "  {}  ({from})", h.describe())?;
         }
+    }
+    if let Some(w) = settings
+        .workspace_settings
+        .as_ref()
+        .filter(|_| !state.allows())
+    {
+        writeln!(
+            ctx.err,
+            "note: {}: {} (`rawko trust` trusts it)",
+            w.not_used(),
+            state.reason()
+        )?;
     }
     for n in &settings.notes {
         writeln!(ctx.err, "note: {n}")?;

@@ -42,8 +42,9 @@ pub struct RunOptions {
     pub resume: Option<String>,
 }
 
-/// Whether the workspace's hooks may run: asked at the terminal when the workspace is not trusted
-/// yet; without a terminal they do not run, and rawko says so.
+/// Whether the workspace's hooks may run and its settings that need trust apply: asked at the
+/// terminal when the workspace is not trusted yet; without a terminal they do not, and rawko says
+/// so in one note.
 fn workspace_trusted(
     settings: &Settings,
     workspace: &Path,
@@ -53,56 +54,72 @@ fn workspace_trusted(
 ) -> io::Result<bool> {
     use crate::hooks::trust::{self, Trust};
     let store = trust::store_path(env);
-    let section = settings.workspace_hooks.as_ref();
-    let state = trust::check(store.as_deref(), workspace, section);
-    if matches!(state, Trust::NoHooks | Trust::Trusted) {
+    let section = settings.trust_section();
+    let state = trust::check(store.as_deref(), workspace, section.as_ref());
+    if state.allows() {
         return Ok(true);
     }
-    let lines = crate::hooks::workspace_hook_lines(&settings.hooks);
+    let left_out = settings.untrusted_text(workspace).unwrap_or_default();
     if !io::stdin().is_terminal() {
         writeln!(
             err,
-            "note: the hooks in {} do not run: {} (`rawko trust` trusts it)",
-            settings.workspace_hook_files_text(workspace),
-            if state == Trust::Changed {
-                "they changed since you trusted this workspace"
-            } else {
-                "this workspace is not trusted"
-            }
+            "note: {left_out}: {} (`rawko trust` trusts it)",
+            state.reason()
         )?;
         return Ok(false);
     }
-    writeln!(
+    let changed = if state == Trust::Changed {
+        " that changed since you trusted it"
+    } else {
+        ""
+    };
+    let hooks = crate::hooks::workspace_hook_lines(&settings.hooks);
+    if !hooks.is_empty() {
+        writeln!(
+            out,
+            "{} {} hooks{changed}:",
+            settings.workspace_hook_files_text(workspace),
+            if settings.workspace_hook_files.len() > 1 {
+                "define"
+            } else {
+                "defines"
+            },
+        )?;
+        for l in &hooks {
+            writeln!(out, "  {l}")?;
+        }
+    }
+    if let Some(w) = &settings.workspace_settings {
+        writeln!(
+            out,
+            "{} chooses what runs and where your keys go{changed}:",
+            w.file.display()
+        )?;
+        for l in w.lines() {
+            writeln!(out, "  {l}")?;
+        }
+    }
+    write!(
         out,
-        "{} {} hooks{}:",
-        settings.workspace_hook_files_text(workspace),
-        if settings.workspace_hook_files.len() > 1 {
-            "define"
-        } else {
-            "defines"
-        },
-        if state == Trust::Changed {
-            " that changed since you trusted it"
-        } else {
-            ""
+        "Trust this workspace and {}? [y/N] ",
+        match (hooks.is_empty(), settings.workspace_settings.is_some()) {
+            (false, false) => "run its hooks",
+            (true, _) => "use its settings",
+            (false, true) => "run its hooks and use its settings",
         }
     )?;
-    for l in &lines {
-        writeln!(out, "  {l}")?;
-    }
-    write!(out, "Trust this workspace and run its hooks? [y/N] ")?;
     out.flush()?;
     let mut line = String::new();
     io::stdin().read_line(&mut line)?;
     let yes = matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes");
     if yes {
         if let (Some(store), Some(section)) = (store, section) {
-            if let Err(e) = trust::record(&store, workspace, section) {
+            if let Err(e) = trust::record(&store, workspace, &section) {
                 writeln!(err, "warning: cannot record the trust: {e}")?;
             }
         }
     } else {
-        writeln!(out, "The workspace's hooks do not run this time.")?;
+        writeln!(out, "Not this time: {left_out}.")?;
     }
     Ok(yes)
 }

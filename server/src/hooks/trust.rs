@@ -1,7 +1,9 @@
-//! Workspace trust. Hooks from a workspace's `.rawko/config.json` (and AutoAgent's
-//! `.autoagent/config.json`) run arbitrary commands, so they run only after the user trusted that
-//! workspace (`rawko trust`, or the editor's prompt). Trust is recorded with a hash of the hooks
-//! sections; a changed section asks again.
+//! Workspace trust. A workspace's `.rawko/config.json` (and AutoAgent's `.autoagent/config.json`)
+//! comes with the project, and the agents working in it can write it. Its hooks run arbitrary
+//! commands, and its `providers`, `arbiter` and `apiKeys` choose what runs and where requests and
+//! keys go (`config/trusted.rs`), so they apply only after the user trusted that workspace
+//! (`rawko trust`, the editor's prompt, `rawko run`'s question). Trust is recorded with a hash of
+//! what it covers ([`cover`]); a change asks again.
 //!
 //! The record is `$XDG_CONFIG_HOME/rawko/trusted-workspaces.json` (`~/.config/rawko/…`):
 //! `{"v": 1, "workspaces": {"/abs/path": {"hooksHash": "sha256:…", "trustedAt": ms}}}`.
@@ -13,16 +15,31 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-/// Whether a workspace's hooks may run.
+/// Whether a workspace's hooks may run and its settings that need trust apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trust {
-    /// The workspace has no hooks: nothing to trust.
-    NoHooks,
+    /// The workspace has no hooks and no settings that need trust: nothing to trust.
+    Nothing,
     Trusted,
     /// Never trusted.
     Untrusted,
-    /// Trusted once, but the hooks changed since.
+    /// Trusted once, but what trust covers changed since.
     Changed,
+}
+
+impl Trust {
+    /// Whether the workspace's hooks run and its settings apply.
+    pub fn allows(self) -> bool {
+        matches!(self, Trust::Nothing | Trust::Trusted)
+    }
+
+    /// Why the workspace's hooks and settings are left out, for a note.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Trust::Changed => "they changed since you trusted this workspace",
+            _ => "this workspace is not trusted",
+        }
+    }
 }
 
 /// The hash trust is recorded with: SHA-256 of the section's JSON text, its object keys sorted
@@ -64,18 +81,44 @@ pub fn combine(rawko: Option<&Value>, autoagent: Option<&Value>) -> Option<Value
     }
 }
 
-/// The hooks of a workspace that trust covers (see [`combine`]), if it has any.
+/// What trust covers: the workspace's hooks sections (as [`combine`] joins them) and, when its
+/// `.rawko/config.json` has settings that need trust, those settings as written (key values
+/// included, so a changed key asks again; only the hash is recorded). A workspace whose files
+/// have only hooks is covered by its hooks alone, so a trust recorded before rawko covered
+/// settings still holds. A hooks section's keys are event names, so the object with `hooks` and
+/// `settings` is never one.
+pub fn cover(hooks: Option<&Value>, settings: Option<&Value>) -> Option<Value> {
+    match settings {
+        None => hooks.cloned(),
+        Some(settings) => Some(json!({
+            "hooks": hooks.cloned().unwrap_or(Value::Null),
+            "settings": settings,
+        })),
+    }
+}
+
+/// What trust covers in `workspace` (see [`cover`]), read from its files now, if anything.
 pub fn workspace_section(workspace: &Path) -> Option<Value> {
-    let section = |file: PathBuf| -> Option<Value> {
+    let read = |file: PathBuf| -> Option<Map<String, Value>> {
         let text = std::fs::read_to_string(file).ok()?;
-        let value: Value = serde_json::from_str(&text).ok()?;
-        value
+        serde_json::from_str::<Value>(&text)
+            .ok()?
+            .as_object()
+            .cloned()
+    };
+    let hooks = |map: &Option<Map<String, Value>>| -> Option<Value> {
+        map.as_ref()?
             .get("hooks")
             .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))
             .cloned()
     };
     let [autoagent, rawko] = crate::config::workspace_files(workspace);
-    combine(section(rawko).as_ref(), section(autoagent).as_ref())
+    let (autoagent, rawko) = (read(autoagent), read(rawko));
+    let settings = rawko.as_ref().and_then(crate::config::trusted_section_of);
+    cover(
+        combine(hooks(&rawko).as_ref(), hooks(&autoagent).as_ref()).as_ref(),
+        settings.as_ref(),
+    )
 }
 
 /// The file trust is recorded in.
@@ -112,10 +155,11 @@ fn write(store: &Path, workspaces: Map<String, Value>) -> io::Result<()> {
     std::fs::rename(&tmp, store)
 }
 
-/// Whether the hooks `section` (as [`workspace_section`] read it) of `workspace` may run.
+/// Whether what trust covers in `workspace` (`section`, as [`workspace_section`] or
+/// [`crate::config::Settings::trust_section`] read it) is trusted.
 pub fn check(store: Option<&Path>, workspace: &Path, section: Option<&Value>) -> Trust {
     let Some(section) = section else {
-        return Trust::NoHooks;
+        return Trust::Nothing;
     };
     let Some(store) = store else {
         return Trust::Untrusted;
@@ -133,7 +177,7 @@ pub fn check(store: Option<&Path>, workspace: &Path, section: Option<&Value>) ->
     }
 }
 
-/// Records that the user trusts `workspace` with these hooks.
+/// Records that the user trusts `workspace` with `section` (see [`cover`]).
 pub fn record(store: &Path, workspace: &Path, section: &Value) -> io::Result<()> {
     let mut all = read(store);
     all.insert(
@@ -165,7 +209,7 @@ mod tests {
         std::fs::create_dir_all(&ws).unwrap();
         let a = json!({"Stop": [{"type": "command", "command": "a"}]});
         let b = json!({"Stop": [{"type": "command", "command": "b"}]});
-        assert_eq!(check(Some(&store), &ws, None), Trust::NoHooks);
+        assert_eq!(check(Some(&store), &ws, None), Trust::Nothing);
         assert_eq!(check(Some(&store), &ws, Some(&a)), Trust::Untrusted);
         record(&store, &ws, &a).unwrap();
         assert_eq!(check(Some(&store), &ws, Some(&a)), Trust::Trusted);

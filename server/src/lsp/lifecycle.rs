@@ -36,7 +36,7 @@ impl LanguageServer for Backend {
         );
         let tasks = &self.shared.tasks;
         tasks.set_trust(match trust {
-            Trust::NoHooks | Trust::Trusted => Some(true),
+            Trust::Nothing | Trust::Trusted => Some(true),
             Trust::Untrusted | Trust::Changed => None,
         });
         let before = tasks.workspace();

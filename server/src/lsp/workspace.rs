@@ -1,6 +1,6 @@
 //! The server's workspace: where it settles before any editor speaks and again at `initialize`,
 //! the local endpoint for external agents, the editor's answer about trusting the workspace's
-//! hooks, and the end of the session.
+//! hooks and settings that need trust, and the end of the session.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub(super) fn configure(
     let trust = trust::check(
         trust::store_path(env).as_deref(),
         &place.workspace,
-        place.settings.workspace_hooks.as_ref(),
+        place.settings.trust_section().as_ref(),
     );
     (place, trust, problems)
 }
@@ -87,32 +87,34 @@ pub(super) async fn early_start(shared: Arc<Shared>) {
     for p in &problems {
         tracing::warn!("rawko config: {p}");
     }
-    if matches!(trust, Trust::Untrusted | Trust::Changed) {
-        tracing::warn!(
-            "the hooks in {} do not run until you trust the workspace (`rawko trust`, or the editor's question)",
-            place.workspace.display()
-        );
+    if let Some(left_out) = place.settings.untrusted_text(&place.workspace) {
+        if !trust.allows() {
+            tracing::warn!(
+                "{left_out} until you trust the workspace (`rawko trust`, or the editor's question)"
+            );
+        }
     }
     let workspace = place.workspace.clone();
     let provider = place.settings.providers.first().map(|p| p.name.clone());
     let tasks = &shared.tasks;
-    tasks.set_trust(Some(matches!(trust, Trust::NoHooks | Trust::Trusted)));
+    tasks.set_trust(Some(trust.allows()));
     tasks.configure(place);
     tasks.start_session("serve", provider);
     open_endpoint(shared, workspace).await;
 }
 
-/// Asks the editor whether the workspace's hooks may run (`rawko/trustWorkspace`), records a
-/// yes, and tells the user what a no (or no answer) means.
+/// Asks the editor whether the workspace's hooks may run and its settings that need trust apply
+/// (`rawko/trustWorkspace`), records a yes, and tells the user what a no (or no answer) means.
 pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, shared: Arc<Shared>) {
     let place = shared.tasks.place();
     let (workspace, settings) = (&place.workspace, &place.settings);
-    let section = settings.workspace_hooks.clone();
+    let section = settings.trust_section();
     let store = trust::store_path(env);
     let changed = trust::check(store.as_deref(), workspace, section.as_ref()) == Trust::Changed;
     let params = TrustWorkspaceParams {
         workspace: workspace.display().to_string(),
         hooks: crate::hooks::workspace_hook_lines(&settings.hooks),
+        settings: settings.workspace_settings_lines(),
         changed,
     };
     let (id, answer) = out.request::<TrustWorkspace>(&params);
@@ -146,15 +148,13 @@ pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, sha
             }
         }
     } else {
-        client
-            .show_message(
-                MessageType::WARNING,
-                format!(
-                    "rawko: the hooks in {} do not run because the workspace is not trusted; run `rawko trust` in it to trust it",
-                    settings.workspace_hook_files_text(workspace)
-                ),
-            )
-            .await;
+        let message = format!(
+            "rawko: {} because the workspace is not trusted; run `rawko trust` in it to trust it",
+            settings.untrusted_text(workspace).unwrap_or_default()
+        );
+        // In the editor's output as well as a message, where it stays after the message is gone.
+        client.log_message(MessageType::WARNING, &message).await;
+        client.show_message(MessageType::WARNING, message).await;
     }
     shared.tasks.set_trust(Some(trusted));
 }

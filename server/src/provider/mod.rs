@@ -320,7 +320,7 @@ pub fn resolve_spec(
         .or_else(|| request.script.map(|_| "scripted".to_owned()))
         .or_else(|| configured.first().map(|p| p.name.clone()))
         .ok_or(
-            "no provider: configure \"providers\" in .rawko/config.json (e.g. [{\"name\": \"anthropic\", \"model\": \"claude-sonnet-4-5\"}]) or name one (scripted needs a script)",
+            "no provider: set ANTHROPIC_API_KEY, or configure \"providers\" in ~/.config/rawko/config.json (or in a workspace's .rawko/config.json once you trust the workspace; e.g. [{\"name\": \"anthropic\", \"model\": \"claude-sonnet-4-5\"}]), or name one (scripted needs a script)",
         )?;
     let mut spec = configured
         .iter()

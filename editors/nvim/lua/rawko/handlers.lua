@@ -296,30 +296,52 @@ function M.approve_tool_call(_, params, ctx)
   )
 end
 
---- `rawko/trustWorkspace`: the workspace has hooks (commands rawko would run); may it run them?
+--- `rawko/trustWorkspace`: the workspace has hooks (commands rawko would run) or settings that
+--- choose what runs and where keys go (`providers`, `arbiter`, `apiKeys`); may rawko use them?
 function M.trust_workspace(_, params, ctx)
   local lines, highlights = {}, {}
+  local settings = type(params.settings) == 'table' and params.settings or {}
   field(lines, highlights, 'Workspace', tostring(params.workspace))
   if params.changed then
-    vim.list_extend(lines, { '', 'The hooks changed since this workspace was last trusted.' })
+    vim.list_extend(lines, {
+      '',
+      #settings > 0
+          and 'What this workspace asks you to trust changed since it was last trusted.'
+        or 'The hooks changed since this workspace was last trusted.',
+    })
   end
-  vim.list_extend(lines, { '', 'rawko would run these hooks:' })
-  for _, hook in ipairs(params.hooks or {}) do
-    table.insert(lines, '  ' .. tostring(hook))
+  if #(params.hooks or {}) > 0 or #settings == 0 then
+    vim.list_extend(lines, { '', 'rawko would run these hooks:' })
+    for _, hook in ipairs(params.hooks or {}) do
+      table.insert(lines, '  ' .. tostring(hook))
+    end
+    if #(params.hooks or {}) == 0 then
+      table.insert(lines, '  (none listed)')
+    end
   end
-  if #(params.hooks or {}) == 0 then
-    table.insert(lines, '  (none listed)')
+  if #settings > 0 then
+    vim.list_extend(
+      lines,
+      { '', 'rawko would use these settings (what runs, where your keys go):' }
+    )
+    for _, setting in ipairs(settings) do
+      table.insert(lines, '  ' .. tostring(setting))
+    end
   end
+  local trust_label = #settings > 0 and 'Trust the workspace' or 'Trust and run hooks'
+  local changed_title = #settings > 0 and 'rawko: the workspace changed; trust it?'
+    or 'rawko: the hooks changed; trust them?'
+  local question = #settings > 0 and 'rawko: trust %s and use its settings?'
+    or 'rawko: run the hooks of %s?'
   return ask(
     {
       kind = 'trust',
-      title = params.changed and 'rawko: the hooks changed; trust them?'
-        or 'rawko: trust this workspace?',
+      title = params.changed and changed_title or 'rawko: trust this workspace?',
       lines = lines,
       highlights = highlights,
-      question = ('rawko: run the hooks of %s?'):format(vim.fn.fnamemodify(params.workspace, ':~')),
+      question = question:format(vim.fn.fnamemodify(params.workspace, ':~')),
       items = {
-        { label = 'Trust and run hooks', value = true },
+        { label = trust_label, value = true },
         { label = "Don't trust", value = false },
       },
     },

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { groupDiagnostics } from '../../src/diagnostics';
 import { proposeChange } from '../../src/preview';
 import { CrashPolicy, INSTALL_HINT, resolveServerCommand } from '../../src/server';
-import { askTrust, DONT_TRUST, TRUST } from '../../src/trust';
+import { askTrust, DONT_TRUST, TRUST, TRUST_SETTINGS } from '../../src/trust';
 import { FakeVs } from './fake-vscode';
 
 describe('workspace trust', () => {
@@ -38,6 +38,22 @@ describe('workspace trust', () => {
     await askTrust(vs, { workspace: '', hooks: null as unknown as string[], changed: true });
     assert.match(vs.messages[0]?.message ?? '', /hooks of this workspace changed/);
     assert.equal(vs.messages[0]?.options?.detail, '(no hooks listed)');
+  });
+
+  it('lists the settings that choose what runs and where keys go, with the hooks', async () => {
+    const vs = new FakeVs();
+    vs.script.messages.push(TRUST_SETTINGS, DONT_TRUST);
+    const withSettings = { ...params, settings: ['provider anthropic at http://127.0.0.1:9', 'apiKeys: a key for anthropic (values not shown)'] };
+    assert.deepEqual(await askTrust(vs, withSettings), { trusted: true });
+    const call = vs.messages[0];
+    assert.deepEqual(call?.items, [TRUST_SETTINGS, DONT_TRUST]);
+    assert.match(call?.message ?? '', /settings that choose what runs and where your keys go, and hooks/);
+    assert.equal(
+      call?.options?.detail,
+      'Hooks:\nPreToolUse: ./check.sh\nStop: cargo test\n\nSettings:\nprovider anthropic at http://127.0.0.1:9\napiKeys: a key for anthropic (values not shown)',
+    );
+    assert.deepEqual(await askTrust(vs, { ...withSettings, hooks: [], changed: true }), { trusted: false });
+    assert.match(vs.messages[1]?.message ?? '', /changed since you trusted it/);
   });
 });
 

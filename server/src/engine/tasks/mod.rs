@@ -124,12 +124,14 @@ impl Tasks {
     }
 
     /// Moves the service to another workspace (or the same one with new settings); tasks already
-    /// running keep what they were started with.
-    pub fn configure(&self, place: Place) {
+    /// running keep what they were started with. The workspace's settings that need trust apply
+    /// as the trust stands ([`Tasks::set_trust`]).
+    pub fn configure(&self, mut place: Place) {
         crate::provider::failover::set_default_cooldown(place.settings.rate_limit_cooldown);
         for note in &place.settings.notes {
             tracing::info!("{note}");
         }
+        place.settings = place.settings.trusting(self.trust() == Some(true));
         if let Ok(mut p) = self.place.write() {
             *p = Arc::new(place);
         }
@@ -154,9 +156,17 @@ impl Tasks {
         self.store.as_deref()
     }
 
-    /// Whether the workspace's hooks may run; `None` while the user is being asked (new tasks
-    /// wait for the answer).
+    /// Whether the workspace's hooks may run and its settings that need trust (`providers`,
+    /// `arbiter`, `apiKeys`) apply; `None` while the user is being asked (new tasks wait for the
+    /// answer, and meanwhile only the user's settings apply).
     pub fn set_trust(&self, trusted: Option<bool>) {
+        // The settings change before the answer is announced, so a task waiting for it is
+        // assembled with them.
+        if let Ok(mut p) = self.place.write() {
+            let mut place = Place::clone(&p);
+            place.settings = place.settings.trusting(trusted == Some(true));
+            *p = Arc::new(place);
+        }
         self.trust.send_replace(trusted);
     }
 
@@ -230,12 +240,18 @@ impl Tasks {
         )
     }
 
-    /// The hooks a new task runs. While the user is asked whether to trust the workspace, this
-    /// waits for the answer (at most the approval timeout).
-    async fn task_hooks(&self) -> Arc<Hooks> {
+    /// Waits while the user is asked whether to trust the workspace (at most the approval
+    /// timeout), so a new task is assembled with the answer: with the workspace's hooks and
+    /// settings that need trust, or without them.
+    async fn settle_trust(&self) {
         let wait = self.settings().approval_timeout;
         let mut rx = self.trust.subscribe();
         let _ = tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await;
+    }
+
+    /// The hooks a new task runs, once the trust is settled.
+    async fn task_hooks(&self) -> Arc<Hooks> {
+        self.settle_trust().await;
         Arc::new(self.hooks_now())
     }
 
@@ -306,7 +322,16 @@ impl Tasks {
         request: &StartRequest,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<(ProviderSpec, Option<String>), TaskError> {
-        let place = self.place();
+        Self::provider_spec_for(&self.place(), request, env)
+    }
+
+    /// [`Tasks::provider_spec_in`] in `place`, with its settings as they are (the ones a task
+    /// being assembled has read).
+    fn provider_spec_for(
+        place: &Place,
+        request: &StartRequest,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(ProviderSpec, Option<String>), TaskError> {
         let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
         let (name, model, base_url) = (
             nonempty(&request.provider),
@@ -361,6 +386,7 @@ impl Tasks {
                 "description is longer than 1 MiB".to_owned(),
             ));
         }
+        self.settle_trust().await;
         let place = self.place();
         let (outcome, workflows) = self.task_workflows().await;
         let workflow = match request.workflow.as_deref().map(str::trim) {
@@ -373,7 +399,7 @@ impl Tasks {
             check_agent(&agents, agent)?;
         }
         let (provider_spec, note) =
-            self.provider_spec_in(&request, &|name| std::env::var(name).ok())?;
+            Self::provider_spec_for(&place, &request, &|name| std::env::var(name).ok())?;
         let settings = place.settings.clone();
         let provider = build(&provider_spec, &settings).map_err(TaskError::CannotStart)?;
         let arbiter = new_arbiter(&settings, &place.workspace)?;
@@ -438,6 +464,7 @@ impl Tasks {
         if !dir.join("events.jsonl").is_file() {
             return Err(TaskError::unknown_task(id));
         }
+        self.settle_trust().await;
         let place = self.place();
         let settings = place.settings.clone();
         let config = Self::machine_config(&settings);

@@ -36,7 +36,7 @@ pub use calls::split_command;
 pub use mcp::{TOKEN_VAR as MCP_TOKEN_VAR, URL_VAR as MCP_URL_VAR};
 
 /// What `acp` needs and did not get.
-pub const NO_COMMAND: &str = "provider \"acp\" needs the agent's command: {\"name\": \"acp\", \"command\": \"claude-code-acp\"} in .rawko/config.json, or `--agent-command CMD`";
+pub const NO_COMMAND: &str = "provider \"acp\" needs the agent's command: {\"name\": \"acp\", \"command\": \"claude-code-acp\"} in the providers of ~/.config/rawko/config.json (or of a workspace's .rawko/config.json once you trust the workspace), or `--agent-command CMD`";
 
 /// How long the agent may take to answer `initialize` and `session/new`.
 const START_LIMIT: Duration = Duration::from_secs(60);
