@@ -109,6 +109,13 @@ impl Acp {
         stdin.flush().expect("flush");
     }
 
+    /// Sends `bytes` as they are (with no newline added).
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("open stdin");
+        stdin.write_all(bytes).expect("write");
+        stdin.flush().expect("flush");
+    }
+
     fn request(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
@@ -585,4 +592,112 @@ fn a_session_loads_after_rawko_acp_was_killed_and_its_task_goes_on() {
     );
     assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
     second.close();
+}
+
+/// The errors with no id (answers to lines rawko could not read) among `messages`.
+fn line_errors(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m.get("method").is_none() && m["id"].is_null() && m.get("error").is_some())
+        .map(|m| m["error"].clone())
+        .collect()
+}
+
+/// Runs a whole task in the session (a scripted turn of text) and checks its turn ends.
+fn a_whole_task_runs(acp: &mut Acp, sid: &Value) {
+    let from = acp.seen.len();
+    let done = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Say hello"}]}),
+    );
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(
+        acp.message_text(from).contains("Hello after it all."),
+        "{:#?}",
+        acp.seen
+    );
+}
+
+const HELLO: &str = "turns:\n  - text: \"Hello after it all.\"\n";
+
+#[test]
+fn a_line_of_invalid_utf8_or_not_json_gets_a_parse_error_and_the_session_keeps_working() {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", HELLO);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let _commands = acp.next();
+    for (bad, says) in [
+        (
+            &b"{\"jsonrpc\": \"2.0\", \"id\": 50, \"method\": \"\xff\xfe\"}\n"[..],
+            "UTF-8",
+        ),
+        (&b"{not json\n"[..], "not JSON"),
+    ] {
+        let from = acp.seen.len();
+        acp.send_raw(bad);
+        // The valid request after the bad line is answered, and the bad line got its error first.
+        let set = acp.call(
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "none"}),
+        );
+        assert!(set.get("error").is_none(), "{set}");
+        let errors = line_errors(&acp.seen[from..]);
+        assert_eq!(errors.len(), 1, "one error for the bad line: {errors:#?}");
+        assert_eq!(errors[0]["code"], -32700, "{errors:#?}");
+        assert!(
+            errors[0]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(says)),
+            "{errors:#?}"
+        );
+    }
+    a_whole_task_runs(&mut acp, &sid);
+    acp.close();
+}
+
+#[test]
+fn a_line_over_16_mib_is_refused_unread_and_the_session_keeps_working() {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", HELLO);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let _commands = acp.next();
+    let from = acp.seen.len();
+    // A well-formed request of 17 MiB, streamed a MiB at a time: read whole, it would change the
+    // mode and be answered (id 900).
+    acp.send_raw(
+        format!(
+            "{{\"jsonrpc\": \"2.0\", \"id\": 900, \"method\": \"session/set_mode\", \"params\": {{\"sessionId\": {sid}, \"modeId\": \"none\", \"padding\": \""
+        )
+        .as_bytes(),
+    );
+    let mib = vec![b'x'; 1 << 20];
+    for _ in 0..17 {
+        acp.send_raw(&mib);
+    }
+    acp.send_raw(b"\"}}\n");
+    let ping = acp.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "none"}),
+    );
+    assert!(ping.get("error").is_none(), "{ping}");
+    let errors = line_errors(&acp.seen[from..]);
+    assert_eq!(errors.len(), 1, "one error for the long line: {errors:#?}");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("over 16 MiB")),
+        "{errors:#?}"
+    );
+    assert!(
+        !acp.seen[from..].iter().any(|m| m["id"] == 900),
+        "the long line was read and answered"
+    );
+    a_whole_task_runs(&mut acp, &sid);
+    acp.close();
 }

@@ -13,6 +13,7 @@ mod map;
 mod sessions;
 #[cfg(test)]
 mod tests;
+mod transport;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ use agent_client_protocol::v1::schema::{
     PromptResponse, RequestPermissionRequest, SessionNotification, SessionUpdate,
     SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
+use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
@@ -125,14 +126,14 @@ pub fn serve_stdio(options: AcpOptions) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Serves the client on `input`/`output` until it closes the connection.
+/// Serves the client on `input`/`output` until it closes the connection. The lines are read
+/// with a bound and bad ones answered there (`transport.rs`); the SDK gets the rest.
 async fn serve(
     face: Arc<Face>,
-    input: impl tokio::io::AsyncRead + Send + 'static,
-    output: impl tokio::io::AsyncWrite + Send + 'static,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
-    use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
-    let transport = ByteStreams::new(output.compat_write(), input.compat());
+    let transport = transport::lines(input, output);
     let (f0, f1, f2, f3, f4, f5) = (
         face.clone(),
         face.clone(),
