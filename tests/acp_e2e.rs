@@ -39,6 +39,13 @@ impl Sandbox {
         std::fs::canonicalize(self.root.join("project")).expect("project")
     }
 
+    /// Writes the user's `config.json` (in the sandbox's home).
+    fn user_config(&self, config: &Value) {
+        let path = self.root.join("home/.config/rawko/config.json");
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, config.to_string()).expect("write config");
+    }
+
     fn write(&self, rel: &str, content: &str) {
         let path = self.root.join("project").join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -169,9 +176,14 @@ impl Acp {
     }
 
     fn initialize(&mut self) -> Value {
+        self.initialize_offering(json!({}))
+    }
+
+    /// `initialize` with the client offering `capabilities` (its files, its terminal).
+    fn initialize_offering(&mut self, capabilities: Value) -> Value {
         self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities, "clientInfo": {"name": "test", "version": "1"}}),
         )
     }
 
@@ -699,5 +711,148 @@ fn a_line_over_16_mib_is_refused_unread_and_the_session_keeps_working() {
         "the long line was read and answered"
     );
     a_whole_task_runs(&mut acp, &sid);
+    acp.close();
+}
+
+/// A session whose client offers its files and terminal but never answers `ignored`; the editor
+/// request bound is 1 s. Runs `script` and returns the failed tool result's text.
+fn a_client_that_never_answers(ignored: &str, script: &str) -> String {
+    let sb = Sandbox::new();
+    sb.user_config(&json!({"editorRequestSeconds": 1}));
+    sb.write("s.yaml", script);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize_offering(
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}),
+    );
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Go"}]}),
+    );
+    // Answers what a terminal needs, except `ignored`.
+    let mut terminals = 0;
+    let response = loop {
+        let m = acp.next();
+        if m.get("method").is_none() && m["id"] == json!(id) {
+            break m;
+        }
+        let (Some(method), Some(request)) = (m["method"].as_str(), m.get("id")) else {
+            continue;
+        };
+        if method == ignored {
+            continue;
+        }
+        let result = match method {
+            "terminal/create" => {
+                terminals += 1;
+                json!({"terminalId": format!("term-{terminals}")})
+            }
+            "terminal/wait_for_exit" => json!({"exitCode": 0}),
+            "terminal/output" => {
+                json!({"output": "hi\n", "truncated": false, "exitStatus": {"exitCode": 0}})
+            }
+            "fs/read_text_file" => json!({"content": "# a project\n"}),
+            _ => json!({}),
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": request, "result": result});
+        acp.send(&answer);
+    };
+    assert_eq!(
+        response["result"]["stopReason"], "end_turn",
+        "the turn goes on past the bound: {response}"
+    );
+    assert!(
+        acp.message_text(from).contains("Went on after it."),
+        "the agent's next turn ran: {:#?}",
+        acp.seen
+    );
+    let failed: Vec<String> = acp
+        .updates(from)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "failed")
+        .filter_map(|u| {
+            u["content"][0]["content"]["text"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{:#?}", acp.seen);
+    acp.close();
+    failed[0].clone()
+}
+
+#[test]
+fn a_client_that_never_answers_fs_read_text_file_fails_the_read_after_the_bound() {
+    let result = a_client_that_never_answers(
+        "fs/read_text_file",
+        "turns:\n  - tool_calls:\n      - {name: Read, input: {path: README.md}}\n  - text: \"Went on after it.\"\n",
+    );
+    assert!(
+        result.contains("the editor did not answer fs/read_text_file within 1 s"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_client_that_never_answers_terminal_create_fails_the_command_after_the_bound() {
+    let result = a_client_that_never_answers(
+        "terminal/create",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"ls\"}}\n  - text: \"Went on after it.\"\n",
+    );
+    assert!(
+        result.contains("the editor did not answer terminal/create within 1 s"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_client_that_never_answers_terminal_output_fails_the_command_after_the_bound() {
+    let result = a_client_that_never_answers(
+        "terminal/output",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"ls\"}}\n  - text: \"Went on after it.\"\n",
+    );
+    assert!(
+        result.contains("the editor did not answer terminal/output within 1 s"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_permission_request_nobody_answers_is_rejected_after_the_approval_timeout() {
+    let sb = Sandbox::new();
+    sb.user_config(&json!({"approvalTimeoutSeconds": 1}));
+    sb.write("s.yaml", FEATURE);
+    let mut acp = sb.acp(&["--script", "s.yaml", "--workflow", "feature"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Add a plan"}]}),
+    );
+    // Nothing answers the permission request: `response` only skips it.
+    let response = loop {
+        let m = acp.next();
+        if m.get("method").is_none() && m["id"] == json!(id) {
+            break m;
+        }
+    };
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        acp.seen[from..]
+            .iter()
+            .any(|m| m["method"] == "session/request_permission"),
+        "{:#?}",
+        acp.seen
+    );
+    assert!(
+        !sb.project().join("plan.md").exists(),
+        "an unanswered Write wrote"
+    );
+    let text = acp.message_text(from);
+    assert!(text.contains("⌛ No answer in time"), "{text}");
     acp.close();
 }

@@ -427,6 +427,7 @@ impl Face {
         };
         let store = crate::store::state_dir(env);
         let offers = self.offers.lock().map(|o| *o).unwrap_or_default();
+        let editor_bound = place.settings.editor_request_timeout;
         let terminals = client_io::Terminals::default();
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
@@ -455,6 +456,7 @@ impl Face {
                     session_id: id.clone(),
                     offers,
                     terminals: terminals.clone(),
+                    bound: editor_bound,
                 })));
             }
             Session {
@@ -727,8 +729,9 @@ async fn pump(session: Arc<Session>, task_id: String, mut events: crate::engine:
     }
 }
 
-/// Asks the client about a blocked call (`session/request_permission`). When the task stops
-/// waiting first (its timeout, a cancel) the stream says so and the call does not run.
+/// Asks the client about a blocked call (`session/request_permission`), within the approval
+/// timeout. When the task stops waiting first (that timeout: `reject_once`, or a cancel) the
+/// stream says so and the call does not run.
 async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
     let ApprovalRequest {
         tool_call_id,
@@ -738,6 +741,7 @@ async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
         reason,
         detail,
         summary,
+        timeout,
         mut reply,
         ..
     } = request;
@@ -760,13 +764,23 @@ async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
         ),
         map::permission_options(),
     );
-    let sent = session.cx.send_request(params).block_task();
+    // The task stops waiting at the same timeout (it started counting first), so `reply`
+    // closes first; the bound here only makes sure nothing waits past it.
+    let sent = client_io::within(
+        "session/request_permission",
+        timeout,
+        session.cx.send_request(params).block_task(),
+    );
     let answer = tokio::select! {
         answer = sent => match answer {
             Ok(response) => map::approval_answer(&response.outcome),
-            Err(e) => {
+            Err(crate::tools::ClientError::Answered(e)) => {
                 tracing::warn!("the client answered the permission request with an error: {e}");
                 ApprovalAnswer::Cancelled
+            }
+            Err(crate::tools::ClientError::NoAnswer(_)) => {
+                session.message(map::approval_timeout_line(&summary));
+                return;
             }
         },
         () = reply.closed() => {
