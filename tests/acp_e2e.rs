@@ -39,6 +39,13 @@ impl Sandbox {
         std::fs::canonicalize(self.root.join("project")).expect("project")
     }
 
+    /// Writes the user's `config.json` (in the sandbox's home).
+    fn user_config(&self, config: &Value) {
+        let path = self.root.join("home/.config/rawko/config.json");
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, config.to_string()).expect("write config");
+    }
+
     fn write(&self, rel: &str, content: &str) {
         let path = self.root.join("project").join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -109,6 +116,13 @@ impl Acp {
         stdin.flush().expect("flush");
     }
 
+    /// Sends `bytes` as they are (with no newline added).
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("open stdin");
+        stdin.write_all(bytes).expect("write");
+        stdin.flush().expect("flush");
+    }
+
     fn request(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
@@ -162,9 +176,14 @@ impl Acp {
     }
 
     fn initialize(&mut self) -> Value {
+        self.initialize_offering(json!({}))
+    }
+
+    /// `initialize` with the client offering `capabilities` (its files, its terminal).
+    fn initialize_offering(&mut self, capabilities: Value) -> Value {
         self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities, "clientInfo": {"name": "test", "version": "1"}}),
         )
     }
 
@@ -585,4 +604,255 @@ fn a_session_loads_after_rawko_acp_was_killed_and_its_task_goes_on() {
     );
     assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
     second.close();
+}
+
+/// The errors with no id (answers to lines rawko could not read) among `messages`.
+fn line_errors(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m.get("method").is_none() && m["id"].is_null() && m.get("error").is_some())
+        .map(|m| m["error"].clone())
+        .collect()
+}
+
+/// Runs a whole task in the session (a scripted turn of text) and checks its turn ends.
+fn a_whole_task_runs(acp: &mut Acp, sid: &Value) {
+    let from = acp.seen.len();
+    let done = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Say hello"}]}),
+    );
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(
+        acp.message_text(from).contains("Hello after it all."),
+        "{:#?}",
+        acp.seen
+    );
+}
+
+const HELLO: &str = "turns:\n  - text: \"Hello after it all.\"\n";
+
+#[test]
+fn a_line_of_invalid_utf8_or_not_json_gets_a_parse_error_and_the_session_keeps_working() {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", HELLO);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let _commands = acp.next();
+    for (bad, says) in [
+        (
+            &b"{\"jsonrpc\": \"2.0\", \"id\": 50, \"method\": \"\xff\xfe\"}\n"[..],
+            "UTF-8",
+        ),
+        (&b"{not json\n"[..], "not JSON"),
+    ] {
+        let from = acp.seen.len();
+        acp.send_raw(bad);
+        // The valid request after the bad line is answered, and the bad line got its error first.
+        let set = acp.call(
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "none"}),
+        );
+        assert!(set.get("error").is_none(), "{set}");
+        let errors = line_errors(&acp.seen[from..]);
+        assert_eq!(errors.len(), 1, "one error for the bad line: {errors:#?}");
+        assert_eq!(errors[0]["code"], -32700, "{errors:#?}");
+        assert!(
+            errors[0]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(says)),
+            "{errors:#?}"
+        );
+    }
+    a_whole_task_runs(&mut acp, &sid);
+    acp.close();
+}
+
+#[test]
+fn a_line_over_16_mib_is_refused_unread_and_the_session_keeps_working() {
+    let sb = Sandbox::new();
+    sb.write("s.yaml", HELLO);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let _commands = acp.next();
+    let from = acp.seen.len();
+    // A well-formed request of 17 MiB, streamed a MiB at a time: read whole, it would change the
+    // mode and be answered (id 900).
+    acp.send_raw(
+        format!(
+            "{{\"jsonrpc\": \"2.0\", \"id\": 900, \"method\": \"session/set_mode\", \"params\": {{\"sessionId\": {sid}, \"modeId\": \"none\", \"padding\": \""
+        )
+        .as_bytes(),
+    );
+    let mib = vec![b'x'; 1 << 20];
+    for _ in 0..17 {
+        acp.send_raw(&mib);
+    }
+    acp.send_raw(b"\"}}\n");
+    let ping = acp.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "none"}),
+    );
+    assert!(ping.get("error").is_none(), "{ping}");
+    let errors = line_errors(&acp.seen[from..]);
+    assert_eq!(errors.len(), 1, "one error for the long line: {errors:#?}");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("over 16 MiB")),
+        "{errors:#?}"
+    );
+    assert!(
+        !acp.seen[from..].iter().any(|m| m["id"] == 900),
+        "the long line was read and answered"
+    );
+    a_whole_task_runs(&mut acp, &sid);
+    acp.close();
+}
+
+/// A session whose client offers its files and terminal but never answers `ignored`; the editor
+/// request bound is 1 s. Runs `script` and returns the failed tool result's text.
+fn a_client_that_never_answers(ignored: &str, script: &str) -> String {
+    let sb = Sandbox::new();
+    sb.user_config(&json!({"editorRequestSeconds": 1}));
+    sb.write("s.yaml", script);
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize_offering(
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}),
+    );
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Go"}]}),
+    );
+    // Answers what a terminal needs, except `ignored`.
+    let mut terminals = 0;
+    let response = loop {
+        let m = acp.next();
+        if m.get("method").is_none() && m["id"] == json!(id) {
+            break m;
+        }
+        let (Some(method), Some(request)) = (m["method"].as_str(), m.get("id")) else {
+            continue;
+        };
+        if method == ignored {
+            continue;
+        }
+        let result = match method {
+            "terminal/create" => {
+                terminals += 1;
+                json!({"terminalId": format!("term-{terminals}")})
+            }
+            "terminal/wait_for_exit" => json!({"exitCode": 0}),
+            "terminal/output" => {
+                json!({"output": "hi\n", "truncated": false, "exitStatus": {"exitCode": 0}})
+            }
+            "fs/read_text_file" => json!({"content": "# a project\n"}),
+            _ => json!({}),
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": request, "result": result});
+        acp.send(&answer);
+    };
+    assert_eq!(
+        response["result"]["stopReason"], "end_turn",
+        "the turn goes on past the bound: {response}"
+    );
+    assert!(
+        acp.message_text(from).contains("Went on after it."),
+        "the agent's next turn ran: {:#?}",
+        acp.seen
+    );
+    let failed: Vec<String> = acp
+        .updates(from)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "failed")
+        .filter_map(|u| {
+            u["content"][0]["content"]["text"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{:#?}", acp.seen);
+    acp.close();
+    failed[0].clone()
+}
+
+#[test]
+fn a_client_that_never_answers_fs_read_text_file_fails_the_read_after_the_bound() {
+    let result = a_client_that_never_answers(
+        "fs/read_text_file",
+        "turns:\n  - tool_calls:\n      - {name: Read, input: {path: README.md}}\n  - text: \"Went on after it.\"\n",
+    );
+    assert!(
+        result.contains("the editor did not answer fs/read_text_file within 1 s"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_client_that_never_answers_terminal_create_fails_the_command_after_the_bound() {
+    let result = a_client_that_never_answers(
+        "terminal/create",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"ls\"}}\n  - text: \"Went on after it.\"\n",
+    );
+    assert!(
+        result.contains("the editor did not answer terminal/create within 1 s"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_client_that_never_answers_terminal_output_fails_the_command_after_the_bound() {
+    let result = a_client_that_never_answers(
+        "terminal/output",
+        "turns:\n  - tool_calls:\n      - {name: Bash, input: {command: \"ls\"}}\n  - text: \"Went on after it.\"\n",
+    );
+    assert!(
+        result.contains("the editor did not answer terminal/output within 1 s"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_permission_request_nobody_answers_is_rejected_after_the_approval_timeout() {
+    let sb = Sandbox::new();
+    sb.user_config(&json!({"approvalTimeoutSeconds": 1}));
+    sb.write("s.yaml", FEATURE);
+    let mut acp = sb.acp(&["--script", "s.yaml", "--workflow", "feature"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Add a plan"}]}),
+    );
+    // Nothing answers the permission request: `response` only skips it.
+    let response = loop {
+        let m = acp.next();
+        if m.get("method").is_none() && m["id"] == json!(id) {
+            break m;
+        }
+    };
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        acp.seen[from..]
+            .iter()
+            .any(|m| m["method"] == "session/request_permission"),
+        "{:#?}",
+        acp.seen
+    );
+    assert!(
+        !sb.project().join("plan.md").exists(),
+        "an unanswered Write wrote"
+    );
+    let text = acp.message_text(from);
+    assert!(text.contains("⌛ No answer in time"), "{text}");
+    acp.close();
 }

@@ -176,6 +176,11 @@ pub struct ConfigFile {
     /// The default time limit of a Bash tool call (seconds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bash_timeout_seconds: Option<f64>,
+    /// How long `rawko acp` waits for the editor's answer to a file or terminal request
+    /// (`fs/*`, `terminal/*`) before the tool call fails (seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.001, max = 86400))]
+    pub editor_request_seconds: Option<f64>,
     /// The orchestrator's limit of agent runs per task.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]

@@ -34,6 +34,9 @@ pub struct Settings {
     pub countdown_tick: Duration,
     /// The default time limit of a Bash tool call.
     pub bash_timeout: Duration,
+    /// How long `rawko acp` waits for the editor's answer to a file or terminal request it sends
+    /// (`fs/*`, `terminal/*` but the wait for a command's exit) before the tool call fails.
+    pub editor_request_timeout: Duration,
     /// The orchestrator's limit of agent runs per task.
     pub max_iterations: u32,
     /// How many failures in a row end a task.
@@ -103,6 +106,7 @@ impl Default for Settings {
             countdown_seconds: 3,
             countdown_tick: Duration::from_secs(1),
             bash_timeout: Duration::from_secs(120),
+            editor_request_timeout: Duration::from_secs(30),
             max_iterations: 50,
             max_failures: 3,
             default_agent: None,
@@ -542,6 +546,12 @@ fn apply(
             None => bad("bashTimeoutSeconds", SECONDS, v),
         }
     }
+    if let Some(v) = map.get("editorRequestSeconds") {
+        match seconds(v) {
+            Some(s) => settings.editor_request_timeout = Duration::from_secs_f64(s),
+            None => bad("editorRequestSeconds", SECONDS, v),
+        }
+    }
     if let Some(v) = map.get("sandbox") {
         match crate::sandbox::SandboxSettings::parse(v) {
             Some(sandbox) => settings.sandbox = sandbox,
@@ -633,6 +643,20 @@ mod tests {
             "{}",
             problems[0].message.len()
         );
+    }
+
+    #[test]
+    fn the_editor_request_bound_is_30_s_unless_set() {
+        let (s, _) = load(&[], None);
+        assert_eq!(s.editor_request_timeout, Duration::from_secs(30));
+        let (s, problems) = load(&[], Some(&json!({"editorRequestSeconds": 0.5})));
+        assert_eq!(s.editor_request_timeout, Duration::from_millis(500));
+        assert!(problems.is_empty(), "{problems:?}");
+        let (s, problems) = load(&[], Some(&json!({"editorRequestSeconds": 0})));
+        assert_eq!(s.editor_request_timeout, Duration::from_secs(30));
+        assert!(problems[0]
+            .message
+            .starts_with("editorRequestSeconds must be"));
     }
 
     #[test]

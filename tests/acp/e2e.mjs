@@ -2,8 +2,9 @@
 // ClientSideConnection (pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
 // over pipes in a fresh workspace with a scripted provider, and checks what the SDK hands the
 // client: modes, plan updates, streamed chunks, permission requests and their effect on disk,
-// cancel, session/load after a SIGKILL, and the client's fs and terminal methods serving rawko's
-// Read, Write, Edit and Bash (still gated, still confined).
+// cancel, session/load after a SIGKILL, the client's fs and terminal methods serving rawko's
+// Read, Write, Edit and Bash (still gated, still confined), and lines rawko cannot read and an
+// editor that does not answer (each fails alone; the session goes on).
 //
 //   RAWKO_BIN=target/debug/rawko node tests/acp/e2e.mjs [name-filter]
 //
@@ -133,6 +134,9 @@ function connect(place, policy = {}) {
     },
     async readTextFile(params) {
       fsCalls.push({ method: 'read', path: params.path });
+      notify();
+      // An editor that never answers.
+      if (policy.silentRead) return new Promise(() => {});
       // An "unsaved buffer" the editor holds for a file, if the scenario gave one.
       if (policy.buffers && params.path in policy.buffers) return { content: policy.buffers[params.path] };
       return { content: readFileSync(params.path, 'utf8') };
@@ -522,6 +526,38 @@ scenario('session/cancel kills and releases a command running in the editor term
     );
     const released = c.fsCalls.find((f) => f.method === 'release' && f.id === id);
     assert(released.output.includes('started') && !released.output.includes('never'), `output: ${released.output}`);
+  } finally {
+    await c.close();
+  }
+});
+
+const SILENT_SCRIPT = `turns:
+  - tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Went on after it."
+`;
+
+scenario('bad lines get their errors and an editor that does not answer fails the call, not the turn', async () => {
+  const place = workspace(SILENT_SCRIPT, { editorRequestSeconds: 1 });
+  const { c } = await start(place, { silentRead: true }, { fs: true });
+  try {
+    // Lines the SDK would never write: not UTF-8, not JSON. Each is answered (id null) and
+    // rawko goes on; the SDK client takes the answers in its stride.
+    c.child.stdin.write(Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]));
+    c.child.stdin.write('{not json\n');
+    const s = await withLimit(c.conn.newSession({ cwd: place.ws, mcpServers: [] }), 'session/new');
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Read it' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    assert(c.fsCalls.some((f) => f.method === 'read'), `the editor was asked: ${JSON.stringify(c.fsCalls)}`);
+    const failed = c.updates.filter((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'failed');
+    assert(
+      JSON.stringify(failed).includes('the editor did not answer fs/read_text_file within 1 s'),
+      `the Read failed with the reason: ${JSON.stringify(failed)}`,
+    );
+    assert(text(c.updates, 'agent_message_chunk').includes('Went on after it.'), 'the turn went on');
   } finally {
     await c.close();
   }

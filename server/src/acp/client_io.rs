@@ -2,6 +2,12 @@
 //! reads the editor's buffers, Write and Edit write through it (its diff view shows them), Bash
 //! runs in a terminal the editor shows inside the tool call. The tools keep their gate and their
 //! confinement; this only carries the requests (docs/acp.md, "The client's files and terminal").
+//!
+//! Every request has a bound ([`within`]): the editor request bound (`editorRequestSeconds`,
+//! 30 s) for the file and terminal control calls, the command's own time limit and then
+//! [`AFTER_KILL`] for the wait for its exit (and, in `mod.rs`, the approval timeout for
+//! `session/request_permission`). When it passes, the tool call fails with the reason ("the
+//! editor did not answer fs/read_text_file within 30 s") and the turn goes on.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,10 +22,53 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::Connection;
-use crate::tools::{ClientFuture, ClientIo, ClientOffers, TerminalCommand, TerminalRun};
+use crate::tools::{
+    ClientError, ClientFuture, ClientIo, ClientOffers, TerminalCommand, TerminalRun,
+};
 
 /// How long a killed command gets to report its exit before rawko stops waiting for it.
 const AFTER_KILL: Duration = Duration::from_secs(5);
+
+/// Waits for the client's answer to a request of `method`, at most `bound`. An error answer is
+/// [`ClientError::Answered`]; no answer within the bound is [`ClientError::NoAnswer`] with the
+/// reason in the user's words.
+///
+/// When the bound passes, the request is abandoned by dropping `answer`: the SDK
+/// (agent-client-protocol 5) then sends `$/cancel_request` for it on its own. Whatever more the
+/// client is to be told when rawko gives up (issue 31) belongs here: every request rawko sends
+/// the client waits through this function, bar `terminal/wait_for_exit` (bounded by the command's
+/// own time limit, then `terminal/kill`).
+pub async fn within<T>(
+    method: &str,
+    bound: Duration,
+    answer: impl std::future::Future<Output = Result<T, agent_client_protocol::Error>>,
+) -> Result<T, ClientError> {
+    match tokio::time::timeout(bound, answer).await {
+        Ok(answer) => answer.map_err(|e| ClientError::Answered(said(&e))),
+        Err(_) => {
+            tracing::warn!("the client did not answer {method} within {bound:?}");
+            Err(ClientError::NoAnswer(no_answer(method, bound)))
+        }
+    }
+}
+
+/// "the editor did not answer METHOD within N s".
+fn no_answer(method: &str, bound: Duration) -> String {
+    format!(
+        "the editor did not answer {method} within {}",
+        seconds(bound)
+    )
+}
+
+/// A duration as the user reads it: `30 s`, `1 s`, `0.5 s`.
+fn seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs >= 1.0 && (secs - secs.round()).abs() < 1e-9 {
+        format!("{} s", secs.round())
+    } else {
+        format!("{secs:.1} s")
+    }
+}
 
 /// The terminals shown in tool calls, by tool call id: the call's last update shows the terminal
 /// (its output stays visible there after release) instead of the result text.
@@ -58,6 +107,8 @@ pub struct AcpClientIo {
     pub session_id: String,
     pub offers: ClientOffers,
     pub terminals: Terminals,
+    /// The bound of each file and terminal control request (`editorRequestSeconds`).
+    pub bound: Duration,
 }
 
 impl std::fmt::Debug for AcpClientIo {
@@ -65,6 +116,7 @@ impl std::fmt::Debug for AcpClientIo {
         f.debug_struct("AcpClientIo")
             .field("session_id", &self.session_id)
             .field("offers", &self.offers)
+            .field("bound", &self.bound)
             .finish_non_exhaustive()
     }
 }
@@ -78,15 +130,24 @@ impl ClientIo for AcpClientIo {
         self.offers
     }
 
-    fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, String>> {
+    fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, ClientError>> {
         let sent = self
             .cx
             .send_request(ReadTextFileRequest::new(self.session_id.clone(), path))
             .block_task();
-        Box::pin(async move { sent.await.map(|r| r.content).map_err(|e| said(&e)) })
+        let bound = self.bound;
+        Box::pin(async move {
+            within("fs/read_text_file", bound, sent)
+                .await
+                .map(|r| r.content)
+        })
     }
 
-    fn write_text_file(&self, path: PathBuf, content: String) -> ClientFuture<Result<(), String>> {
+    fn write_text_file(
+        &self,
+        path: PathBuf,
+        content: String,
+    ) -> ClientFuture<Result<(), ClientError>> {
         let sent = self
             .cx
             .send_request(WriteTextFileRequest::new(
@@ -95,25 +156,64 @@ impl ClientIo for AcpClientIo {
                 content,
             ))
             .block_task();
-        Box::pin(async move { sent.await.map(drop).map_err(|e| said(&e)) })
+        let bound = self.bound;
+        Box::pin(async move { within("fs/write_text_file", bound, sent).await.map(drop) })
     }
 
     fn run_in_terminal(
         &self,
         command: TerminalCommand,
-    ) -> ClientFuture<Result<TerminalRun, String>> {
-        let cx = self.cx.clone();
-        let session = self.session_id.clone();
-        let terminals = self.terminals.clone();
-        Box::pin(run(cx, session, terminals, command))
+    ) -> ClientFuture<Result<TerminalRun, ClientError>> {
+        let requests = Requests {
+            cx: self.cx.clone(),
+            session: self.session_id.clone(),
+            bound: self.bound,
+        };
+        Box::pin(run(requests, self.terminals.clone(), command))
+    }
+}
+
+/// What the terminal requests of one session need: where they go and their bound.
+#[derive(Clone)]
+struct Requests {
+    cx: Connection,
+    session: String,
+    bound: Duration,
+}
+
+impl Requests {
+    /// `terminal/kill` then `terminal/release` of `id`, in a task of its own, each within the
+    /// bound (nothing waits for them; a client that does not answer is only logged).
+    fn end(&self, id: TerminalId, kill: bool) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let cx = &self.cx;
+        let kill = kill.then(|| {
+            cx.send_request(KillTerminalRequest::new(self.session.clone(), id.clone()))
+                .block_task()
+        });
+        let release = cx
+            .send_request(ReleaseTerminalRequest::new(self.session.clone(), id))
+            .block_task();
+        let bound = self.bound;
+        runtime.spawn(async move {
+            if let Some(kill) = kill {
+                if let Err(e) = within("terminal/kill", bound, kill).await {
+                    tracing::debug!("terminal/kill: {e}");
+                }
+            }
+            if let Err(e) = within("terminal/release", bound, release).await {
+                tracing::debug!("terminal/release: {e}");
+            }
+        });
     }
 }
 
 /// A terminal rawko created: killed and released when dropped before [`Held::release`] (the
 /// tool call was cancelled, or something failed on the way).
 struct Held {
-    cx: Connection,
-    session: String,
+    requests: Requests,
     id: TerminalId,
     released: bool,
 }
@@ -121,43 +221,24 @@ struct Held {
 impl Held {
     fn release(mut self) {
         self.released = true;
-        let request = ReleaseTerminalRequest::new(self.session.clone(), self.id.clone());
-        self.cx.send_request(request).detach();
+        self.requests.end(self.id.clone(), false);
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if self.released {
-            return;
-        }
-        let kill = self.cx.send_request(KillTerminalRequest::new(
-            self.session.clone(),
-            self.id.clone(),
-        ));
-        let release = self.cx.send_request(ReleaseTerminalRequest::new(
-            self.session.clone(),
-            self.id.clone(),
-        ));
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(e) = kill.block_task().await {
-                    tracing::debug!("terminal/kill: {e}");
-                }
-                if let Err(e) = release.block_task().await {
-                    tracing::debug!("terminal/release: {e}");
-                }
-            });
+        if !self.released {
+            self.requests.end(self.id.clone(), true);
         }
     }
 }
 
 async fn run(
-    cx: Connection,
-    session: String,
+    requests: Requests,
     terminals: Terminals,
     command: TerminalCommand,
-) -> Result<TerminalRun, String> {
+) -> Result<TerminalRun, ClientError> {
+    let Requests { cx, session, bound } = requests.clone();
     let env = command
         .env
         .iter()
@@ -168,14 +249,14 @@ async fn run(
         .env(env)
         .cwd(command.cwd.clone())
         .output_byte_limit(command.output_limit);
-    let created = cx
-        .send_request(request)
-        .block_task()
-        .await
-        .map_err(|e| said(&e))?;
+    let created = within(
+        "terminal/create",
+        bound,
+        cx.send_request(request).block_task(),
+    )
+    .await?;
     let held = Held {
-        cx: cx.clone(),
-        session: session.clone(),
+        requests,
         id: created.terminal_id.clone(),
         released: false,
     };
@@ -196,40 +277,71 @@ async fn run(
             tracing::debug!("cannot show the terminal in the tool call: {e}");
         }
     }
-    let wait = |cx: &Connection| {
+    let ran = wait_and_read(&cx, &session, bound, &created.terminal_id, &command).await;
+    match ran {
+        Ok(run) => {
+            held.release();
+            Ok(run)
+        }
+        Err(e) => {
+            // The call's last update shows why it failed, not the terminal; `held` is dropped,
+            // which kills and releases the terminal.
+            if let Some(call) = &command.call_id {
+                if let Ok(mut t) = terminals.lock() {
+                    t.remove(call);
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Waits for the command in terminal `id` to exit (killing it at its time limit) and reads its
+/// output and exit status.
+async fn wait_and_read(
+    cx: &Connection,
+    session: &str,
+    bound: Duration,
+    id: &TerminalId,
+    command: &TerminalCommand,
+) -> Result<TerminalRun, ClientError> {
+    let wait = || {
         cx.send_request(WaitForTerminalExitRequest::new(
-            session.clone(),
-            created.terminal_id.clone(),
+            session.to_owned(),
+            id.clone(),
         ))
         .block_task()
     };
-    let (exit, timed_out) = match tokio::time::timeout(command.timeout, wait(&cx)).await {
+    // The command's own time limit bounds the wait for its exit; past it the command is killed,
+    // and its exit may come up to AFTER_KILL later.
+    let (exit, timed_out) = match tokio::time::timeout(command.timeout, wait()).await {
         Ok(Ok(response)) => (Some(response.exit_status), false),
-        Ok(Err(e)) => return Err(said(&e)),
+        Ok(Err(e)) => return Err(ClientError::Answered(said(&e))),
         Err(_) => {
-            cx.send_request(KillTerminalRequest::new(
-                session.clone(),
-                created.terminal_id.clone(),
-            ))
-            .block_task()
-            .await
-            .map_err(|e| said(&e))?;
-            let after = tokio::time::timeout(AFTER_KILL, wait(&cx)).await;
+            let kill = KillTerminalRequest::new(session.to_owned(), id.clone());
+            within("terminal/kill", bound, cx.send_request(kill).block_task()).await?;
+            let after = tokio::time::timeout(AFTER_KILL, wait()).await;
             (after.ok().and_then(Result::ok).map(|r| r.exit_status), true)
         }
     };
-    let output = cx
-        .send_request(TerminalOutputRequest::new(
-            session.clone(),
-            created.terminal_id.clone(),
-        ))
-        .block_task()
-        .await
-        .map_err(|e| said(&e))?;
-    held.release();
-    let exit = exit
-        .or(output.exit_status)
-        .unwrap_or_else(TerminalExitStatus::new);
+    let output = within(
+        "terminal/output",
+        bound,
+        cx.send_request(TerminalOutputRequest::new(session.to_owned(), id.clone()))
+            .block_task(),
+    )
+    .await?;
+    let exit = match exit.or(output.exit_status) {
+        Some(exit) => exit,
+        // Killed, and still no word of its exit: the editor is not answering the wait.
+        None if timed_out => {
+            return Err(ClientError::NoAnswer(no_answer(
+                "terminal/wait_for_exit",
+                command.timeout + AFTER_KILL,
+            )))
+        }
+        None => TerminalExitStatus::new(),
+    };
     Ok(TerminalRun {
         output: output.output,
         truncated: output.truncated,

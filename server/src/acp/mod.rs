@@ -13,6 +13,7 @@ mod map;
 mod sessions;
 #[cfg(test)]
 mod tests;
+mod transport;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ use agent_client_protocol::v1::schema::{
     PromptResponse, RequestPermissionRequest, SessionNotification, SessionUpdate,
     SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
+use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
@@ -128,14 +129,14 @@ pub fn serve_stdio(options: AcpOptions) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Serves the client on `input`/`output` until it closes the connection.
+/// Serves the client on `input`/`output` until it closes the connection. The lines are read
+/// with a bound and bad ones answered there (`transport.rs`); the SDK gets the rest.
 async fn serve(
     face: Arc<Face>,
-    input: impl tokio::io::AsyncRead + Send + 'static,
-    output: impl tokio::io::AsyncWrite + Send + 'static,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
-    use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
-    let transport = ByteStreams::new(output.compat_write(), input.compat());
+    let transport = transport::lines(input, output);
     let (f0, f1, f2, f3, f4, f5) = (
         face.clone(),
         face.clone(),
@@ -436,6 +437,7 @@ impl Face {
         };
         let store = crate::store::state_dir(env);
         let offers = self.offers.lock().map(|o| *o).unwrap_or_default();
+        let editor_bound = place.settings.editor_request_timeout;
         let terminals = client_io::Terminals::default();
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
@@ -464,6 +466,7 @@ impl Face {
                     session_id: id.clone(),
                     offers,
                     terminals: terminals.clone(),
+                    bound: editor_bound,
                 })));
             }
             Session {
@@ -745,8 +748,9 @@ async fn pump(session: Arc<Session>, task_id: String, mut events: crate::engine:
     }
 }
 
-/// Asks the client about a blocked call (`session/request_permission`). When the task stops
-/// waiting first (its timeout, a cancel) the stream says so and the call does not run.
+/// Asks the client about a blocked call (`session/request_permission`), within the approval
+/// timeout. When the task stops waiting first (that timeout: `reject_once`, or a cancel) the
+/// stream says so and the call does not run.
 async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
     let ApprovalRequest {
         tool_call_id,
@@ -756,6 +760,7 @@ async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
         reason,
         detail,
         summary,
+        timeout,
         mut reply,
         ..
     } = request;
@@ -778,13 +783,23 @@ async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
         ),
         map::permission_options(),
     );
-    let sent = session.cx.send_request(params).block_task();
+    // The task stops waiting at the same timeout (it started counting first), so `reply`
+    // closes first; the bound here only makes sure nothing waits past it.
+    let sent = client_io::within(
+        "session/request_permission",
+        timeout,
+        session.cx.send_request(params).block_task(),
+    );
     let answer = tokio::select! {
         answer = sent => match answer {
             Ok(response) => map::approval_answer(&response.outcome),
-            Err(e) => {
+            Err(crate::tools::ClientError::Answered(e)) => {
                 tracing::warn!("the client answered the permission request with an error: {e}");
                 ApprovalAnswer::Cancelled
+            }
+            Err(crate::tools::ClientError::NoAnswer(_)) => {
+                session.message(map::approval_timeout_line(&summary));
+                return;
             }
         },
         () = reply.closed() => {

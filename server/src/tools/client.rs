@@ -69,19 +69,51 @@ pub struct TerminalRun {
     pub timed_out: bool,
 }
 
-/// A client that does file and process I/O for rawko's tools. An `Err` is the client's own
-/// message (its error answer, or that it went away).
+/// Why a request to the client failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// The client answered with an error (its message), or went away.
+    Answered(String),
+    /// No answer came within the request's bound (the reason in the user's words, e.g. "the
+    /// editor did not answer fs/read_text_file within 30 s").
+    NoAnswer(String),
+}
+
+impl ClientError {
+    /// What the agent is told after "cannot read/write …: ".
+    fn told(&self) -> String {
+        match self {
+            ClientError::Answered(e) => format!("the editor answered: {e}"),
+            ClientError::NoAnswer(why) => why.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Answered(text) | ClientError::NoAnswer(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A client that does file and process I/O for rawko's tools. Every request has a bound: no
+/// answer within it is [`ClientError::NoAnswer`], and the tool call fails with that reason.
 pub trait ClientIo: Send + Sync + std::fmt::Debug {
     fn offers(&self) -> ClientOffers;
-    fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, String>>;
-    fn write_text_file(&self, path: PathBuf, content: String) -> ClientFuture<Result<(), String>>;
+    fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, ClientError>>;
+    fn write_text_file(
+        &self,
+        path: PathBuf,
+        content: String,
+    ) -> ClientFuture<Result<(), ClientError>>;
     /// Runs `command` in a terminal of the client until it exits or its time limit (then it is
     /// killed), and answers its output and exit status. Dropping the future kills the command and
     /// releases the terminal.
     fn run_in_terminal(
         &self,
         command: TerminalCommand,
-    ) -> ClientFuture<Result<TerminalRun, String>>;
+    ) -> ClientFuture<Result<TerminalRun, ClientError>>;
 }
 
 /// The look rawko takes at `confined` before it asks the client: a directory or a special file is
@@ -110,12 +142,10 @@ async fn read_confined(
     client
         .read_text_file(confined.real.clone())
         .await
-        .map_err(|e| {
-            if exists {
-                format!("cannot read \"{given}\": the editor answered: {e}")
-            } else {
-                format!("file \"{given}\" does not exist")
-            }
+        .map_err(|e| match e {
+            // An editor that has no buffer of a file that is not on disk answers an error.
+            ClientError::Answered(_) if !exists => format!("file \"{given}\" does not exist"),
+            e => format!("cannot read \"{given}\": {}", e.told()),
         })
 }
 
@@ -182,7 +212,7 @@ pub(super) async fn write(
     client
         .write_text_file(confined.real.clone(), content.to_owned())
         .await
-        .map_err(|e| format!("cannot write \"{given}\": the editor answered: {e}"))?;
+        .map_err(|e| format!("cannot write \"{given}\": {}", e.told()))?;
     Ok(format!(
         "wrote {} bytes to {}",
         content.len(),
@@ -208,7 +238,7 @@ pub(super) async fn edit(
     client
         .write_text_file(confined.real.clone(), text)
         .await
-        .map_err(|e| format!("cannot write \"{given}\": the editor answered: {e}"))?;
+        .map_err(|e| format!("cannot write \"{given}\": {}", e.told()))?;
     Ok(edited(total, edits.len(), &shown(ctx, &confined.real)))
 }
 

@@ -21,7 +21,7 @@ struct FakeEditor {
     /// The editor's own environment, given to terminal commands.
     env: Vec<(String, String)>,
     /// Answer every request with this error.
-    fail: Option<String>,
+    fail: Option<ClientError>,
 }
 
 impl FakeEditor {
@@ -47,7 +47,7 @@ impl ClientIo for FakeEditor {
         self.offers
     }
 
-    fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, String>> {
+    fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, ClientError>> {
         self.calls
             .lock()
             .unwrap()
@@ -55,19 +55,27 @@ impl ClientIo for FakeEditor {
         let answer = match (&self.fail, self.buffers.lock().unwrap().get(&path)) {
             (Some(e), _) => Err(e.clone()),
             (None, Some(buffer)) => Ok(buffer.clone()),
-            (None, None) => std::fs::read_to_string(&path).map_err(|e| e.to_string()),
+            (None, None) => {
+                std::fs::read_to_string(&path).map_err(|e| ClientError::Answered(e.to_string()))
+            }
         };
         Box::pin(async move { answer })
     }
 
-    fn write_text_file(&self, path: PathBuf, content: String) -> ClientFuture<Result<(), String>> {
+    fn write_text_file(
+        &self,
+        path: PathBuf,
+        content: String,
+    ) -> ClientFuture<Result<(), ClientError>> {
         self.calls
             .lock()
             .unwrap()
             .push(format!("write {}", path.display()));
         let answer = match &self.fail {
             Some(e) => Err(e.clone()),
-            None => std::fs::write(&path, content).map_err(|e| e.to_string()),
+            None => {
+                std::fs::write(&path, content).map_err(|e| ClientError::Answered(e.to_string()))
+            }
         };
         Box::pin(async move { answer })
     }
@@ -75,7 +83,7 @@ impl ClientIo for FakeEditor {
     fn run_in_terminal(
         &self,
         command: TerminalCommand,
-    ) -> ClientFuture<Result<TerminalRun, String>> {
+    ) -> ClientFuture<Result<TerminalRun, ClientError>> {
         self.calls.lock().unwrap().push(format!(
             "terminal {} {}",
             command.program,
@@ -102,7 +110,7 @@ impl ClientIo for FakeEditor {
                     ..TerminalRun::default()
                 },
                 Ok(output) => {
-                    let output = output.map_err(|e| e.to_string())?;
+                    let output = output.map_err(|e| ClientError::Answered(e.to_string()))?;
                     TerminalRun {
                         output: String::from_utf8_lossy(&[output.stdout, output.stderr].concat())
                             .into_owned(),
@@ -279,7 +287,7 @@ async fn the_editors_errors_are_said_and_nothing_is_claimed() {
             write: true,
             terminal: true,
         },
-        fail: Some("the buffer is read-only".into()),
+        fail: Some(ClientError::Answered("the buffer is read-only".into())),
         ..FakeEditor::default()
     });
     let (dir, ctx) = with_client(&editor);
@@ -305,6 +313,49 @@ async fn the_editors_errors_are_said_and_nothing_is_claimed() {
         ToolOutput::error(
             "cannot run the command in the editor's terminal: the buffer is read-only"
         )
+    );
+}
+
+#[tokio::test]
+async fn an_editor_that_does_not_answer_in_time_is_said_so_even_for_a_file_not_on_disk() {
+    let why = |method: &str| format!("the editor did not answer {method} within 30 s");
+    let editor = Arc::new(FakeEditor {
+        offers: ClientOffers {
+            read: true,
+            write: true,
+            terminal: true,
+        },
+        fail: Some(ClientError::NoAnswer(why("fs/read_text_file"))),
+        ..FakeEditor::default()
+    });
+    let (dir, ctx) = with_client(&editor);
+    std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    for file in ["a.txt", "not-on-disk.txt"] {
+        let out = run("Read", &json!({"file_path": file}), &ctx).await;
+        assert_eq!(
+            out,
+            ToolOutput::error(format!(
+                "cannot read \"{file}\": {}",
+                why("fs/read_text_file")
+            ))
+        );
+    }
+    let out = run(
+        "Edit",
+        &json!({"file_path": "a.txt", "old_string": "x", "new_string": "y"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        out,
+        ToolOutput::error(format!(
+            "cannot read \"a.txt\": {}",
+            why("fs/read_text_file")
+        ))
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "x\n"
     );
 }
 

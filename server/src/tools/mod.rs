@@ -33,7 +33,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 pub use crate::sandbox::WorkspaceAccess;
-pub use client::{ClientFuture, ClientIo, ClientOffers, TerminalCommand, TerminalRun};
+pub use client::{ClientError, ClientFuture, ClientIo, ClientOffers, TerminalCommand, TerminalRun};
 pub use confine::resolve;
 
 /// The longest a Bash command may be given to run, in seconds.
