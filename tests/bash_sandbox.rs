@@ -173,9 +173,10 @@ async fn in_a_read_only_phase_writers_the_command_check_misses_are_refused() {
             "f5",
         ),
     ];
-    // Writers rawko's reading of the command does not see: only the kernel stops them.
+    // Writers rawko's reading of the command does not see: only the kernel stops them. (Not
+    // `script`: Bash may not open a pseudo-terminal at all.)
     let missed = [
-        ("script -qc 'touch f1' /dev/null", "f1"),
+        ("iconv -f utf-8 -t utf-8 -o f1 notes.txt", "f1"),
         ("openssl rand -out f2 4", "f2"),
     ];
     for (command, _) in missed {
@@ -205,7 +206,7 @@ async fn in_a_read_only_phase_writers_the_command_check_misses_are_refused() {
                 || out.content.contains("Operation not permitted"),
             "{command}: {out:?}"
         );
-        // A failed command says why (`script` exits 0 whatever its command did).
+        // A failed command says why (one that exits 0 whatever it failed to do gets no note).
         assert_eq!(
             out.is_error,
             out.content.contains(
@@ -217,11 +218,11 @@ async fn in_a_read_only_phase_writers_the_command_check_misses_are_refused() {
     // The same writer runs where the phase allows writing.
     let out = bash(
         &f.ctx,
-        "script -qc 'touch f1' /dev/null",
+        "iconv -f utf-8 -t utf-8 -o f1 notes.txt",
         WorkspaceAccess::ReadWrite,
     )
     .await;
-    if has_program("script") {
+    if has_program("iconv") {
         assert!(f.ws.join("f1").exists(), "{out:?}");
     }
 }
@@ -550,12 +551,12 @@ impl Project {
 const WRITERS_IN_BOTH_PHASES: &str = r#"
 turns:
   - tool_calls:
-      - {name: Bash, input: {command: "script -qc 'touch f1' /dev/null"}}
+      - {name: Bash, input: {command: "iconv -f utf-8 -t utf-8 -o f1 s.yaml 2>&1"}}
       - {name: Bash, input: {command: "openssl rand -out f2 4"}}
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - tool_calls:
-      - {name: Bash, input: {command: "script -qc 'touch f3' /dev/null; echo made > f4; echo \"$TMPDIR\" > tmpdir"}}
+      - {name: Bash, input: {command: "iconv -f utf-8 -t utf-8 -o f3 s.yaml; echo made > f4; echo \"$TMPDIR\" > tmpdir"}}
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - text: "Done."
@@ -566,13 +567,13 @@ turns:
 /// TMPDIR is removed when it ends.
 #[test]
 fn a_phase_that_does_not_allow_writing_is_enforced_by_the_kernel() {
-    if !landlock() || !has_program("script") || !has_program("openssl") {
+    if !landlock() || !has_program("iconv") || !has_program("openssl") {
         return;
     }
     let p = Project::new("{}");
     let shown = p.run(WRITERS_IN_BOTH_PHASES, &[]);
     assert!(
-        shown.contains("touch: cannot touch 'f1': Permission denied"),
+        shown.contains("iconv: cannot open output file: Permission denied"),
         "{shown}"
     );
     let ws = p.ws();
@@ -626,7 +627,7 @@ fn auto_without_landlock_says_so_once_and_runs_bash_as_before() {
         "{shown}"
     );
     assert!(p.ws().join("f4").exists(), "{shown}");
-    if has_program("script") {
+    if has_program("iconv") {
         assert!(p.ws().join("f1").exists(), "unconfined, as before: {shown}");
     }
 }
