@@ -594,6 +594,75 @@ fn a_phase_that_does_not_allow_writing_is_enforced_by_the_kernel() {
     assert!(!shown.contains("without the kernel sandbox"), "{shown}");
 }
 
+/// Toolchains outside the home's usual names, as on CI machines and in containers: a program in a
+/// directory on rawko's PATH, and `cargo` under a CARGO_HOME a SessionStart hook sets through
+/// `CLAUDE_ENV_FILE` (run by its path, which the gate lets run only where writing is allowed),
+/// both in a temporary directory, run under Landlock. PATH entries that would
+/// open too much (`/`, an empty one) are left out, and the task says so once.
+#[test]
+fn toolchains_the_environment_names_run_wherever_they_are() {
+    if !landlock() {
+        return;
+    }
+    let dir = TempDir::new().expect("temp dir");
+    let ci = dir.path().canonicalize().expect("canonical");
+    let (tools, cargo) = (ci.join("tools/bin"), ci.join("cargo home"));
+    for (file, text) in [
+        (
+            tools.join("hello-tool"),
+            "#!/bin/sh\necho hello from a tool on the PATH\n",
+        ),
+        (
+            cargo.join("bin/cargo"),
+            "#!/bin/sh\necho \"cargo 9.9.9 (from CARGO_HOME $1)\"\n",
+        ),
+    ] {
+        std::fs::create_dir_all(file.parent().unwrap()).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let hook = format!(
+        "echo 'export CARGO_HOME=\"{}\"' >> \"$CLAUDE_ENV_FILE\"",
+        cargo.display()
+    );
+    let p = Project::new(
+        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    );
+    let path = format!(
+        "{}:{}:/:",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shown = p.run(
+        r#"
+turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "hello-tool"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Bash, input: {command: "\"$CARGO_HOME/bin/cargo\" --version"}}
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+"#,
+        &[("PATH", &path)],
+    );
+    assert!(shown.contains("↳ hello from a tool on the PATH"), "{shown}");
+    assert!(
+        shown.contains("↳ cargo 9.9.9 (from CARGO_HOME --version)"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown
+            .matches("note: Bash's sandbox does not open PATH entry /, PATH entry \"\": it would open too much")
+            .count(),
+        1,
+        "{shown}"
+    );
+}
+
 /// `sandbox: "required"` on a kernel without Landlock: Bash is refused with a message that says
 /// why and what to change, and nothing it was asked to do happens.
 #[test]

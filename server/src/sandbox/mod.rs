@@ -20,6 +20,7 @@
 
 pub mod exec;
 mod landlock;
+pub mod toolchains;
 
 use std::ffi::OsString;
 use std::io;
@@ -34,6 +35,7 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 
 pub use exec::LEFT_RUNNING;
+pub use toolchains::ToolchainDirs;
 
 /// How long rawko waits beyond the helper's own grace before it kills the helper itself.
 const HELPER_MARGIN: Duration = Duration::from_secs(1);
@@ -212,6 +214,8 @@ pub struct Sandbox {
     pub home: Option<PathBuf>,
     /// The task's temporary directory: Bash's `TMPDIR`, writable to it. Made when needed.
     pub temp_dir: Option<PathBuf>,
+    /// What Bash's environment adds to what it may read: its `PATH`, the toolchains' homes.
+    pub toolchains: ToolchainDirs,
 }
 
 /// Directories of the system Bash may read (and run programs from).
@@ -287,6 +291,7 @@ impl Sandbox {
         if let Some(home) = &self.home {
             read.extend(HOME_READ.iter().map(|p| home.join(p)));
         }
+        read.extend(self.toolchains.dirs.iter().cloned());
         read.extend(
             self.settings
                 .allow_read
@@ -327,6 +332,16 @@ impl Sandbox {
             )),
             _ => Ok(None),
         }
+    }
+
+    /// What the task should say once about the directories of Bash's environment the sandbox
+    /// leaves out ([`ToolchainDirs::note`]), when the sandbox confines Bash.
+    pub fn toolchains_note(&self) -> Option<String> {
+        if self.settings.mode == SandboxMode::Off || helper().is_none() {
+            return None;
+        }
+        landlock_support().ok()?;
+        self.toolchains.note()
     }
 
     /// What the task should say once when its Bash commands run unconfined although the
@@ -714,6 +729,10 @@ mod tests {
             },
             home: Some("/home/ada".into()),
             temp_dir: Some("/state/tasks/t1/tmp".into()),
+            toolchains: ToolchainDirs {
+                dirs: vec!["/ci/cargo".into()],
+                left_out: Vec::new(),
+            },
         };
         let rules = sandbox.rules(&ws, WorkspaceAccess::ReadWrite);
         assert!(rules.write.contains(&ws));
@@ -721,10 +740,26 @@ mod tests {
         for p in ["/state/tasks/t1/tmp", "/srv/out", "/dev/null"] {
             assert!(rules.write.contains(&PathBuf::from(p)), "{p}");
         }
-        for p in ["/usr", "/home/ada/.cargo", "/home/ada/.m2"] {
+        for p in ["/usr", "/home/ada/.cargo", "/home/ada/.m2", "/ci/cargo"] {
             assert!(rules.read.contains(&PathBuf::from(p)), "{p}");
         }
         assert!(!rules.read.contains(&PathBuf::from("/home/ada")));
+        // Of /dev, the devices a shell needs; no terminal.
+        for p in [
+            "/dev",
+            "/dev/tty",
+            "/dev/pts",
+            "/dev/ptmx",
+            "/dev/console",
+            "/dev/shm",
+        ] {
+            let p = PathBuf::from(p);
+            assert!(
+                !rules.read.contains(&p) && !rules.write.contains(&p),
+                "{}",
+                p.display()
+            );
+        }
         let rules = sandbox.rules(&ws, WorkspaceAccess::ReadOnly);
         assert!(rules.read.contains(&ws));
         assert!(!rules.write.contains(&ws));

@@ -97,8 +97,9 @@ pub(super) struct Control {
     pub(super) started_at: i64,
     /// The external agent this task stands for, if it is one.
     external: Option<Arc<crate::external::Bridge>>,
-    /// Whether the task said that its Bash commands run without the kernel sandbox (once).
-    unconfined_note_shown: bool,
+    /// Whether the task said what it says once about Bash's sandbox (that its commands run
+    /// without the kernel sandbox, what of their environment it leaves out).
+    sandbox_notes_shown: bool,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -299,7 +300,7 @@ pub(super) async fn run(
         started_at,
         hook_state: HookState::default(),
         external,
-        unconfined_note_shown: false,
+        sandbox_notes_shown: false,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -514,10 +515,16 @@ pub(super) async fn run(
     .map(TempDir);
     Arc::make_mut(&mut tools).sandbox.temp_dir = temp_dir.as_ref().map(|t| t.0.clone());
 
-    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
+    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands, and
+    // the directories its PATH and toolchain variables name are theirs to read.
     let bash_env = ctl.session_env();
     if !bash_env.0.is_empty() {
-        Arc::make_mut(&mut tools).bash_env = bash_env;
+        let tools = Arc::make_mut(&mut tools);
+        tools.sandbox.toolchains = crate::sandbox::ToolchainDirs::from_env(
+            |k| bash_env.var(k, |k| std::env::var_os(k)),
+            tools.sandbox.home.as_deref(),
+        );
+        tools.bash_env = bash_env;
     }
 
     if ctl.external.is_some() {
