@@ -173,9 +173,10 @@ async fn in_a_read_only_phase_writers_the_command_check_misses_are_refused() {
             "f5",
         ),
     ];
-    // Writers rawko's reading of the command does not see: only the kernel stops them.
+    // Writers rawko's reading of the command does not see: only the kernel stops them. (Not
+    // `script`: Bash may not open a pseudo-terminal at all.)
     let missed = [
-        ("script -qc 'touch f1' /dev/null", "f1"),
+        ("iconv -f utf-8 -t utf-8 -o f1 notes.txt", "f1"),
         ("openssl rand -out f2 4", "f2"),
     ];
     for (command, _) in missed {
@@ -205,7 +206,7 @@ async fn in_a_read_only_phase_writers_the_command_check_misses_are_refused() {
                 || out.content.contains("Operation not permitted"),
             "{command}: {out:?}"
         );
-        // A failed command says why (`script` exits 0 whatever its command did).
+        // A failed command says why (one that exits 0 whatever it failed to do gets no note).
         assert_eq!(
             out.is_error,
             out.content.contains(
@@ -217,11 +218,11 @@ async fn in_a_read_only_phase_writers_the_command_check_misses_are_refused() {
     // The same writer runs where the phase allows writing.
     let out = bash(
         &f.ctx,
-        "script -qc 'touch f1' /dev/null",
+        "iconv -f utf-8 -t utf-8 -o f1 notes.txt",
         WorkspaceAccess::ReadWrite,
     )
     .await;
-    if has_program("script") {
+    if has_program("iconv") {
         assert!(f.ws.join("f1").exists(), "{out:?}");
     }
 }
@@ -550,12 +551,12 @@ impl Project {
 const WRITERS_IN_BOTH_PHASES: &str = r#"
 turns:
   - tool_calls:
-      - {name: Bash, input: {command: "script -qc 'touch f1' /dev/null"}}
+      - {name: Bash, input: {command: "iconv -f utf-8 -t utf-8 -o f1 s.yaml 2>&1"}}
       - {name: Bash, input: {command: "openssl rand -out f2 4"}}
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - tool_calls:
-      - {name: Bash, input: {command: "script -qc 'touch f3' /dev/null; echo made > f4; echo \"$TMPDIR\" > tmpdir"}}
+      - {name: Bash, input: {command: "iconv -f utf-8 -t utf-8 -o f3 s.yaml; echo made > f4; echo \"$TMPDIR\" > tmpdir"}}
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - text: "Done."
@@ -566,13 +567,13 @@ turns:
 /// TMPDIR is removed when it ends.
 #[test]
 fn a_phase_that_does_not_allow_writing_is_enforced_by_the_kernel() {
-    if !landlock() || !has_program("script") || !has_program("openssl") {
+    if !landlock() || !has_program("iconv") || !has_program("openssl") {
         return;
     }
     let p = Project::new("{}");
     let shown = p.run(WRITERS_IN_BOTH_PHASES, &[]);
     assert!(
-        shown.contains("touch: cannot touch 'f1': Permission denied"),
+        shown.contains("iconv: cannot open output file: Permission denied"),
         "{shown}"
     );
     let ws = p.ws();
@@ -591,6 +592,75 @@ fn a_phase_that_does_not_allow_writing_is_enforced_by_the_kernel() {
     );
     assert!(!tmp.exists(), "the task's temp dir is removed when it ends");
     assert!(!shown.contains("without the kernel sandbox"), "{shown}");
+}
+
+/// Toolchains outside the home's usual names, as on CI machines and in containers: a program in a
+/// directory on rawko's PATH, and `cargo` under a CARGO_HOME a SessionStart hook sets through
+/// `CLAUDE_ENV_FILE` (run by its path, which the gate lets run only where writing is allowed),
+/// both in a temporary directory, run under Landlock. PATH entries that would
+/// open too much (`/`, an empty one) are left out, and the task says so once.
+#[test]
+fn toolchains_the_environment_names_run_wherever_they_are() {
+    if !landlock() {
+        return;
+    }
+    let dir = TempDir::new().expect("temp dir");
+    let ci = dir.path().canonicalize().expect("canonical");
+    let (tools, cargo) = (ci.join("tools/bin"), ci.join("cargo home"));
+    for (file, text) in [
+        (
+            tools.join("hello-tool"),
+            "#!/bin/sh\necho hello from a tool on the PATH\n",
+        ),
+        (
+            cargo.join("bin/cargo"),
+            "#!/bin/sh\necho \"cargo 9.9.9 (from CARGO_HOME $1)\"\n",
+        ),
+    ] {
+        std::fs::create_dir_all(file.parent().unwrap()).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let hook = format!(
+        "echo 'export CARGO_HOME=\"{}\"' >> \"$CLAUDE_ENV_FILE\"",
+        cargo.display()
+    );
+    let p = Project::new(
+        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    );
+    let path = format!(
+        "{}:{}:/:",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shown = p.run(
+        r#"
+turns:
+  - tool_calls:
+      - {name: Bash, input: {command: "hello-tool"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Bash, input: {command: "\"$CARGO_HOME/bin/cargo\" --version"}}
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+"#,
+        &[("PATH", &path)],
+    );
+    assert!(shown.contains("↳ hello from a tool on the PATH"), "{shown}");
+    assert!(
+        shown.contains("↳ cargo 9.9.9 (from CARGO_HOME --version)"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown
+            .matches("note: Bash's sandbox does not open PATH entry /, PATH entry \"\": it would open too much")
+            .count(),
+        1,
+        "{shown}"
+    );
 }
 
 /// `sandbox: "required"` on a kernel without Landlock: Bash is refused with a message that says
@@ -626,7 +696,7 @@ fn auto_without_landlock_says_so_once_and_runs_bash_as_before() {
         "{shown}"
     );
     assert!(p.ws().join("f4").exists(), "{shown}");
-    if has_program("script") {
+    if has_program("iconv") {
         assert!(p.ws().join("f1").exists(), "unconfined, as before: {shown}");
     }
 }

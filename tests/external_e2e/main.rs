@@ -17,6 +17,7 @@ use tempfile::TempDir;
 
 mod endpoint;
 mod hooks;
+mod runtime_dir;
 mod sessions;
 
 struct Run {

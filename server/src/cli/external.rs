@@ -47,7 +47,10 @@ pub fn hook(
         .as_str()
         .map(PathBuf::from)
         .unwrap_or_else(|| ctx.workspace.clone());
-    let runtime = endpoint::runtime_dir(ctx.env);
+    let runtime = match crate::external::private_runtime_dir(ctx.env, false) {
+        Ok(runtime) => runtime,
+        Err(why) => return give_up(ctx, why),
+    };
     let Some((url, token, file)) = endpoint::find(&runtime, &cwd) else {
         return give_up(
             ctx,
@@ -133,7 +136,7 @@ pub fn install(
 /// `rawko mcp`: an MCP server on stdio with `workflow_step`, `workflow_status` and
 /// `workflow_start`, forwarded to the rawko server of the working directory.
 pub fn mcp(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
-    let runtime = endpoint::runtime_dir(ctx.env);
+    let runtime = crate::external::private_runtime_dir(ctx.env, false);
     let var = |name: &str| {
         (ctx.env)(name)
             .and_then(|v| v.into_string().ok())
@@ -170,7 +173,8 @@ pub fn mcp(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
 }
 
 struct McpServer {
-    runtime: PathBuf,
+    /// The runtime directory, or why it is not used.
+    runtime: Result<PathBuf, String>,
     workspace: PathBuf,
     /// The endpoint of the task whose ACP agent started this server, when one did.
     acp_url: Option<String>,
@@ -197,7 +201,8 @@ impl McpServer {
                 },
             );
         }
-        let (url, token, _) = endpoint::find(&self.runtime, &self.workspace).ok_or_else(|| {
+        let runtime = self.runtime.as_ref().map_err(Clone::clone)?;
+        let (url, token, _) = endpoint::find(runtime, &self.workspace).ok_or_else(|| {
             format!(
                 "no rawko server is running for {}; open it in an editor with rawko or run `rawko serve`",
                 self.workspace.display()

@@ -10,8 +10,13 @@ use serde_json::{json, Value};
 
 use super::endpoint_file;
 
-/// The endpoint serving `dir` or the nearest of its parents, as its file tells.
+/// The endpoint serving `dir` or the nearest of its parents, as its file tells. None when
+/// rawko's directory in `runtime_dir` is not the user's alone (see
+/// [`crate::external::private_runtime_dir`], which says why): a file there may be anyone's.
 pub fn find(runtime_dir: &Path, dir: &Path) -> Option<(String, String, PathBuf)> {
+    if !crate::external::private_dir(&runtime_dir.join("rawko"), false).unwrap_or(false) {
+        return None;
+    }
     let mut at = Some(dir.to_path_buf());
     while let Some(d) = at {
         let file = endpoint_file(runtime_dir, &d);

@@ -216,13 +216,14 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// client, still sending, sees the answer rather than a reset); past this the connection closes.
 const DISCARD_LIMIT: usize = 64 * 1024 * 1024;
 
-/// Starts the endpoint for `workspace` and writes its file (0600, in a 0700 directory).
+/// Starts the endpoint for `workspace` and writes its file (0600, in a 0700 directory of the
+/// user's alone: `runtime_dir` comes from [`crate::external::private_runtime_dir`]).
 pub async fn start(
     host: Arc<dyn Host>,
     workspace: &Path,
     runtime_dir: &Path,
 ) -> std::io::Result<Endpoint> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     // A longer queue of connections waiting to be accepted than tokio's 128: while the endpoint
     // is at its cap on connections they wait there, and a burst (a few hundred hook calls at
     // once) does not overflow it into resets.
@@ -233,11 +234,14 @@ pub async fn start(
     let token = random_token();
     let file = endpoint_file(runtime_dir, workspace);
     if let Some(dir) = file.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        // Made private to the user, or refused when someone else could see the token in it.
+        if let Some(base) = dir.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(base)?;
+        }
+        crate::external::private_dir(dir, true).map_err(std::io::Error::other)?;
     }
     let url = format!("http://{addr}");
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));

@@ -83,13 +83,80 @@ pub enum BridgeEvent {
 }
 
 /// Where rawko keeps the files of its local endpoint: `$XDG_RUNTIME_DIR`, else a directory of
-/// this user's in the temporary directory.
+/// this user's in the temporary directory. Only the path: [`private_runtime_dir`] checks it.
 pub fn runtime_dir(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> std::path::PathBuf {
     if let Some(d) = env("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         return std::path::PathBuf::from(d);
     }
     let uid = nix::unistd::getuid();
     std::env::temp_dir().join(format!("rawko-runtime-{uid}"))
+}
+
+/// [`runtime_dir`], once the directories rawko keeps its files in there are known to be this
+/// user's alone: the fallback in the temporary directory (when `XDG_RUNTIME_DIR` is not set)
+/// and `rawko/` in either. Anybody may make a directory in `/tmp`: one another user made first
+/// would see the endpoint's token and could answer `rawko hook` in rawko's place. So each must be
+/// a real directory (not a link), owned by this user, with no permission for group or others,
+/// as ssh-agent and tmux require of theirs. With `make` the missing ones are made (0700);
+/// without, what is missing is left missing (there is nothing in it to trust).
+pub fn private_runtime_dir(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    make: bool,
+) -> Result<std::path::PathBuf, String> {
+    let fallback = env("XDG_RUNTIME_DIR").is_none_or(|v| v.is_empty());
+    let base = runtime_dir(env);
+    if fallback {
+        if !private_dir(&base, make)? {
+            return Ok(base);
+        }
+    } else if make {
+        // The user's own runtime directory (the login manager's, or one a test names).
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&base)
+            .map_err(|e| format!("cannot make the runtime directory {}: {e}", base.display()))?;
+    }
+    private_dir(&base.join("rawko"), make)?;
+    Ok(base)
+}
+
+/// Whether `dir` is there (made 0700 when missing and `make`); `Err` when it is there but is not
+/// a directory of this user's alone.
+pub fn private_dir(dir: &std::path::Path, make: bool) -> Result<bool, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if make {
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot make {}: {e}", dir.display())),
+        }
+    }
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("cannot check {}: {e}", dir.display())),
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    let why = if meta.file_type().is_symlink() {
+        "is a symbolic link, not a directory".to_owned()
+    } else if !meta.is_dir() {
+        "is not a directory".to_owned()
+    } else if meta.uid() != me {
+        format!("belongs to user {}, not to you ({me})", meta.uid())
+    } else if meta.mode() & 0o077 != 0 {
+        format!(
+            "may be used by other users (mode {:o}, not 700)",
+            meta.mode() & 0o7777
+        )
+    } else {
+        return Ok(true);
+    };
+    Err(format!(
+        "{} {why}: rawko will not keep or read its endpoint there; remove it (rawko makes it again) or set XDG_RUNTIME_DIR",
+        dir.display()
+    ))
 }
 
 /// What the endpoint, the provider and the task actor share for one external session.

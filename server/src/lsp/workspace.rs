@@ -62,7 +62,13 @@ pub(super) async fn open_endpoint(shared: Arc<Shared>, workspace: PathBuf) {
     let host = crate::endpoint::ExternalHost {
         tasks: shared.tasks.clone(),
     };
-    let runtime = crate::external::runtime_dir(env);
+    let runtime = match crate::external::private_runtime_dir(env, true) {
+        Ok(runtime) => runtime,
+        Err(why) => {
+            tracing::warn!("cannot start the endpoint for external agents: {why}");
+            return;
+        }
+    };
     match crate::endpoint::start(Arc::new(host), &workspace, &runtime).await {
         Ok(endpoint) => {
             tracing::info!(

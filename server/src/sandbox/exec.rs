@@ -3,13 +3,20 @@
 //! ```text
 //! rawko __exec [--landlock] [--read PATH]… [--write PATH]… [--grace MS] [--linger MS]
 //!              [--parent PID] -- PROGRAM [ARG]…
+//! rawko __exec --start [--landlock] [--read PATH]… [--write PATH]… -- PROGRAM [ARG]…
 //! ```
 //!
 //! It makes itself the child subreaper (`PR_SET_CHILD_SUBREAPER`), so every process the command
-//! starts stays below it whatever it does (`setsid`, `nohup`, a double fork); with `--landlock`
-//! it confines the thread that starts PROGRAM (see [`super::landlock`]), so the helper itself is
-//! outside the sandbox and its signals reach everything inside; then it runs PROGRAM as its
-//! child with its own stdin, stdout and stderr, and waits:
+//! starts stays below it whatever it does (`setsid`, `nohup`, a double fork); then it runs
+//! PROGRAM as its child with its own stdout and stderr, and waits. PROGRAM starts as the helper
+//! again, `rawko __exec --start …` (the second stage), which puts itself in a new session, so
+//! nothing below has a controlling terminal (no `/dev/tty`, no `TIOCSTI` into the terminal rawko
+//! runs in), replaces a terminal on stdin with `/dev/null`, confines itself with Landlock when
+//! asked (`--landlock`, see [`super::landlock`]) and becomes PROGRAM (exec). The helper itself
+//! stays outside the sandbox and in the process group rawko gave it, so its signals reach
+//! everything inside and rawko's reach it. The second stage is a process of its own because a
+//! process group leader cannot start a session, and the helper may be one (rawko starts it in a
+//! group of its own; an editor's terminal may start it as a session leader).
 //!
 //! - PROGRAM exits: processes still below the helper get `--linger` to end on their own, then
 //!   SIGKILL; the helper exits as PROGRAM did (its code, or the same signal).
@@ -50,9 +57,14 @@ const KILL_LIMIT: Duration = Duration::from_secs(5);
 
 const USAGE: &str = "usage: rawko __exec [--landlock] [--read PATH]... [--write PATH]... [--grace MS] [--linger MS] [--parent PID] -- PROGRAM [ARG]...";
 
+/// The flag of the second stage (see the module's doc).
+const START: &str = "--start";
+
 /// The helper's arguments.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Options {
+    /// The second stage: a new session, the sandbox, then PROGRAM in this process.
+    pub start: bool,
     pub landlock: bool,
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
@@ -67,6 +79,9 @@ impl Options {
     /// The arguments that give these options, after the subcommand's name.
     pub fn to_args(&self) -> Vec<OsString> {
         let mut out: Vec<OsString> = Vec::new();
+        if self.start {
+            out.push(START.into());
+        }
         if self.landlock {
             out.push("--landlock".into());
         }
@@ -109,6 +124,11 @@ impl Options {
         while i < args.len() {
             let arg = args[i].to_str().unwrap_or("");
             match arg {
+                START => {
+                    o.start = true;
+                    i += 1;
+                    continue;
+                }
                 "--landlock" => {
                     o.landlock = true;
                     i += 1;
@@ -145,6 +165,10 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(o) => o,
         Err(e) => return fail(125, &format!("rawko {SUBCOMMAND}: {e}\n{USAGE}")),
     };
+    if options.start {
+        let (code, message) = start(&options);
+        return fail(code, &message);
+    }
     match run(&options) {
         Ok(code) => code,
         Err((code, message)) => fail(code, &message),
@@ -283,40 +307,73 @@ fn run(o: &Options) -> Result<i32, (i32, String)> {
     })
 }
 
-/// Starts PROGRAM, in a thread confined by Landlock when asked.
+/// Starts PROGRAM through the second stage, `rawko __exec --start` (this binary), which becomes
+/// it.
 fn spawn(o: &Options) -> Result<std::process::Child, (i32, String)> {
-    let program = o.program.clone();
-    let args = o.args.clone();
-    let start = move || {
-        Command::new(&program).args(&args).spawn().map_err(|e| {
-            let code = if e.kind() == std::io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            };
-            (
-                code,
-                format!("rawko: cannot start {}: {e}", program.to_string_lossy()),
-            )
-        })
+    use std::os::unix::process::CommandExt;
+    let second = Options {
+        start: true,
+        landlock: o.landlock,
+        read: o.read.clone(),
+        write: o.write.clone(),
+        program: o.program.clone(),
+        args: o.args.clone(),
+        ..Options::default()
     };
-    if !o.landlock {
-        return start();
+    // From this thread, which lives as long as the helper: the second stage asks to be killed
+    // when its parent thread ends (PR_SET_PDEATHSIG).
+    Command::new("/proc/self/exe")
+        .arg0("rawko")
+        .arg(SUBCOMMAND)
+        .args(second.to_args())
+        .spawn()
+        .map_err(|e| (126, format!("rawko: cannot start the command: {e}")))
+}
+
+/// The second stage: a session of its own (so no controlling terminal), stdin that is not a
+/// terminal, the Landlock sandbox when asked, then PROGRAM in this process. Returns only when
+/// one of them fails: the exit code and the message.
+fn start(o: &Options) -> (i32, String) {
+    use std::io::IsTerminal;
+    use std::os::unix::process::CommandExt;
+    let helper = getppid();
+    // Killed with the helper, should rawko have to kill it: the helper is what ends the rest.
+    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() || getppid() != helper {
+        return (
+            125,
+            "rawko: the command was not run: its helper is gone".to_owned(),
+        );
     }
-    let (read, write) = (o.read.clone(), o.write.clone());
-    // Landlock restricts the calling thread and what it starts; the helper's main thread stays
-    // outside, so it can still see and signal everything below it.
-    std::thread::spawn(move || {
-        super::landlock::restrict_thread(&read, &write).map_err(|e| {
-            (
+    if let Err(e) = nix::unistd::setsid() {
+        return (
+            125,
+            format!("rawko: the command was not run: it cannot be detached from the terminal: {e}"),
+        );
+    }
+    if o.landlock {
+        if let Err(e) = super::landlock::restrict_self(&o.read, &o.write) {
+            return (
                 125,
                 format!("rawko: the command was not run: it cannot be confined with Landlock: {e}"),
-            )
-        })?;
-        start()
-    })
-    .join()
-    .unwrap_or_else(|_| Err((125, "rawko: the sandbox thread failed".to_owned())))
+            );
+        }
+    }
+    let mut program = Command::new(&o.program);
+    program.args(&o.args);
+    if std::io::stdin().is_terminal() {
+        program.stdin(std::process::Stdio::null());
+    }
+    // std's exec resets the signal mask and SIGPIPE, which Rust's runtime ignores, for PROGRAM.
+    let e = program.exec();
+    let code = if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    (
+        code,
+        format!("rawko: cannot start {}: {e}", o.program.to_string_lossy()),
+    )
 }
 
 /// Sends `signal` to every process below the helper.
@@ -398,6 +455,7 @@ mod tests {
     #[test]
     fn options_round_trip_through_arguments() {
         let o = Options {
+            start: false,
             landlock: true,
             read: vec!["/usr".into(), "/etc".into()],
             write: vec!["/ws dir".into()],

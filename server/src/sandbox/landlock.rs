@@ -1,5 +1,5 @@
 //! Landlock, through its authors' safe crate: the probe rawko runs once, and the ruleset the
-//! helper applies to the thread that starts the shell.
+//! helper's second stage applies to itself before it becomes the command.
 
 use std::path::PathBuf;
 
@@ -40,14 +40,19 @@ pub fn probe() -> Result<u8, String> {
     ))
 }
 
-/// Restricts the calling thread (and every process it starts from now on): `read` paths may be
-/// read and executed, `write` paths read and written, nothing else in the file system; signals
-/// and abstract Unix sockets reach only processes inside the sandbox. A path that does not
-/// exist is skipped. Fails when the kernel cannot enforce the file-system rules at all.
-pub fn restrict_thread(read: &[PathBuf], write: &[PathBuf]) -> Result<(), String> {
+/// Restricts this process (the calling thread, the only one, and every process it starts from
+/// now on): `read` paths may be read and executed, `write` paths read and written, nothing else
+/// in the file system; signals and abstract Unix sockets reach only processes inside the
+/// sandbox. A path that does not exist is skipped. Fails when the kernel cannot enforce the
+/// file-system rules at all.
+///
+/// No rule grants `IoctlDev` or the making of device files: no ioctl reaches a device opened
+/// inside the sandbox (a terminal's `TIOCSTI` types into the shell that reads it), and no
+/// device node made in the workspace can stand in for `/dev/tty` or a disk.
+pub fn restrict_self(read: &[PathBuf], write: &[PathBuf]) -> Result<(), String> {
     let all = AccessFs::from_all(TARGET);
-    // Reading a device file (a terminal, /dev/urandom) may need its ioctls.
-    let read_access = AccessFs::from_read(TARGET) | AccessFs::IoctlDev;
+    let read_access = AccessFs::from_read(TARGET);
+    let write_access = all & !(AccessFs::IoctlDev | AccessFs::MakeChar | AccessFs::MakeBlock);
     let text = |e: landlock::RulesetError| e.to_string();
     let mut ruleset = Ruleset::default()
         .handle_access(all)
@@ -56,7 +61,7 @@ pub fn restrict_thread(read: &[PathBuf], write: &[PathBuf]) -> Result<(), String
         .map_err(text)?
         .create()
         .map_err(text)?;
-    for (paths, access) in [(read, read_access), (write, all)] {
+    for (paths, access) in [(read, read_access), (write, write_access)] {
         for path in paths {
             let Ok(fd) = PathFd::new(path) else {
                 continue;

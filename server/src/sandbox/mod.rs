@@ -3,11 +3,15 @@
 //!
 //! Neither runs as rawko's own child. rawko starts `rawko __exec … -- sh -c COMMAND` ([`exec`]),
 //! a small helper that becomes the subreaper of everything the command starts and ends all of
-//! it when the command is done, when it times out or is cancelled, and when rawko goes away. For
-//! Bash the helper also confines the shell with Landlock ([`landlock`]): it may write only in
-//! the workspace (not at all in a phase that does not allow writing), the task's temporary
-//! directory (its `TMPDIR`) and the paths the user adds, and read only those, the system's and
-//! the toolchains' directories. Hooks are the user's own code: they get the reaping only.
+//! it when the command is done, when it times out or is cancelled, and when rawko goes away. The
+//! command runs in a session of its own, with no controlling terminal and no terminal on stdin,
+//! so nothing it starts can type into the terminal rawko runs in. For Bash the helper also
+//! confines the shell with Landlock ([`landlock`]): it may write only in the workspace (not at all
+//! in a phase that does not allow writing), the task's temporary directory (its `TMPDIR`) and the
+//! paths the user adds, and read only those, the system's and the toolchains' directories (the
+//! usual names under the home, and those its environment names: [`toolchains`]) and the devices
+//! a shell needs (no terminal). Hooks are the user's own code: they get the reaping and the
+//! session only.
 //!
 //! The helper is a re-executed rawko because the workspace forbids `unsafe` code, so nothing
 //! can run between fork and exec in rawko itself. The rawko binary registers itself with
@@ -16,6 +20,7 @@
 
 pub mod exec;
 mod landlock;
+pub mod toolchains;
 
 use std::ffi::OsString;
 use std::io;
@@ -30,6 +35,7 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 
 pub use exec::LEFT_RUNNING;
+pub use toolchains::ToolchainDirs;
 
 /// How long rawko waits beyond the helper's own grace before it kills the helper itself.
 const HELPER_MARGIN: Duration = Duration::from_secs(1);
@@ -208,6 +214,8 @@ pub struct Sandbox {
     pub home: Option<PathBuf>,
     /// The task's temporary directory: Bash's `TMPDIR`, writable to it. Made when needed.
     pub temp_dir: Option<PathBuf>,
+    /// What Bash's environment adds to what it may read: its `PATH`, the toolchains' homes.
+    pub toolchains: ToolchainDirs,
 }
 
 /// Directories of the system Bash may read (and run programs from).
@@ -223,7 +231,6 @@ const SYSTEM_READ: &[&str] = &[
     "/opt",
     "/proc",
     "/sys",
-    "/dev",
     "/nix/store",
     // /etc/resolv.conf often links here.
     "/run/systemd/resolve",
@@ -246,15 +253,14 @@ const HOME_READ: &[&str] = &[
     ".deno",
 ];
 
+/// Devices a shell reads. Of `/dev` Bash sees only these and [`DEVICES_WRITE`]: not the
+/// terminals (`/dev/tty`, `/dev/pts/*`, `/dev/console`, `/dev/tty*`, so no pseudo-terminal of
+/// its own either), the disks, or `/dev/shm`, which every process of the machine shares and
+/// which outlives the task. (`/dev/fd` and `/dev/std*` are links into `/proc`, which it reads.)
+const DEVICES_READ: &[&str] = &["/dev/random", "/dev/urandom"];
+
 /// Devices a shell writes to.
-const DEVICES_WRITE: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
+const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// The paths Landlock lets a Bash command read and write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -277,10 +283,15 @@ impl Sandbox {
 
     /// The Landlock rules for a Bash command in `workspace` (canonical).
     pub fn rules(&self, workspace: &Path, access: WorkspaceAccess) -> Rules {
-        let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        let mut read: Vec<PathBuf> = SYSTEM_READ
+            .iter()
+            .chain(DEVICES_READ)
+            .map(PathBuf::from)
+            .collect();
         if let Some(home) = &self.home {
             read.extend(HOME_READ.iter().map(|p| home.join(p)));
         }
+        read.extend(self.toolchains.dirs.iter().cloned());
         read.extend(
             self.settings
                 .allow_read
@@ -321,6 +332,16 @@ impl Sandbox {
             )),
             _ => Ok(None),
         }
+    }
+
+    /// What the task should say once about the directories of Bash's environment the sandbox
+    /// leaves out ([`ToolchainDirs::note`]), when the sandbox confines Bash.
+    pub fn toolchains_note(&self) -> Option<String> {
+        if self.settings.mode == SandboxMode::Off || helper().is_none() {
+            return None;
+        }
+        landlock_support().ok()?;
+        self.toolchains.note()
     }
 
     /// What the task should say once when its Bash commands run unconfined although the
@@ -439,6 +460,7 @@ fn helper_options(
     let landlock = rules.is_some();
     let Rules { read, write } = rules.unwrap_or_default();
     exec::Options {
+        start: false,
         landlock,
         read,
         write,
@@ -569,13 +591,14 @@ impl Supervised {
         }
     }
 
-    /// SIGKILL to the process group (and to the helper, if it is still there).
+    /// SIGKILL to the process group; with the helper, to every process below it (the command
+    /// runs in a session of its own, outside the helper's group), then to the helper, if it is
+    /// still there.
     pub fn kill(&mut self) {
         if !self.helper {
             let _ = killpg(self.pid, Signal::SIGKILL);
         } else if self.running() {
-            let _ = killpg(self.pid, Signal::SIGKILL);
-            let _ = kill(self.pid, Signal::SIGKILL);
+            kill_helper(self.pid);
         }
     }
 
@@ -608,13 +631,25 @@ impl Drop for Supervised {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 if tokio::time::timeout(grace, child.wait()).await.is_err() {
-                    let _ = killpg(pid, Signal::SIGKILL);
-                    let _ = kill(pid, Signal::SIGKILL);
+                    kill_helper(pid);
                     let _ = child.wait().await;
                 }
             });
         }
     }
+}
+
+/// rawko's last resort against a helper that has not ended its command: SIGKILL to every
+/// process below the helper, while it still holds them (once it is gone they are orphans no
+/// group or tree of rawko's reaches), then to its group and to the helper itself. The caller
+/// has not reaped the helper, so its process id is still its own.
+fn kill_helper(pid: Pid) {
+    let root = u32::try_from(pid.as_raw()).unwrap_or(0);
+    for below in exec::descendants(root) {
+        let _ = kill(below, Signal::SIGKILL);
+    }
+    let _ = killpg(pid, Signal::SIGKILL);
+    let _ = kill(pid, Signal::SIGKILL);
 }
 
 /// The last bytes of a stream, to find the helper's [`LEFT_RUNNING`] at its end however long
@@ -694,6 +729,10 @@ mod tests {
             },
             home: Some("/home/ada".into()),
             temp_dir: Some("/state/tasks/t1/tmp".into()),
+            toolchains: ToolchainDirs {
+                dirs: vec!["/ci/cargo".into()],
+                left_out: Vec::new(),
+            },
         };
         let rules = sandbox.rules(&ws, WorkspaceAccess::ReadWrite);
         assert!(rules.write.contains(&ws));
@@ -701,10 +740,26 @@ mod tests {
         for p in ["/state/tasks/t1/tmp", "/srv/out", "/dev/null"] {
             assert!(rules.write.contains(&PathBuf::from(p)), "{p}");
         }
-        for p in ["/usr", "/home/ada/.cargo", "/home/ada/.m2"] {
+        for p in ["/usr", "/home/ada/.cargo", "/home/ada/.m2", "/ci/cargo"] {
             assert!(rules.read.contains(&PathBuf::from(p)), "{p}");
         }
         assert!(!rules.read.contains(&PathBuf::from("/home/ada")));
+        // Of /dev, the devices a shell needs; no terminal.
+        for p in [
+            "/dev",
+            "/dev/tty",
+            "/dev/pts",
+            "/dev/ptmx",
+            "/dev/console",
+            "/dev/shm",
+        ] {
+            let p = PathBuf::from(p);
+            assert!(
+                !rules.read.contains(&p) && !rules.write.contains(&p),
+                "{}",
+                p.display()
+            );
+        }
         let rules = sandbox.rules(&ws, WorkspaceAccess::ReadOnly);
         assert!(rules.read.contains(&ws));
         assert!(!rules.write.contains(&ws));
@@ -736,6 +791,49 @@ mod tests {
         assert_eq!(repository_dirs(&root.join("main")), Vec::<PathBuf>::new());
         std::fs::create_dir_all(root.join("main/src")).unwrap();
         assert_eq!(repository_dirs(&root.join("main/src")), vec![main_git]);
+    }
+
+    /// rawko's last resort (the helper did not end its command within its grace) reaches the
+    /// command, which runs in a session of its own outside the helper's group.
+    #[tokio::test]
+    async fn killing_a_helper_that_does_not_end_reaches_what_runs_below_it() {
+        // A stand-in for the helper that ignores SIGTERM, with a command in another session.
+        let mark = format!("3600.{}", std::process::id());
+        let mut stand_in = Command::new("sh");
+        stand_in.args(["-c", &format!("trap '' TERM; setsid sleep {mark} & wait")]);
+        let mut process = Supervised::spawn(stand_in, true, Duration::from_millis(100)).unwrap();
+        let root = u32::try_from(process.pid.as_raw()).unwrap();
+        let wanted = format!("sleep\0{mark}\0");
+        let sleeping = |pid: &Pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+        };
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let sleep = loop {
+            if let Some(pid) = exec::descendants(root).into_iter().find(|p| sleeping(p)) {
+                break pid;
+            }
+            if std::time::Instant::now() > until {
+                process.kill();
+                panic!("the command did not start");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        process.terminate();
+        process.kill();
+        let _ = process.wait().await;
+        let gone = |pid: Pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+                s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z'))
+            })
+        };
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while !gone(sleep) && std::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        if !gone(sleep) {
+            let _ = kill(sleep, Signal::SIGKILL);
+            panic!("the command below the helper outlived rawko's SIGKILL");
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod race_tests;
 mod search;
 mod walk;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,6 +77,20 @@ pub struct ToolContext {
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct BashEnv(pub Vec<crate::hooks::envfile::EnvChange>);
 
+impl BashEnv {
+    /// The value Bash gets for `name`: the last change to it, else `base`'s (rawko's own).
+    pub fn var(&self, name: &str, base: impl Fn(&str) -> Option<OsString>) -> Option<OsString> {
+        use crate::hooks::envfile::EnvChange;
+        match self.0.iter().rev().find(|c| match c {
+            EnvChange::Set(n, _) | EnvChange::Unset(n) => n == name,
+        }) {
+            Some(EnvChange::Set(_, value)) => Some(value.into()),
+            Some(EnvChange::Unset(_)) => None,
+            None => base(name),
+        }
+    }
+}
+
 impl std::fmt::Debug for BashEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::hooks::envfile::EnvChange;
@@ -113,11 +128,18 @@ impl ToolContext {
                 .map(|n| (*n).to_owned())
                 .collect(),
             bash_env: BashEnv::default(),
-            sandbox: crate::sandbox::Sandbox {
-                home: std::env::var_os("HOME")
+            sandbox: {
+                let home = std::env::var_os("HOME")
                     .filter(|h| !h.is_empty())
-                    .map(PathBuf::from),
-                ..Default::default()
+                    .map(PathBuf::from);
+                crate::sandbox::Sandbox {
+                    toolchains: crate::sandbox::ToolchainDirs::from_env(
+                        |k| std::env::var_os(k),
+                        home.as_deref(),
+                    ),
+                    home,
+                    ..Default::default()
+                }
             },
             client: None,
         })

@@ -528,9 +528,13 @@ impl Control {
             // An ACP agent asked: it runs the call itself once allowed.
             return Ok(("allowed; the agent runs it".to_owned(), false));
         }
-        if !self.unconfined_note_shown && call.name.eq_ignore_ascii_case("bash") {
-            if let Some(note) = tools.sandbox.unconfined_note() {
-                self.unconfined_note_shown = true;
+        if !self.sandbox_notes_shown && call.name.eq_ignore_ascii_case("bash") {
+            self.sandbox_notes_shown = true;
+            let notes = [
+                tools.sandbox.unconfined_note(),
+                tools.sandbox.toolchains_note(),
+            ];
+            for note in notes.into_iter().flatten() {
                 self.output(OutputKind::Error, format!("note: {note}"));
             }
         }

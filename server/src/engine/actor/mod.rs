@@ -21,7 +21,9 @@ use std::sync::{Arc, Mutex};
 
 use super::arbiter::DEFAULT_AGENT;
 use super::log::{LogEvent, Replay};
-use super::{now_millis, ArbiterSetup, Outcome, TaskCommand, TaskSnapshot, TaskSpec, TaskState};
+use super::{
+    now_millis, ArbiterSetup, Outcome, OutputKind, TaskCommand, TaskSnapshot, TaskSpec, TaskState,
+};
 use crate::agents::AgentSet;
 use crate::config::Settings;
 use crate::machine::{self, Effect, Machine, MachineConfig, MachineError};
@@ -95,8 +97,9 @@ pub(super) struct Control {
     pub(super) started_at: i64,
     /// The external agent this task stands for, if it is one.
     external: Option<Arc<crate::external::Bridge>>,
-    /// Whether the task said that its Bash commands run without the kernel sandbox (once).
-    unconfined_note_shown: bool,
+    /// Whether the task said what it says once about Bash's sandbox (that its commands run
+    /// without the kernel sandbox, what of their environment it leaves out).
+    sandbox_notes_shown: bool,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -297,7 +300,7 @@ pub(super) async fn run(
         started_at,
         hook_state: HookState::default(),
         external,
-        unconfined_note_shown: false,
+        sandbox_notes_shown: false,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -494,20 +497,34 @@ pub(super) async fn run(
     }
 
     // Bash's TMPDIR: beside the task's log (kept for a resumed task), removed when the task's
-    // actor ends; without a log, under the runtime directory.
-    let temp_dir = TempDir(match &ctl.persist.files {
-        Some(files) => files.dir().join("tmp"),
-        None => crate::external::runtime_dir(|k| std::env::var_os(k))
-            .join("rawko")
-            .join("tmp")
-            .join(plain_name(&ctl.id)),
-    });
-    Arc::make_mut(&mut tools).sandbox.temp_dir = Some(temp_dir.0.clone());
+    // actor ends; without a log, under the runtime directory, when that is the user's alone
+    // (else Bash has no temporary directory of its own, and the task says why).
+    let temp_dir = match &ctl.persist.files {
+        Some(files) => Some(files.dir().join("tmp")),
+        None => match crate::external::private_runtime_dir(|k| std::env::var_os(k), true) {
+            Ok(runtime) => Some(runtime.join("rawko/tmp").join(plain_name(&ctl.id))),
+            Err(why) => {
+                ctl.output(
+                    OutputKind::Error,
+                    format!("note: Bash gets no temporary directory of its own: {why}"),
+                );
+                None
+            }
+        },
+    }
+    .map(TempDir);
+    Arc::make_mut(&mut tools).sandbox.temp_dir = temp_dir.as_ref().map(|t| t.0.clone());
 
-    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
+    // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands, and
+    // the directories its PATH and toolchain variables name are theirs to read.
     let bash_env = ctl.session_env();
     if !bash_env.0.is_empty() {
-        Arc::make_mut(&mut tools).bash_env = bash_env;
+        let tools = Arc::make_mut(&mut tools);
+        tools.sandbox.toolchains = crate::sandbox::ToolchainDirs::from_env(
+            |k| bash_env.var(k, |k| std::env::var_os(k)),
+            tools.sandbox.home.as_deref(),
+        );
+        tools.bash_env = bash_env;
     }
 
     if ctl.external.is_some() {
