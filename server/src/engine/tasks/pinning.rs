@@ -219,7 +219,9 @@ impl Tasks {
             Some(p) if !p.manifest.workflows.is_empty() => p.set.clone(),
             _ => self.task_workflows().await.1,
         };
-        if let Some(key) = &replay.workflow_key {
+        // The workflow it runs now (a later `setWorkflow` included) must be among them.
+        let running = replay.workflow.as_ref().map(|w| &w.workflow_key);
+        if let Some(key) = running.or(replay.workflow_key.as_ref()) {
             if workflows.get(key).is_none() {
                 return Err(cannot(format!("workflow \"{key}\" is not among them")));
             }
