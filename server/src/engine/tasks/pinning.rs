@@ -27,6 +27,9 @@ const RECENT: usize = 16;
 pub(super) struct Recent {
     workflows: Mutex<Vec<(Option<String>, Arc<PinnedWorkflows>)>>,
     agents: Mutex<Vec<Arc<PinnedAgents>>>,
+    /// Held while pinning: tasks started at once wait for the first one's pins instead of each
+    /// building (and checking) the same ones on a thread of its own.
+    pinning: tokio::sync::Mutex<()>,
 }
 
 impl Recent {
@@ -120,6 +123,10 @@ impl Tasks {
         if let Some(pinned) = self.pinned.workflows(key, set) {
             return Ok(pinned);
         }
+        let _pinning = self.pinned.pinning.lock().await;
+        if let Some(pinned) = self.pinned.workflows(key, set) {
+            return Ok(pinned);
+        }
         let (store, owned_key, shared, roots) = (
             store.to_owned(),
             key.map(str::to_owned),
@@ -142,6 +149,10 @@ impl Tasks {
         store: &Path,
         agents: &Arc<AgentSet>,
     ) -> Result<Arc<PinnedAgents>, TaskError> {
+        if let Some(pinned) = self.pinned.agents(agents) {
+            return Ok(pinned);
+        }
+        let _pinning = self.pinned.pinning.lock().await;
         if let Some(pinned) = self.pinned.agents(agents) {
             return Ok(pinned);
         }
