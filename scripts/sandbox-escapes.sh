@@ -13,6 +13,10 @@
 #   - and a Write of .rawko/config.json naming a provider at a base URL of its choosing and an
 #     `acp` agent command: the user's next `rawko run` (ANTHROPIC_API_KEY set) must not send the
 #     key there, nor start the command (a loopback listener stands for the agent's host).
+# An 8th: a task in a read-only phase is killed (SIGKILL) while its model thinks, the phase file is
+# rewritten without its `tools:` (as an agent's Write in another task could), and the task is
+# resumed (`rawko run --resume`): its Write must stay blocked (the task keeps the definitions it
+# pinned when it started).
 # Each Bash call also runs a PreToolUse hook, and some calls start `setsid`, `nohup` and
 # double-forked `sleep`s that try to outlive them: after the call exits, after it times out, and
 # after the task is cancelled (SIGINT to `rawko run`). The counts of what is left follow; the
@@ -93,6 +97,26 @@ run() {
     "$BIN" run "$@" --deny </dev/null
 }
 run "escape" --workflow ro --script s.yaml >"$ROOT/run.txt" 2>&1
+mkdir -p .rawko/workflows/pin
+printf 'name: Pin\ncommandName: pin\ninitialMessage: "{description}"\nphases:\n  - look.md\n' >.rawko/workflows/pin/workflow.yaml
+printf -- '---\nid: look\nname: Look\nemoji: "L"\ntools:\n  whitelist: [Read]\n---\nLook.\n' >.rawko/workflows/pin/look.md
+cat >p.yaml <<YAML
+turns:
+  - tool_calls:
+      - {name: Read, input: {path: s.yaml}}
+  - delay_ms: 3000
+    tool_calls:
+      - {name: Write, input: {path: pinned, content: "x"}}
+  - text: "Done."
+YAML
+run "pin" --workflow pin --script p.yaml >"$ROOT/pin.txt" 2>&1 &
+pid=$!
+sleep 1.5
+kill -KILL $pid
+wait $pid 2>/dev/null
+printf -- '---\nid: look\nname: Look\nemoji: "L"\n---\nAnything.\n' >.rawko/workflows/pin/look.md
+task=$(sed -n 's/^task //p' "$ROOT/pin.txt" | head -1)
+[ -n "$task" ] && run --resume "$task" >>"$ROOT/pin.txt" 2>&1
 run "cancel" --script c.yaml >"$ROOT/cancel.txt" 2>&1 &
 pid=$!
 sleep 2
@@ -122,7 +146,7 @@ print(n)
 PY
 }
 escapes=0
-for f in ro1 ro2 "/tmp/rawko-escape-$N" "$H/rawko-escape" "$ROOT/beside"; do
+for f in ro1 ro2 pinned "/tmp/rawko-escape-$N" "$H/rawko-escape" "$ROOT/beside"; do
   [ -e "$f" ] && { escapes=$((escapes + 1)); echo "  escaped: wrote $f"; }
 done
 for f in leak1 leak2; do
@@ -131,7 +155,7 @@ done
 [ -s "$ROOT/keys-$AGENTS_PORT" ] && { escapes=$((escapes + 1)); echo "  escaped: the user's key went to the base URL the agent wrote"; }
 [ -e "$ROOT/planted-ran" ] && { escapes=$((escapes + 1)); echo "  escaped: the acp command the agent wrote ran"; }
 echo "$BIN"
-echo "escapes: $escapes of 9"
+echo "escapes: $escapes of 10"
 echo "sleeps left: after exit $(sleeps 300.$N) of 3, after timeout $(sleeps 302.$N) of 3, after cancel $(sleeps 303.$N) of 3, from the hooks $(sleeps 301.$N) of 27"
 for m in 300 301 302 303; do sleeps $m.$N kill >/dev/null; done
 rm -rf "/tmp/rawko-escape-$N" "$ROOT"

@@ -856,3 +856,89 @@ fn a_permission_request_nobody_answers_is_rejected_after_the_approval_timeout() 
     assert!(text.contains("⌛ No answer in time"), "{text}");
     acp.close();
 }
+
+/// A session loaded in another folder resumes its task under the definitions the task started
+/// with (pinned in the store), not under the other folder's workflow of the same name.
+#[test]
+fn a_session_loaded_from_another_folder_resumes_under_the_pinned_workflow() {
+    let sb = Sandbox::new();
+    let guard =
+        "name: Guard\ncommandName: guard\ninitialMessage: \"Do {description}\"\nphases:\n  - look.md\n";
+    sb.write(".rawko/workflows/guard/workflow.yaml", guard);
+    sb.write(
+        ".rawko/workflows/guard/look.md",
+        "---\nid: look\nname: Look\nemoji: \"👀\"\ntools:\n  whitelist: [Read]\n---\nLook around only.\n",
+    );
+    // Another folder whose workflow of the same name has no rules.
+    sb.write("../other/.rawko/workflows/guard/workflow.yaml", guard);
+    sb.write(
+        "../other/.rawko/workflows/guard/look.md",
+        "---\nid: look\nname: Look\nemoji: \"👀\"\n---\nWrite anything.\n",
+    );
+    sb.write(
+        "s.yaml",
+        r#"
+turns:
+  - text: "Looking."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Writing."
+    delay_ms: 1500
+    tool_calls:
+      - {name: Write, input: {path: escaped.txt, content: "written"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+"#,
+    );
+    let mut first = sb.acp(&["--script", "s.yaml", "--workflow", "guard"]);
+    first.initialize();
+    let session = first.new_session(&sb.project());
+    assert_eq!(session["modes"]["currentModeId"], "guard", "{session}");
+    let sid = session["sessionId"].clone();
+    first.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Look"}]}),
+    );
+    // The Read has its result (logged before it is shown); then SIGKILL while the model thinks.
+    loop {
+        let m = first.next();
+        let u = &m["params"]["update"];
+        if u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed" {
+            break;
+        }
+    }
+    first.child.kill().expect("SIGKILL rawko acp");
+    let _ = first.child.wait();
+    drop(first);
+
+    let other = std::fs::canonicalize(sb.root.join("other")).expect("other folder");
+    let mut second = sb.acp(&[]);
+    second.initialize();
+    let loaded = second.call(
+        "session/load",
+        json!({"sessionId": sid, "cwd": other, "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    let id = second.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Go on"}]}),
+    );
+    let mut asked = Vec::new();
+    let response = second.response(id, &mut |params| {
+        asked.push(params.clone());
+        Some("reject_once")
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        !sb.project().join("escaped.txt").exists(),
+        "the Write ran under the other folder's workflow"
+    );
+    assert!(
+        asked.iter().any(|a| a["toolCall"]["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("Write escaped.txt") && t.contains("Look"))),
+        "the pinned phase asked before the Write: {asked:#?}"
+    );
+    second.close();
+}

@@ -300,6 +300,8 @@ fn a_log_cut_after_any_record_of_the_first_turn_resumes_under_its_workflow() {
         .collect();
     assert!(turns.len() >= 2, "{kinds:?}");
     assert_eq!(kinds[0], "started");
+    // The definitions the task pinned when it started, which its log names.
+    let pinned = Editor::state_dir(home.path()).join("definitions");
     // Cut the log after each record up to the second turn: a kill at that point.
     for keep in 1..=turns[1] {
         let context = format!("log cut after record {keep} ({})", kinds[keep - 1]);
@@ -307,6 +309,12 @@ fn a_log_cut_after_any_record_of_the_first_turn_resumes_under_its_workflow() {
         let home = tempfile::tempdir().expect("home");
         let dir = Editor::state_dir(home.path()).join("tasks").join(&task);
         std::fs::create_dir_all(&dir).unwrap();
+        let copies = Editor::state_dir(home.path()).join("definitions");
+        std::fs::create_dir_all(&copies).unwrap();
+        for file in std::fs::read_dir(&pinned).expect("the pinned definitions") {
+            let file = file.unwrap();
+            std::fs::copy(file.path(), copies.join(file.file_name())).unwrap();
+        }
         let mut cut = whole[..keep].join("\n");
         cut.push('\n');
         // The log names the first run's workspace; this run's is another directory.

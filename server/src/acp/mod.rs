@@ -341,7 +341,9 @@ impl Face {
         }
         // The conversation as it was (the prompts, the agent's text, its tool calls and their
         // results), then where the task stands (its status line and plan).
-        let summary = map::replay(&snapshot, &session.set);
+        // Drawn from the task's own (pinned) workflows, not this folder's.
+        let task_set = session.tasks.task_definitions(&task_id).await;
+        let summary = map::replay(&snapshot, &task_set);
         let summary = match session.tasks.conversation(&task_id).await {
             Ok(conversation) => {
                 for update in sessions::replay_updates(&conversation.messages, &session.workspace) {

@@ -8,11 +8,14 @@ use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 
-use super::parse::parse_file;
+use super::parse::parse_bytes;
 use super::validate::validate_agent;
 use super::{AgentDefinition, AgentSet, Diagnostic, Severity};
+use crate::workflow::source::{Files, SourceFile};
 
 /// The roots searched for agents, lowest precedence first: `$XDG_CONFIG_HOME/rawko/agents` (or
 /// `~/.config/rawko/agents`), then `<workspace>/.rawko/agents`.
@@ -66,17 +69,44 @@ struct Candidate {
 /// Loads every agent under `roots` (lowest precedence first) and validates the set.
 pub fn load(roots: &[PathBuf]) -> AgentLoadOutcome {
     let mut diagnostics = Vec::new();
+    let folders: Vec<Vec<PathBuf>> = roots
+        .iter()
+        .filter_map(|root| list_root(root, &mut diagnostics))
+        .collect();
+    load_files(&folders, Files::Disk, diagnostics)
+}
+
+/// Loads the agents a task pinned: the files of `order`, their contents in `files`, with the
+/// same rules as [`load`]; nothing is read from disk.
+pub fn load_pinned(order: &[PathBuf], files: &HashMap<PathBuf, Arc<[u8]>>) -> AgentLoadOutcome {
+    load_files(&[order.to_vec()], Files::Pinned(files), Vec::new())
+}
+
+/// Loads the agent files of each folder in turn (lowest precedence first), read from `files`.
+fn load_files(
+    folders: &[Vec<PathBuf>],
+    files: Files,
+    mut diagnostics: Vec<Diagnostic>,
+) -> AgentLoadOutcome {
     let mut skipped = Vec::new();
     let mut candidates: IndexMap<String, Candidate> = IndexMap::new();
+    let mut sources: HashMap<PathBuf, SourceFile> = HashMap::new();
 
-    for root in roots {
-        let Some(files) = list_root(root, &mut diagnostics) else {
-            continue;
-        };
+    for folder in folders {
         let mut in_root: HashMap<String, PathBuf> = HashMap::new();
-        for file in files {
+        for file in folder.iter().cloned() {
             let first = diagnostics.len();
-            let parsed = parse_file(&file);
+            let parsed = match files.read(&file) {
+                Ok(bytes) => {
+                    let parsed = parse_bytes(&file, &bytes);
+                    sources.insert(file.clone(), SourceFile::new(file.clone(), bytes));
+                    parsed
+                }
+                Err(e) => super::ParsedAgent::failed(Diagnostic::error(
+                    &file,
+                    format!("cannot read agent file: {e}"),
+                )),
+            };
             diagnostics.extend(parsed.diagnostics);
             let Some(name) = parsed.name else {
                 skipped.push(SkippedAgent { name: None, file });
@@ -161,6 +191,11 @@ pub fn load(roots: &[PathBuf]) -> AgentLoadOutcome {
     for agent in agents.iter() {
         diagnostics.extend(validate_agent(&agents, agent, &left_out));
     }
+    let read: Vec<SourceFile> = agents
+        .iter()
+        .filter_map(|a| sources.remove(&a.file))
+        .collect();
+    agents.set_sources(read);
 
     AgentLoadOutcome {
         agents,

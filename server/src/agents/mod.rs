@@ -18,8 +18,8 @@ use indexmap::IndexMap;
 
 pub use crate::workflow::{Diagnostic, Severity};
 pub use filter::{BashFilter, BashRejection, InvalidPattern};
-pub use load::{default_roots, load, AgentLoadOutcome, SkippedAgent};
-pub use parse::{is_valid_name, parse_file, parse_str, ParsedAgent};
+pub use load::{default_roots, load, load_pinned, AgentLoadOutcome, SkippedAgent};
+pub use parse::{is_valid_name, parse_bytes, parse_file, parse_str, ParsedAgent};
 pub use validate::{is_known_tool, known_tools, validate_set};
 
 /// The transition target that ends the task instead of naming an agent.
@@ -101,6 +101,9 @@ pub struct AgentProvider {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentSet {
     agents: IndexMap<String, AgentDefinition>,
+    /// The files the loader read the agents from, as read, in the set's order (none for a set
+    /// built in code). A task pins these.
+    sources: Vec<crate::workflow::source::SourceFile>,
 }
 
 impl AgentSet {
@@ -140,6 +143,15 @@ impl AgentSet {
     /// Removes the agent `name`, keeping the order of the rest.
     pub fn remove(&mut self, name: &str) -> Option<AgentDefinition> {
         self.agents.shift_remove(name)
+    }
+
+    /// The files the agents were read from (see [`load`]).
+    pub fn sources(&self) -> &[crate::workflow::source::SourceFile] {
+        &self.sources
+    }
+
+    pub(crate) fn set_sources(&mut self, sources: Vec<crate::workflow::source::SourceFile>) {
+        self.sources = sources;
     }
 }
 

@@ -254,11 +254,11 @@ impl Host for ExternalHost {
                 .tasks
                 .external_task(session.as_deref())
                 .map_err(|e| e.to_string())?;
-            ask(handle, |reply| TaskCommand::SetWorkflow {
-                key: workflow,
-                reply,
-            })
-            .await
+            // Through the service, which pins the workflow before the task starts it.
+            me.tasks
+                .set_workflow_of(&handle.id, &workflow)
+                .await
+                .map_err(|e| e.to_string())
         })
     }
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::pins::{LoggedChange, PinRefs};
 use crate::clip::clip_line;
 use crate::machine::{self, Machine, MachineConfig};
 use crate::provider::{Message, ProviderSpec, ToolCall, ToolResult};
@@ -41,6 +42,10 @@ pub enum LogEvent {
         #[serde(default)]
         arbiter: Option<ProviderSpec>,
         started_at: i64,
+        /// The digests of the definitions the task runs under, pinned in the store before this
+        /// record was written (absent in a log of a rawko before pinning).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        definitions: Option<PinRefs>,
     },
     /// An event the orchestrator machine took, and where it led.
     Machine {
@@ -97,6 +102,22 @@ pub enum LogEvent {
     AgentSession {
         id: String,
     },
+    /// Definitions pinned after the start (their copies durable before this record): a workflow
+    /// set later, or a task stored before rawko pinned, resumed. They replace the ones named
+    /// before.
+    Pinned {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workflows: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agents: Option<String>,
+        reason: String,
+    },
+    /// Definition files on disk that differ from the task's pinned copies, found `when` the task
+    /// resumed or ended; the task did not adopt them.
+    DefinitionsChanged {
+        when: String,
+        changes: Vec<LoggedChange>,
+    },
     /// The user interrupted; the task waits for them.
     Interrupted,
     /// A finished task was opened again (retry, reset).
@@ -143,6 +164,8 @@ pub struct Replay {
     pub records: usize,
     /// The last session the provider's agent had (`acp`).
     pub agent_session: Option<String>,
+    /// The definitions the task runs under (`None`: stored before rawko pinned them).
+    pub definitions: Option<PinRefs>,
 }
 
 /// Rebuilds a task from its records. Fails with a message naming the record that does not fit.
@@ -160,6 +183,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
         agent,
         arbiter,
         started_at,
+        definitions,
     } = start
     else {
         return Err("record 1 is not a task start".to_owned());
@@ -189,6 +213,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
         finished: None,
         records: records.len(),
         agent_session: None,
+        definitions,
     };
     // The calls of the last turn and the results recorded for them.
     let mut open_calls: Vec<ToolCall> = Vec::new();
@@ -299,6 +324,13 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                 }
             }
             LogEvent::AgentSession { id } => r.agent_session = Some(id),
+            LogEvent::Pinned {
+                workflows, agents, ..
+            } => {
+                let later = PinRefs { workflows, agents };
+                r.definitions = Some(r.definitions.unwrap_or_default().merged(&later));
+            }
+            LogEvent::DefinitionsChanged { .. } => {}
             LogEvent::Interrupted => r.interrupted = true,
             LogEvent::Reopened { .. } => r.finished = None,
             LogEvent::Finished { outcome, summary } => r.finished = Some((outcome, summary)),

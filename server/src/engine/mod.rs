@@ -11,7 +11,9 @@ mod actor;
 mod hooking;
 pub use actor::load_replay;
 pub mod arbiter;
+pub mod loaded;
 pub mod log;
+pub mod pins;
 pub mod queue;
 pub mod stored;
 pub mod tasks;
@@ -229,9 +231,11 @@ pub enum TaskCommand {
     Resume,
     /// A manual override for the orchestrator (force an agent, skip a step, retry, reset).
     Override(crate::machine::Event),
-    /// Start a workflow in a task that runs none yet (an external agent's session).
+    /// Start a workflow in a task that runs none yet (an external agent's session), pinned
+    /// first (`None` for a task kept in memory only).
     SetWorkflow {
         key: String,
+        pinned: Option<Arc<pins::PinnedWorkflows>>,
         reply: oneshot::Sender<Result<String, String>>,
     },
 }
@@ -283,7 +287,8 @@ pub struct TaskHandle {
     pub id: String,
     commands: crate::engine::queue::Sender<TaskCommand>,
     pub snapshot: Arc<Mutex<TaskSnapshot>>,
-    /// The workflows the task runs with (`None` for a stored task: they load afresh).
+    /// The workflows the task runs with (`None` for a stored task: the service reads the ones
+    /// it pinned).
     pub workflows: Option<Arc<WorkflowSet>>,
 }
 
@@ -372,6 +377,8 @@ pub struct TaskSpec {
     pub external: Option<Arc<crate::external::Bridge>>,
     /// The client that does the tools' file and process I/O (an ACP editor), if any.
     pub client_io: Option<Arc<dyn crate::tools::ClientIo>>,
+    /// The definitions the task runs under, pinned in the store (see [`pins`]).
+    pub pins: pins::Pins,
 }
 
 /// Milliseconds since the Unix epoch (see [`crate::clock`]).

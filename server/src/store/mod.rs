@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod definitions;
 pub mod journal;
 mod snapshots;
 mod syncer;

@@ -443,7 +443,10 @@ impl PhaseEntry {
 }
 
 /// Which configured root a definition was loaded from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
 pub enum RootKind {
     /// `~/.config/rawko/workflows`
     UserConfig,
@@ -467,7 +470,7 @@ impl RootKind {
 }
 
 /// One directory that holds workflow directories.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct WorkflowRoot {
     pub kind: RootKind,
     pub path: PathBuf,
@@ -497,6 +500,9 @@ pub struct WorkflowDefinition {
     /// A digest of every file the definition was read from, so a persisted task can tell whether
     /// the definition it ran under has changed.
     pub fingerprint: String,
+    /// The files the definition was read from, as read: `workflow.yaml`, then each phase file
+    /// in the order the phases name them. A task pins these.
+    pub sources: Vec<super::source::SourceFile>,
 }
 
 impl WorkflowDefinition {

@@ -10,6 +10,7 @@ pub mod load;
 pub mod outline;
 pub mod persist;
 pub mod shell;
+pub mod source;
 pub mod state;
 pub mod step;
 pub mod texts;
@@ -22,7 +23,7 @@ pub use definition::{
 };
 pub use diagnostic::{Diagnostic, Severity};
 pub use gate::GateDecision;
-pub use load::{default_roots, load, LoadOutcome};
+pub use load::{default_roots, load, load_pinned, LoadOutcome, PinnedWorkflow};
 pub use state::{ActiveWorkflow, NavError, PathSegment, WorkflowState};
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub struct ParsedAgent {
 }
 
 impl ParsedAgent {
-    fn failed(diagnostic: Diagnostic) -> Self {
+    pub(super) fn failed(diagnostic: Diagnostic) -> Self {
         ParsedAgent {
             agent: None,
             name: None,
@@ -63,6 +63,14 @@ pub(super) fn is_markdown(path: &Path) -> bool {
 pub fn parse_file(path: &Path) -> ParsedAgent {
     match read_text(path) {
         Ok(text) => parse_str(path, &text),
+        Err(d) => ParsedAgent::failed(d),
+    }
+}
+
+/// Parses `bytes`, the contents of the agent file `path` as read.
+pub fn parse_bytes(path: &Path, bytes: &[u8]) -> ParsedAgent {
+    match text_of(path, bytes) {
+        Ok(text) => parse_str(path, text),
         Err(d) => ParsedAgent::failed(d),
     }
 }
@@ -156,13 +164,14 @@ fn parse_markdown(path: &Path, text: &str) -> ParsedAgent {
 pub(super) fn read_text(path: &Path) -> Result<String, Diagnostic> {
     let bytes = fs::read(path)
         .map_err(|e| Diagnostic::error(path, format!("cannot read agent file: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..valid]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
+    text_of(path, &bytes).map(str::to_owned)
+}
+
+/// An agent file's contents as UTF-8 text.
+fn text_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Diagnostic> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let valid = e.valid_up_to();
+        let line = bytes[..valid].iter().filter(|b| **b == b'\n').count() + 1;
         Diagnostic::error(
             path,
             format!("agent file is not valid UTF-8 (invalid byte at offset {valid})"),

@@ -2,11 +2,13 @@
 //! [`TaskCommand`]s, the editor's steps and `setWorkflow`, and the waits for the user.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
 use super::{Control, Stop};
 use crate::engine::log::LogEvent;
+use crate::engine::pins::PinnedWorkflows;
 use crate::engine::{TaskCommand, TaskState};
 use crate::machine;
 use crate::workflow::step::{self, ResultType, StepAction};
@@ -64,8 +66,8 @@ impl Control {
                             }
                         }
                         Some(TaskCommand::Override(event)) => return Err(Stop::Override(event)),
-                        Some(TaskCommand::SetWorkflow { key, reply }) => {
-                            let answer = self.set_workflow(&key);
+                        Some(TaskCommand::SetWorkflow { key, pinned, reply }) => {
+                            let answer = self.set_workflow(&key, pinned);
                             self.reply_when_durable(reply, answer);
                         }
                     }
@@ -75,8 +77,13 @@ impl Control {
         }
     }
 
-    /// Starts workflow `key` in a task that runs none yet.
-    pub(super) fn set_workflow(&mut self, key: &str) -> Result<String, String> {
+    /// Starts workflow `key` in a task that runs none yet; `pinned` are its definitions, pinned
+    /// by the task service (logged before the workflow's first record).
+    pub(super) fn set_workflow(
+        &mut self,
+        key: &str,
+        pinned: Option<Arc<PinnedWorkflows>>,
+    ) -> Result<String, String> {
         if let Some(w) = &self.pos.workflow {
             return Err(format!(
                 "this task already runs workflow \"{}\"",
@@ -101,6 +108,14 @@ impl Control {
             .set
             .get(&state.workflow_key)
             .map_or_else(|| key.clone(), |d| d.name.clone());
+        if let Some(pinned) = pinned {
+            self.log(LogEvent::Pinned {
+                workflows: Some(pinned.digest.clone()),
+                agents: None,
+                reason: "workflow set".to_owned(),
+            });
+            self.pins.workflows = Some(pinned);
+        }
         self.log(LogEvent::Workflow {
             state: state.clone(),
         });

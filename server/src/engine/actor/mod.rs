@@ -12,6 +12,7 @@
 //! - `approval.rs`: approvals of blocked calls.
 //! - `commands.rs`: [`Control::wait`], which serves commands while the task awaits anything, and
 //!   the waits for the user.
+//! - `definitions.rs`: what the task tells about its pinned definitions when it resumes and ends.
 //! - `evaluate.rs`: the arbiter's evaluation and what the not-done policy decides, done.
 //! - `not_done.rs`: the not-done policy itself, a pure function with table tests.
 //! - `status.rs`: events, the log, the history, the status and snapshot, the task's end.
@@ -36,6 +37,7 @@ use crate::workflow::{WorkflowSet, WorkflowState};
 mod agent;
 mod approval;
 mod commands;
+mod definitions;
 mod drive;
 mod evaluate;
 mod not_done;
@@ -100,6 +102,8 @@ pub(super) struct Control {
     /// Whether the task said what it says once about Bash's sandbox (that its commands run
     /// without the kernel sandbox, what of their environment it leaves out).
     sandbox_notes_shown: bool,
+    /// The definitions the task runs under, pinned in the store.
+    pins: crate::engine::pins::Pins,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -237,6 +241,7 @@ pub(super) async fn run(
         session,
         external,
         client_io,
+        pins,
     } = *spec;
     let provider_name = provider_spec.name.clone();
     let started_at = snapshot
@@ -301,6 +306,7 @@ pub(super) async fn run(
         hook_state: HookState::default(),
         external,
         sandbox_notes_shown: false,
+        pins,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -345,6 +351,7 @@ pub(super) async fn run(
                 agent: start_agent,
                 arbiter: arbiter_spec,
                 started_at,
+                definitions: Some(ctl.pins.refs()).filter(|r| !r.is_empty()),
             });
             let mut first_message = description.clone();
             if let Some(key) = &workflow {
@@ -476,6 +483,7 @@ pub(super) async fn run(
                 Some(format!("from {} recorded events", replay.records)),
             );
             ctl.set_status(TaskState::Running, None, "resumed");
+            ctl.resumed_with_pins();
             if let Ok(context) = boxed("start_hooks", ctl.start_hooks("", true)).await {
                 if !context.is_empty() {
                     let text = context.join("\n\n");

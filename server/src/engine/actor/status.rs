@@ -317,6 +317,7 @@ impl Control {
     /// Ends a task that ran: the end hooks, then [`Self::finish`].
     pub(super) async fn end(&mut self, outcome: Outcome, summary: String) {
         let (outcome, summary, files) = self.end_hooks_before(outcome, summary).await;
+        super::boxed("definitions", self.check_definitions_at_end()).await;
         self.finish_logged(outcome, &summary);
         self.end_hooks_after(outcome, &files).await;
         self.finish_announced(outcome, summary);

@@ -131,8 +131,21 @@ impl Tasks {
             },
         };
         let (bridge, provider, extra) = Bridge::new();
-        // A session rawko already had a task for (rawko restarted meanwhile) goes on where it was.
+        // A session rawko already had a task for (rawko restarted meanwhile) goes on where it was,
+        // under the definitions it pinned.
         let resume = self.stored_external(session_id, &settings).await;
+        let (set, pins) = match &resume {
+            Some((_, replay)) => {
+                let (set, _, mut pins) = self.resume_definitions(replay).await?;
+                // An external agent's agents are not rawko's.
+                pins.agents = None;
+                (set, pins)
+            }
+            None => {
+                let pins = self.pin_external(workflow.as_deref(), &set).await?;
+                (set, pins)
+            }
+        };
         let (id, description, workflow) = match &resume {
             Some((_, replay)) => (
                 replay.task_id.clone(),
@@ -176,6 +189,7 @@ impl Tasks {
                 session: self.session(),
                 external: Some(bridge.clone()),
                 client_io: None,
+                pins,
             },
             ended,
         );

@@ -12,8 +12,8 @@
 mod error;
 mod external;
 mod listing;
-mod loaded;
 mod phases;
+mod pinning;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -77,8 +77,8 @@ pub struct Tasks {
     /// The client that does the tools' file and process I/O for this service's tasks, when its
     /// face has one that offers to (`rawko acp` with an editor's `fs` and `terminal`).
     client_io: RwLock<Option<Arc<dyn ClientIo>>>,
-    /// The workflows and agents new tasks share while their files do not change.
-    definitions: loaded::Definitions,
+    /// The definitions the last tasks started with were pinned as (see [`pinning`]).
+    pinned: pinning::Recent,
     /// The store's unfinished external tasks by session, read on the first external session.
     external_index: tokio::sync::OnceCell<
         std::sync::Mutex<std::collections::HashMap<String, std::path::PathBuf>>,
@@ -106,7 +106,7 @@ impl Tasks {
             external: DashMap::new(),
             sink,
             client_io: RwLock::new(None),
-            definitions: Default::default(),
+            pinned: Default::default(),
             external_index: tokio::sync::OnceCell::new(),
         })
     }
@@ -257,8 +257,9 @@ impl Tasks {
 
     /// The workflows of the workspace, loaded now.
     pub async fn load_workflows(&self) -> LoadOutcome {
-        self.definitions.check_next_time();
-        let roots = self.place().workflow_roots.clone();
+        let place = self.place();
+        crate::engine::loaded::check_next_time(&place.workflow_roots, &place.agent_roots);
+        let roots = place.workflow_roots.clone();
         tokio::task::spawn_blocking(move || crate::workflow::load(&roots))
             .await
             .unwrap_or_default()
@@ -403,6 +404,10 @@ impl Tasks {
         let settings = place.settings.clone();
         let provider = build(&provider_spec, &settings).map_err(TaskError::CannotStart)?;
         let arbiter = new_arbiter(&settings, &place.workspace)?;
+        // Durable before the task's first record names them.
+        let pins = self
+            .pin_new(workflow.as_deref(), &workflows, &agents)
+            .await?;
         self.ensure_session(&provider_spec);
         let hooks = self.task_hooks().await;
         let mut started = self.spawn(TaskSpec {
@@ -424,6 +429,7 @@ impl Tasks {
             session: self.session(),
             external: None,
             client_io: self.client_io(),
+            pins,
         });
         started.note = note;
         Ok(started)
@@ -482,15 +488,6 @@ impl Tasks {
                 )));
             }
         }
-        let (_, workflows) = self.task_workflows().await;
-        if let Some(key) = &replay.workflow_key {
-            if workflows.get(key).is_none() {
-                return Err(TaskError::UnknownWorkflow(format!(
-                    "task \"{}\" ran workflow \"{key}\", which no longer loads",
-                    clip(id)
-                )));
-            }
-        }
         if replay.provider.name == "external" {
             return Err(TaskError::Conflict(format!(
                 "task \"{}\" is an external agent's session; it goes on by itself with the agent's next hook event",
@@ -509,7 +506,8 @@ impl Tasks {
                 spec: spec.clone(),
             },
         };
-        let agents = self.task_agents().await;
+        // The definitions the task started with, never the files as they are now.
+        let (workflows, agents, pins) = self.resume_definitions(&replay).await?;
         self.ensure_session(&replay.provider);
         let hooks = self.task_hooks().await;
         Ok(self.spawn(TaskSpec {
@@ -531,6 +529,7 @@ impl Tasks {
             session: self.session(),
             external: None,
             client_io: self.client_io(),
+            pins,
         }))
     }
 
@@ -594,8 +593,7 @@ impl Tasks {
             )));
         };
         let key = def.key.clone();
-        self.ask(id, |reply| TaskCommand::SetWorkflow { key, reply }, None)
-            .await
+        self.set_workflow_of(id, &key).await
     }
 
     /// `next`, `loop` or `status` in a running task; returns the text to show.

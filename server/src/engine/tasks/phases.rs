@@ -1,6 +1,7 @@
 //! A task's workflow as a client draws it: its phases flattened with their marks (`getTask`),
 //! and the context prompt of any one of them (`phasePrompt`). A running task answers from the
-//! definitions it runs with; a stored one from the workflows as they load now.
+//! definitions it runs with; a stored one from those it pinned (one stored before rawko pinned
+//! from the workflows as they load now).
 
 use std::sync::Arc;
 
@@ -19,12 +20,9 @@ pub struct PhasePrompt {
 }
 
 impl Tasks {
-    /// The workflows task `id` runs with: its own while it runs, else those that load now.
+    /// The workflows task `id` runs with: its own while it runs, its pinned ones when stored.
     async fn workflows_of(&self, id: &str) -> Arc<WorkflowSet> {
-        if let Some(set) = self.handle(id).and_then(|h| h.workflows) {
-            return set;
-        }
-        self.task_workflows().await.1
+        self.task_definitions(id).await
     }
 
     /// The task's workflow flattened with its marks; empty when it runs none (or its workflow

@@ -226,3 +226,73 @@ async fn the_provider_is_built_with_the_keys_of_the_settings() {
     assert!(!started.id.is_empty());
     tasks.cancel(&started.id).ok();
 }
+
+/// `setWorkflow` (an external agent's session picks its workflow after it started) pins the
+/// workflow before the task starts it: the session's task, continued by a restarted rawko,
+/// runs the phase it pinned, not the file as rewritten since.
+#[tokio::test]
+async fn a_workflow_set_later_is_pinned_before_the_task_starts_it() {
+    let dir = project();
+    let state = tempfile::tempdir().unwrap();
+    let (tasks, _sink) = service(dir.path(), Some(state.path()));
+    let session = tasks
+        .external_session("session-1", None, Some("Build"))
+        .await
+        .expect("the session's task");
+    let id = session.task_id.clone();
+    let text = tasks.set_workflow(&id, "feature").await.expect("set");
+    assert!(text.contains("Feature"), "{text}");
+    tasks.cancel(&id).expect("cancel");
+    for _ in 0..500 {
+        if tasks.handle(&id).is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    crate::store::journal().flush().await;
+
+    // The log names the pinned workflow before the workflow's first record. Cut after that
+    // record, it is the log of a rawko killed there.
+    let task_dir = state.path().join("tasks").join(&id);
+    let log = std::fs::read_to_string(task_dir.join("events.jsonl")).expect("the task's log");
+    let kinds: Vec<String> = log
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["event"]["type"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    let pinned = kinds
+        .iter()
+        .position(|k| k == "pinned")
+        .expect("a pinned record");
+    let workflow = kinds
+        .iter()
+        .position(|k| k == "workflow")
+        .expect("a workflow record");
+    assert!(pinned < workflow, "{kinds:?}");
+    let cut: Vec<&str> = log.lines().take(workflow + 1).collect();
+    std::fs::write(task_dir.join("events.jsonl"), cut.join("\n") + "\n").unwrap();
+    for cache in ["snapshot.json", "history.json"] {
+        let _ = std::fs::remove_file(task_dir.join(cache));
+    }
+
+    std::fs::write(
+        dir.path().join(".rawko/workflows/feature/build.md"),
+        "---\nid: build\nname: Build\nemoji: \"🔨\"\n---\nRewritten.\n",
+    )
+    .unwrap();
+    let (restarted, _sink) = service(dir.path(), Some(state.path()));
+    let again = restarted
+        .external_session("session-1", None, None)
+        .await
+        .expect("the session's task again");
+    assert_eq!(again.task_id, id, "the stored task goes on");
+    let prompt = restarted.phase_prompt(&id, 0).await.expect("phase prompt");
+    assert!(
+        prompt.prompt.contains("Build it.") && !prompt.prompt.contains("Rewritten"),
+        "{}",
+        prompt.prompt
+    );
+    restarted.cancel(&id).ok();
+}

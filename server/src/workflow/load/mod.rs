@@ -19,6 +19,7 @@ use super::definition::{
     WorkflowRoot, WorkflowSet,
 };
 use super::diagnostic::{Diagnostic, Severity};
+use super::source::{Files, SourceFile};
 use super::yaml::{item_line, key_path_line, parse_yaml, type_name};
 
 mod graph;
@@ -131,6 +132,7 @@ pub fn load(roots: &[WorkflowRoot]) -> LoadOutcome {
                 dir: &dir,
                 root,
                 canonical_root: &canonical_root,
+                files: Files::Disk,
                 diagnostics: &mut diagnostics,
             }
             .parse();
@@ -171,6 +173,54 @@ pub fn load(roots: &[WorkflowRoot]) -> LoadOutcome {
         diagnostics,
         skipped,
         roots_found,
+    }
+}
+
+/// A workflow as a task pinned it: where it was read from and the contents of its files, by the
+/// paths they were read from.
+#[derive(Debug, Clone)]
+pub struct PinnedWorkflow {
+    pub key: String,
+    pub dir: PathBuf,
+    pub root: WorkflowRoot,
+    pub files: HashMap<PathBuf, std::sync::Arc<[u8]>>,
+}
+
+/// Loads workflows from the copies a task pinned (in the order given), with the same rules as
+/// [`load`]; nothing is read from disk.
+pub fn load_pinned(pinned: &[PinnedWorkflow]) -> LoadOutcome {
+    let mut diagnostics = Vec::new();
+    let mut skipped = Vec::new();
+    let mut defs: IndexMap<String, WorkflowDefinition> = IndexMap::new();
+    for p in pinned {
+        let parsed = WorkflowParser {
+            key: &p.key,
+            dir: &p.dir,
+            root: &p.root,
+            canonical_root: &p.root.path,
+            files: Files::Pinned(&p.files),
+            diagnostics: &mut diagnostics,
+        }
+        .parse();
+        match parsed {
+            Some(def) => {
+                defs.insert(p.key.clone(), def);
+            }
+            None => skipped.push(SkippedWorkflow {
+                key: p.key.clone(),
+                dir: p.dir.clone(),
+                root: p.root.clone(),
+            }),
+        }
+    }
+    let invalid: HashSet<String> = skipped.iter().map(|s| s.key.clone()).collect();
+    remove_cycles(&mut defs, &mut skipped, &mut diagnostics);
+    remove_dangling_refs(&mut defs, &invalid, &mut skipped, &mut diagnostics);
+    LoadOutcome {
+        workflows: WorkflowSet::from_map(defs),
+        diagnostics,
+        skipped,
+        roots_found: Vec::new(),
     }
 }
 
@@ -251,28 +301,24 @@ fn report_non_workflow_dir(dir: &Path, key: &str, diagnostics: &mut Vec<Diagnost
     diagnostics.push(Diagnostic::warning(dir, message).in_workflow(key));
 }
 
-/// Reads a file as UTF-8 text, with a diagnostic naming the problem when it cannot.
-fn read_text(path: &Path, what: &str) -> Result<(String, Vec<u8>), Diagnostic> {
-    let bytes = fs::read(path).map_err(|e| {
+/// Reads a file as UTF-8 text (a leading byte-order mark removed), with a diagnostic naming the
+/// problem when it cannot; also the file as read.
+fn read_text(files: Files, path: &Path, what: &str) -> Result<(String, SourceFile), Diagnostic> {
+    let raw = files.read(path).map_err(|e| {
         let message = match e.kind() {
             std::io::ErrorKind::NotFound => format!("{what} not found"),
             _ => format!("cannot read {what}: {e}"),
         };
         Diagnostic::error(path, message)
     })?;
-    match String::from_utf8(bytes) {
+    match std::str::from_utf8(&raw) {
         Ok(text) => {
-            let text = text
-                .strip_prefix('\u{feff}')
-                .map(str::to_owned)
-                .unwrap_or(text);
-            let bytes = text.clone().into_bytes();
-            Ok((text, bytes))
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text).to_owned();
+            Ok((text, SourceFile::new(path.to_owned(), raw)))
         }
         Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let bytes = e.as_bytes();
-            let line = bytes[..valid].iter().filter(|b| **b == b'\n').count() + 1;
+            let valid = e.valid_up_to();
+            let line = raw[..valid].iter().filter(|b| **b == b'\n').count() + 1;
             Err(Diagnostic::error(
                 path,
                 format!("{what} is not valid UTF-8 (invalid byte at offset {valid})"),

@@ -8,6 +8,8 @@ pub(super) struct WorkflowParser<'a> {
     pub(super) dir: &'a Path,
     pub(super) root: &'a WorkflowRoot,
     pub(super) canonical_root: &'a Path,
+    /// Where the files are read: the disk, or a task's pinned copies.
+    pub(super) files: Files<'a>,
     pub(super) diagnostics: &'a mut Vec<Diagnostic>,
 }
 
@@ -35,7 +37,7 @@ impl WorkflowParser<'_> {
     pub(super) fn parse(mut self) -> Option<WorkflowDefinition> {
         let file = self.dir.join(WORKFLOW_FILE);
         let errors_before = self.error_count();
-        let (text, bytes) = match read_text(&file, WORKFLOW_FILE) {
+        let (text, source) = match read_text(self.files, &file, WORKFLOW_FILE) {
             Ok(t) => t,
             Err(d) => {
                 self.push(d);
@@ -44,7 +46,8 @@ impl WorkflowParser<'_> {
         };
         let mut hasher = Sha256::new();
         hasher.update(WORKFLOW_FILE.as_bytes());
-        hasher.update(&bytes);
+        hasher.update(text.as_bytes());
+        let mut sources = vec![source];
 
         let value = match parse_yaml(&text, &file, 0) {
             Ok(v) => v,
@@ -165,7 +168,7 @@ impl WorkflowParser<'_> {
         let completion_message = self.optional_string(&map, &text, &file, "completionMessage");
         let not_done_reminder = self.optional_string(&map, &text, &file, "notDoneReminder");
 
-        let phases = self.phases(&map, &text, &file, &mut hasher);
+        let phases = self.phases(&map, &text, &file, &mut hasher, &mut sources);
 
         if self.error_count() > errors_before {
             return None;
@@ -194,6 +197,7 @@ impl WorkflowParser<'_> {
             dir: self.dir.to_owned(),
             root: self.root.clone(),
             fingerprint,
+            sources,
         })
     }
 
@@ -275,6 +279,7 @@ impl WorkflowParser<'_> {
         text: &str,
         file: &Path,
         hasher: &mut Sha256,
+        sources: &mut Vec<SourceFile>,
     ) -> Option<Vec<PhaseEntry>> {
         let phases_line = key_line(text, "phases");
         let list = match map.get("phases") {
@@ -307,7 +312,9 @@ impl WorkflowParser<'_> {
         let mut ok = true;
         for (i, item) in list.iter().enumerate() {
             let entry = match item {
-                Value::String(rel) => self.phase_file(rel, entry_line(text, i), file, hasher),
+                Value::String(rel) => {
+                    self.phase_file(rel, entry_line(text, i), file, hasher, sources)
+                }
                 Value::Mapping(m) => match m.get("subworkflow") {
                     Some(Value::String(k)) if !k.trim().is_empty() => {
                         Some(PhaseEntry::Subworkflow(k.clone()))
@@ -351,9 +358,9 @@ impl WorkflowParser<'_> {
                             first.display()
                         );
                         let phase_file = p.file.clone();
-                        let line = fs::read_to_string(&phase_file)
+                        let line = read_text(self.files, &phase_file, "phase file")
                             .ok()
-                            .and_then(|t| key_line(&t, "id"))
+                            .and_then(|(t, _)| key_line(&t, "id"))
                             .or(Some(1));
                         self.error(&phase_file, line, msg);
                         ok = false;
@@ -375,6 +382,7 @@ impl WorkflowParser<'_> {
         line: Option<usize>,
         file: &Path,
         hasher: &mut Sha256,
+        sources: &mut Vec<SourceFile>,
     ) -> Option<PhaseEntry> {
         if rel.trim().is_empty() {
             self.error(file, line, "empty phase file name");
@@ -392,11 +400,11 @@ impl WorkflowParser<'_> {
             );
             return None;
         }
-        let (content, bytes) = match read_text(&path, "phase file") {
+        let (content, source) = match read_text(self.files, &path, "phase file") {
             Ok(t) => t,
             Err(d) => {
                 // Point at the entry in workflow.yaml for a missing file, at the file otherwise.
-                if !path.exists() {
+                if !self.files.exists(&path) {
                     self.error(file, line, format!("phase file \"{rel}\" not found"));
                 } else {
                     self.push(d);
@@ -405,13 +413,23 @@ impl WorkflowParser<'_> {
             }
         };
         hasher.update(rel.as_bytes());
-        hasher.update(&bytes);
+        hasher.update(content.as_bytes());
+        // A file two entries name is one source.
+        if !sources.iter().any(|s| s.path == source.path) {
+            sources.push(source);
+        }
         parse_phase(&content, &path, self.diagnostics, self.key).map(PhaseEntry::Phase)
     }
 
     /// pi-workflows' path-safety rule: the real path of the phase file must lie inside the real
     /// path of the root. A path that does not exist is checked lexically.
     fn inside_root(&self, path: &Path) -> bool {
+        if self.files.is_pinned() {
+            // Pinned copies were checked on disk when they were read; their paths still must
+            // not lead out of the root.
+            let lexical = crate::paths::lexical(path);
+            return lexical.starts_with(self.canonical_root) && lexical != self.canonical_root;
+        }
         match fs::canonicalize(path) {
             Ok(real) => real.starts_with(self.canonical_root) && real != self.canonical_root,
             Err(_) => {

@@ -89,6 +89,7 @@ fn definition(w: &Wf<'_>) -> WorkflowDefinition {
             path: PathBuf::from("/wf"),
         },
         fingerprint: format!("fp-{}", w.key),
+        sources: Vec::new(),
     }
 }
 
