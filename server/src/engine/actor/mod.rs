@@ -97,6 +97,8 @@ pub(super) struct Control {
     external: Option<Arc<crate::external::Bridge>>,
     /// Whether the task said that its Bash commands run without the kernel sandbox (once).
     unconfined_note_shown: bool,
+    /// Whether the task said that the workspace's `.git` is not followed (once).
+    repository_note_shown: bool,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -298,6 +300,7 @@ pub(super) async fn run(
         hook_state: HookState::default(),
         external,
         unconfined_note_shown: false,
+        repository_note_shown: false,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
