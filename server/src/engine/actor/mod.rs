@@ -506,6 +506,8 @@ pub(super) async fn run(
             .join(plain_name(&ctl.id)),
     });
     Arc::make_mut(&mut tools).sandbox.temp_dir = Some(temp_dir.0.clone());
+    // rawko's git follows nothing and pushes nowhere the agent may write, the temp dir included.
+    Arc::make_mut(&mut ctl.hooks).agent_writable = tools.sandbox.agent_writable(&tools.workspace);
 
     // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands.
     let bash_env = ctl.session_env();
