@@ -8,6 +8,8 @@
 //! the workspace (not at all in a phase that does not allow writing), the task's temporary
 //! directory (its `TMPDIR`) and the paths the user adds, and read only those, the system's and
 //! the toolchains' directories. Hooks are the user's own code: they get the reaping only.
+//! A workspace's git directories elsewhere (a worktree's) go with the workspace, found by
+//! [`repository`], which follows no `.git` the agent wrote unless git confirms it.
 //!
 //! The helper is a re-executed rawko because the workspace forbids `unsafe` code, so nothing
 //! can run between fork and exec in rawko itself. The rawko binary registers itself with
