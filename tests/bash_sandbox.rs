@@ -741,3 +741,72 @@ fn config_show_says_what_the_sandbox_does() {
         );
     }
 }
+
+/// A `.git` file the agent writes (`gitdir: <a directory outside>`) opens nothing: a later Bash
+/// call cannot write there, and a later task's read-only phase cannot read there. The task says
+/// once why the file is not followed.
+#[test]
+fn a_git_file_the_agent_writes_opens_nothing_outside() {
+    if !landlock() {
+        return;
+    }
+    let p = Project::new("{}");
+    let outside = p.root.join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::fs::write(outside.join("secret.txt"), "SECRET-OUTSIDE\n").expect("write");
+    let planted = outside.join("planted");
+    let first = format!(
+        r#"
+turns:
+  - tool_calls:
+      - {{name: workflow_step, input: {{action: next}}}}
+  - tool_calls:
+      - {{name: Write, input: {{path: .git, content: "gitdir: {outside}\n"}}}}
+  - tool_calls:
+      - {{name: Bash, input: {{command: "echo x > {planted}"}}}}
+  - tool_calls:
+      - {{name: workflow_step, input: {{action: next}}}}
+  - text: "Done."
+"#,
+        outside = outside.display(),
+        planted = planted.display(),
+    );
+    let shown = p.run(&first, &[]);
+    assert!(
+        std::fs::read_to_string(p.ws().join(".git")).is_ok_and(|t| t.starts_with("gitdir:")),
+        "the Write happened: {shown}"
+    );
+    assert!(!planted.exists(), "Bash wrote outside: {shown}");
+    assert_eq!(
+        shown
+            .matches(&format!(
+                "note: the workspace's .git names {}, which git does not know as a worktree or submodule of {}: Bash gets no access to it, and rawko's git does not run there",
+                outside.display(),
+                p.ws().display()
+            ))
+            .count(),
+        1,
+        "{shown}"
+    );
+
+    // The next task reads in its read-only phase.
+    let second = format!(
+        r#"
+turns:
+  - tool_calls:
+      - {{name: Bash, input: {{command: "cat {secret} > /dev/null && echo read-$((1 + 1))"}}}}
+  - tool_calls:
+      - {{name: workflow_step, input: {{action: next}}}}
+  - tool_calls:
+      - {{name: workflow_step, input: {{action: next}}}}
+  - text: "Done."
+"#,
+        secret = outside.join("secret.txt").display(),
+    );
+    let shown = p.run(&second, &[]);
+    assert!(!shown.contains("read-2"), "{shown}");
+    assert!(
+        shown.contains("🔧 Bash cat ") && shown.contains("✗"),
+        "{shown}"
+    );
+}

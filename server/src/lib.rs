@@ -12,6 +12,7 @@ pub mod config;
 pub mod endpoint;
 pub mod engine;
 pub mod external;
+pub mod git;
 pub mod hooks;
 pub mod lsp;
 pub mod machine;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use rawko::git::Git;
 use rawko::hooks::config::{parse, HookSource};
 use rawko::hooks::git::{self, GitOutcome};
 use rawko::hooks::{HookEvent, Hooks, Invocation, Note};
@@ -21,6 +22,15 @@ use serde_json::json;
 use tempfile::TempDir;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// rawko's git for `dir`, as the hooks run it, reading no system config and an empty user config
+/// (so the machine's own, its credential helpers among them, cannot answer for a test).
+fn g(dir: &Path) -> Git {
+    Git::new(dir)
+        .timeout(TIMEOUT)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+}
 
 /// Runs git in `dir` for the test's own set-up and checks; panics when it fails.
 fn git_ok(dir: &Path, args: &[&str]) -> String {
@@ -215,7 +225,7 @@ fn refuse(stream: TcpStream, status: u16) {
 async fn a_clean_tree_has_no_changes_to_commit() {
     let lab = Lab::new();
     let repo = lab.repo("clean");
-    let o = git::commit(&repo, "rawko: nothing", false, TIMEOUT).await;
+    let o = git::commit(&g(&repo), "rawko: nothing", false).await;
     assert_eq!(o, ok("No changes to commit."));
     assert_eq!(commit_count(&repo), 1);
 }
@@ -228,7 +238,7 @@ async fn every_change_is_committed_with_the_message() {
     write(&repo, "src/new file.txt", "new\n");
     std::fs::remove_file(repo.join("README.md")).expect("rm");
     write(&repo, "notes.md", "n\n");
-    let o = git::commit(&repo, "rawko: Add a flag\n\nBody line.", false, TIMEOUT).await;
+    let o = git::commit(&g(&repo), "rawko: Add a flag\n\nBody line.", false).await;
     assert!(o.ok, "{o:?}");
     let short = git_ok(&repo, &["rev-parse", "--short", "HEAD"]);
     // README.md deleted, notes.md and src/ untracked: three entries in `git status --porcelain`.
@@ -246,7 +256,7 @@ async fn every_change_is_committed_with_the_message() {
     assert!(files.contains("A\tsrc/new file.txt"), "{files}");
     // An empty message is replaced, not refused.
     write(&repo, "more.txt", "m\n");
-    let o = git::commit(&repo, "  ", false, TIMEOUT).await;
+    let o = git::commit(&g(&repo), "  ", false).await;
     assert!(o.ok, "{o:?}");
     assert_eq!(head_subject(&repo, "HEAD"), "rawko: automatic commit");
 }
@@ -306,7 +316,7 @@ async fn no_verify_skips_a_failing_pre_commit_hook_and_a_failure_never_blocks() 
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     write(&repo, "a.txt", "a\n");
 
-    let o = git::commit(&repo, "rawko: verified", false, TIMEOUT).await;
+    let o = git::commit(&g(&repo), "rawko: verified", false).await;
     assert_failed(&o, &["git-commit: the commit failed: lint: 2 problems"]);
     assert_eq!(commit_count(&repo), 1);
 
@@ -327,7 +337,7 @@ async fn no_verify_skips_a_failing_pre_commit_hook_and_a_failure_never_blocks() 
     );
     assert_eq!(commit_count(&repo), 1);
 
-    let o = git::commit(&repo, "rawko: unverified", true, TIMEOUT).await;
+    let o = git::commit(&g(&repo), "rawko: unverified", true).await;
     assert!(o.ok, "{o:?}");
     assert_eq!(commit_count(&repo), 2);
     assert_eq!(head_subject(&repo, "HEAD"), "rawko: unverified");
@@ -351,7 +361,7 @@ async fn outside_a_repository_nothing_is_committed_or_pushed() {
         "the temp dir is inside a repository"
     );
 
-    let o = git::commit(&dir, "rawko: x", false, TIMEOUT).await;
+    let o = git::commit(&g(&dir), "rawko: x", false).await;
     assert_failed(
         &o,
         &[&format!(
@@ -359,7 +369,7 @@ async fn outside_a_repository_nothing_is_committed_or_pushed() {
             dir.display()
         )],
     );
-    let o = git::push(&dir, "origin", TIMEOUT).await;
+    let o = git::push(&g(&dir), "origin").await;
     assert_failed(
         &o,
         &[&format!(
@@ -381,7 +391,7 @@ async fn push_sets_the_upstream_and_the_remote_has_the_commit() {
     );
     git_ok(&repo, &["checkout", "-q", "-b", "feature/flag"]);
     write(&repo, "flag.txt", "--shout\n");
-    let o = git::commit(&repo, "rawko: Add a --shout flag", false, TIMEOUT).await;
+    let o = git::commit(&g(&repo), "rawko: Add a --shout flag", false).await;
     assert!(o.ok, "{o:?}");
     // No upstream yet.
     let none = Command::new("git")
@@ -392,7 +402,7 @@ async fn push_sets_the_upstream_and_the_remote_has_the_commit() {
         .expect("git");
     assert!(!none.status.success());
 
-    let o = git::push(&repo, "origin", TIMEOUT).await;
+    let o = git::push(&g(&repo), "origin").await;
     assert_eq!(o, ok("Pushed feature/flag to origin"));
     assert_eq!(
         git_ok(&repo, &["rev-parse", "--abbrev-ref", "@{upstream}"]),
@@ -408,7 +418,7 @@ async fn push_sets_the_upstream_and_the_remote_has_the_commit() {
     );
 
     // Again, with nothing new.
-    let o = git::push(&repo, "origin", TIMEOUT).await;
+    let o = git::push(&g(&repo), "origin").await;
     assert_eq!(o, ok("feature/flag is already up to date on origin"));
 }
 
@@ -419,12 +429,8 @@ async fn a_detached_head_is_not_pushed() {
     git_ok(&repo, &["checkout", "-q", "--detach", "HEAD"]);
     write(&repo, "x.txt", "x\n");
     // Committing on a detached HEAD works; pushing it does not.
-    assert!(
-        git::commit(&repo, "rawko: detached", false, TIMEOUT)
-            .await
-            .ok
-    );
-    let o = git::push(&repo, "origin", TIMEOUT).await;
+    assert!(git::commit(&g(&repo), "rawko: detached", false).await.ok);
+    let o = git::push(&g(&repo), "origin").await;
     assert_failed(
         &o,
         &["git-push: HEAD is detached (no branch is checked out); check out a branch to push"],
@@ -439,12 +445,12 @@ async fn a_push_behind_the_remote_is_rejected_with_advice() {
     let mine = lab.clone(&bare, "mine");
     let theirs = lab.clone(&bare, "theirs");
     write(&theirs, "theirs.txt", "t\n");
-    assert!(git::commit(&theirs, "theirs", false, TIMEOUT).await.ok);
-    assert!(git::push(&theirs, "origin", TIMEOUT).await.ok);
+    assert!(git::commit(&g(&theirs), "theirs", false).await.ok);
+    assert!(git::push(&g(&theirs), "origin").await.ok);
 
     write(&mine, "mine.txt", "m\n");
-    assert!(git::commit(&mine, "mine", false, TIMEOUT).await.ok);
-    let o = git::push(&mine, "origin", TIMEOUT).await;
+    assert!(git::commit(&g(&mine), "mine", false).await.ok);
+    let o = git::push(&g(&mine), "origin").await;
     assert_failed(
         &o,
         &[
@@ -460,13 +466,13 @@ async fn a_push_behind_the_remote_is_rejected_with_advice() {
 async fn an_unknown_remote_is_named_with_the_remotes_there_are() {
     let lab = Lab::new();
     let (repo, _bare) = lab.repo_with_remote("remotes");
-    let o = git::push(&repo, "upstream", TIMEOUT).await;
+    let o = git::push(&g(&repo), "upstream").await;
     assert_failed(
         &o,
         &["git-push: there is no remote named \"upstream\" (remotes: origin); set one with rawko config set-push-remote NAME"],
     );
     let lonely = lab.repo("lonely");
-    let o = git::push(&lonely, "origin", TIMEOUT).await;
+    let o = git::push(&g(&lonely), "origin").await;
     assert_failed(
         &o,
         &["git-push: there is no remote named \"origin\"; this repository has no remotes"],
@@ -486,7 +492,7 @@ async fn an_unreachable_remote_is_a_network_failure() {
             .stderr(Stdio::null())
             .status();
         git_ok(&repo, &["remote", "add", "origin", &url]);
-        let o = git::push(&repo, "origin", TIMEOUT).await;
+        let o = git::push(&g(&repo), "origin").await;
         assert_failed(
             &o,
             &[
@@ -515,7 +521,7 @@ async fn a_remote_that_wants_a_password_is_an_authentication_failure() {
             .stderr(Stdio::null())
             .status();
         git_ok(&repo, &["remote", "add", "origin", &url]);
-        let o = git::push(&repo, "origin", TIMEOUT).await;
+        let o = git::push(&g(&repo), "origin").await;
         assert_eq!(
             o,
             failed("git-push: could not authenticate to origin: check your credentials or SSH key"),
@@ -540,6 +546,7 @@ async fn an_ssh_remote_uses_the_users_ssh_command_and_its_failures_are_told_apar
     // The user's own ssh command (say, one that picks a key) is what git runs, not rawko's.
     let log = lab.path("ssh.log");
     let fake = lab.path("fake-ssh");
+    let global = lab.path("gitconfig");
     for (said, expected) in [
         (
             "git@example.invalid: Permission denied (publickey).",
@@ -560,11 +567,18 @@ async fn an_ssh_remote_uses_the_users_ssh_command_and_its_failures_are_told_apar
         .expect("fake ssh");
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        // The user's config (a repository's core.sshCommand is the agent's, never run).
         git_ok(
             &repo,
-            &["config", "core.sshCommand", fake.to_str().expect("utf-8")],
+            &[
+                "config",
+                "--file",
+                global.to_str().expect("utf-8"),
+                "core.sshCommand",
+                fake.to_str().expect("utf-8"),
+            ],
         );
-        let o = git::push(&repo, "origin", TIMEOUT).await;
+        let o = git::push(&g(&repo).env("GIT_CONFIG_GLOBAL", &global), "origin").await;
         assert_eq!(o, failed(expected));
     }
     let calls = std::fs::read_to_string(&log).expect("the user's ssh command ran");
@@ -579,16 +593,16 @@ async fn an_ssh_remote_uses_the_users_ssh_command_and_its_failures_are_told_apar
 async fn the_head_and_changed_files_are_described() {
     let lab = Lab::new();
     let repo = lab.repo("describe");
-    let (branch, commit) = git::describe_head(&repo);
+    let (branch, commit) = git::describe_head(&g(&repo));
     assert_eq!(branch.as_deref(), Some("main"));
     assert_eq!(commit, Some(git_ok(&repo, &["rev-parse", "HEAD"])));
     write(&repo, "dir/a b.txt", "x\n");
     write(&repo, "README.md", "changed\n");
     git_ok(&repo, &["mv", "README.md", "READ.md"]);
-    let mut files = git::changed_files(&repo, TIMEOUT).await;
+    let mut files = git::changed_files(&g(&repo)).await;
     files.sort();
     assert_eq!(files, vec!["READ.md", "dir/a b.txt"]);
     let plain = lab.path("plain");
     std::fs::create_dir_all(&plain).expect("mkdir");
-    assert_eq!(git::describe_head(&plain), (None, None));
+    assert_eq!(git::describe_head(&g(&plain)), (None, None));
 }

@@ -10,6 +10,7 @@ use tempfile::TempDir;
 
 mod config_set;
 mod config_show;
+mod git_config;
 mod run;
 mod trust_and_sessions;
 

@@ -323,11 +323,8 @@ impl Control {
         }
         let mut files: std::collections::BTreeSet<String> = self.hook_state.files_modified.clone();
         files.extend(
-            crate::hooks::git::changed_files(
-                &self.hooks.workspace,
-                std::time::Duration::from_secs(10),
-            )
-            .await,
+            crate::hooks::git::changed_files(&self.hooks.git(std::time::Duration::from_secs(10)))
+                .await,
         );
         let files: Vec<String> = files.into_iter().collect();
         let success = outcome == super::Outcome::Complete;

@@ -1,9 +1,7 @@
-//! The built-in hooks `git-commit` and `git-push`, through the git command line. Neither ever
-//! blocks: what went wrong is told in one clear line.
+//! The built-in hooks `git-commit` and `git-push`, through rawko's own hardened git
+//! ([`crate::git`]). Neither ever blocks: what went wrong is told in one clear line.
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
+use crate::git::{first_line, Git, Hooks, Output, Repo};
 
 /// What a built-in hook did, for the output panel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,92 +25,37 @@ impl GitOutcome {
     }
 }
 
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-async fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<Output, String> {
-    git_with(dir, args, timeout, None).await
-}
-
-/// `ssh_command`: `GIT_SSH_COMMAND` for this command.
-async fn git_with(
-    dir: &Path,
-    args: &[&str],
-    timeout: Duration,
-    ssh_command: Option<&str>,
-) -> Result<Output, String> {
-    let mut command = tokio::process::Command::new("git");
-    if let Some(ssh) = ssh_command {
-        command.env("GIT_SSH_COMMAND", ssh);
-    }
-    let child = command
-        .args(args)
-        .current_dir(dir)
-        // Never wait for a password prompt: a hook has no terminal.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "git is not installed (not found on PATH)".to_owned(),
-            _ => format!("cannot run git: {e}"),
-        })?;
-    match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(out)) => Ok(Output {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }),
-        Ok(Err(e)) => Err(format!("cannot run git: {e}")),
-        Err(_) => Err(format!(
-            "git {} did not finish within {} s",
-            args.first().unwrap_or(&""),
-            timeout.as_secs()
-        )),
-    }
-}
-
-fn first_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .trim_start_matches("fatal: ")
-        .trim_start_matches("error: ")
-        .to_owned()
-}
-
-async fn in_repository(dir: &Path, timeout: Duration) -> Result<(), GitOutcome> {
-    match git(dir, &["rev-parse", "--is-inside-work-tree"], timeout).await {
-        Ok(o) if o.code == Some(0) && o.stdout.trim() == "true" => Ok(()),
-        Ok(_) => Err(GitOutcome::failed(format!(
-            "{} is not a git repository",
-            dir.display()
-        ))),
-        Err(e) => Err(GitOutcome::failed(e)),
-    }
+/// The repository's git, opened for a hook's commands; what to say when there is none.
+async fn open(git: &Git, hook: &str, nothing: &str) -> Result<Repo, GitOutcome> {
+    git.clone()
+        .open()
+        .await
+        .map_err(|e| GitOutcome::failed(format!("{hook}: {e}; {nothing}")))
 }
 
 /// `git add -A` and `git commit -m MESSAGE [--no-verify]`; "No changes to commit." when clean.
-pub async fn commit(dir: &Path, message: &str, no_verify: bool, timeout: Duration) -> GitOutcome {
-    if let Err(o) = in_repository(dir, timeout).await {
-        return GitOutcome::failed(format!("git-commit: {}; nothing committed", o.message));
-    }
-    let status = match git(dir, &["status", "--porcelain"], timeout).await {
-        Ok(o) if o.code == Some(0) => o.stdout,
+pub async fn commit(git: &Git, message: &str, no_verify: bool) -> GitOutcome {
+    let repo = match open(git, "git-commit", "nothing committed").await {
+        Ok(r) => r,
+        Err(o) => return o,
+    };
+    // The repository's hooks run for the commit only when the user lets them (see
+    // docs/hooks.md); with noVerify none runs, not even those `--no-verify` leaves on.
+    let hooks = if no_verify {
+        Hooks::Off
+    } else {
+        Hooks::Repository
+    };
+    let status = match repo.run(Hooks::Off, STATUS).await {
+        Ok(o) if o.ok() => o.stdout,
         Ok(o) => return GitOutcome::failed(format!("git-commit: {}", first_line(&o.stderr))),
         Err(e) => return GitOutcome::failed(format!("git-commit: {e}")),
     };
     if status.trim().is_empty() {
         return GitOutcome::ok("No changes to commit.");
     }
-    match git(dir, &["add", "-A"], timeout).await {
-        Ok(o) if o.code == Some(0) => {}
+    match repo.add_all(hooks).await {
+        Ok(o) if o.ok() => {}
         Ok(o) => {
             return GitOutcome::failed(format!(
                 "git-commit: git add failed: {}",
@@ -130,9 +73,10 @@ pub async fn commit(dir: &Path, message: &str, no_verify: bool, timeout: Duratio
     if no_verify {
         args.push("--no-verify");
     }
-    match git(dir, &args, timeout).await {
-        Ok(o) if o.code == Some(0) => {
-            let head = git(dir, &["rev-parse", "--short", "HEAD"], timeout)
+    match repo.run(hooks, &args).await {
+        Ok(o) if o.ok() => {
+            let head = repo
+                .run(Hooks::Off, &["rev-parse", "--short", "HEAD"])
                 .await
                 .map(|o| o.stdout.trim().to_owned())
                 .unwrap_or_default();
@@ -162,37 +106,32 @@ pub async fn commit(dir: &Path, message: &str, no_verify: bool, timeout: Duratio
     }
 }
 
-/// The ssh command a push runs with: ssh in batch mode, so it fails instead of asking for a
-/// password or passphrase on the terminal; `None` when the user chose an ssh command of their own
-/// (`GIT_SSH_COMMAND`, `GIT_SSH` or `core.sshCommand`), which is left as it is.
-async fn batch_ssh(dir: &Path, timeout: Duration) -> Option<&'static str> {
-    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    if set("GIT_SSH_COMMAND") || set("GIT_SSH") {
-        return None;
-    }
-    match git(dir, &["config", "--get", "core.sshCommand"], timeout).await {
-        Ok(o) if o.code == Some(0) && !o.stdout.trim().is_empty() => None,
-        _ => Some("ssh -o BatchMode=yes"),
-    }
-}
+/// `git status` as the hooks read it: porcelain, and a submodule counted changed only when its
+/// commit is (looking inside it would run git there, under its own config).
+const STATUS: &[&str] = &["status", "--porcelain", "--ignore-submodules=dirty"];
 
 /// Pushes the current branch to `remote` with `--set-upstream`.
-pub async fn push(dir: &Path, remote: &str, timeout: Duration) -> GitOutcome {
-    if let Err(o) = in_repository(dir, timeout).await {
-        return GitOutcome::failed(format!("git-push: {}; nothing pushed", o.message));
-    }
+pub async fn push(git: &Git, remote: &str) -> GitOutcome {
+    let repo = match open(git, "git-push", "nothing pushed").await {
+        Ok(r) => r,
+        Err(o) => return o,
+    };
     let branch =
-        match git(dir, &["symbolic-ref", "--short", "-q", "HEAD"], timeout).await {
-            Ok(o) if o.code == Some(0) && !o.stdout.trim().is_empty() => o.stdout.trim().to_owned(),
+        match repo
+            .run(Hooks::Off, &["symbolic-ref", "--short", "-q", "HEAD"])
+            .await
+        {
+            Ok(o) if o.ok() && !o.stdout.trim().is_empty() => o.stdout.trim().to_owned(),
             Ok(_) => return GitOutcome::failed(
                 "git-push: HEAD is detached (no branch is checked out); check out a branch to push",
             ),
             Err(e) => return GitOutcome::failed(format!("git-push: {e}")),
         };
-    match git(dir, &["remote", "get-url", remote], timeout).await {
-        Ok(o) if o.code == Some(0) => {}
+    match repo.run(Hooks::Off, &["remote", "get-url", remote]).await {
+        Ok(o) if o.ok() => {}
         Ok(_) => {
-            let remotes = git(dir, &["remote"], timeout)
+            let remotes = repo
+                .run(Hooks::Off, &["remote"])
                 .await
                 .map(|o| o.stdout.split_whitespace().collect::<Vec<_>>().join(", "))
                 .unwrap_or_default();
@@ -207,16 +146,11 @@ pub async fn push(dir: &Path, remote: &str, timeout: Duration) -> GitOutcome {
         }
         Err(e) => return GitOutcome::failed(format!("git-push: {e}")),
     }
-    let ssh = batch_ssh(dir, timeout).await;
-    match git_with(
-        dir,
-        &["push", "--set-upstream", "--porcelain", remote, &branch],
-        timeout,
-        ssh,
-    )
-    .await
-    {
-        Ok(o) if o.code == Some(0) => {
+    if let Err(why) = repo.check_push_remote(remote).await {
+        return GitOutcome::failed(format!("git-push: {why}"));
+    }
+    match repo.push(remote, &branch).await {
+        Ok(o) if o.ok() => {
             let up_to_date = o.stdout.contains("[up to date]");
             GitOutcome::ok(if up_to_date {
                 format!("{branch} is already up to date on {remote}")
@@ -266,17 +200,15 @@ pub async fn push(dir: &Path, remote: &str, timeout: Duration) -> GitOutcome {
 }
 
 /// The current branch and commit, for a session's metadata; `None` outside a repository.
-pub fn describe_head(dir: &Path) -> (Option<String>, Option<String>) {
+pub fn describe_head(git: &Git) -> (Option<String>, Option<String>) {
+    let Ok(repo) = git.clone().open_blocking() else {
+        return (None, None);
+    };
     let run = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
+        repo.run_blocking(Hooks::Off, args)
             .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(Output::ok)
+            .map(|o| o.stdout.trim().to_owned())
             .filter(|s| !s.is_empty())
     };
     (
@@ -286,15 +218,14 @@ pub fn describe_head(dir: &Path) -> (Option<String>, Option<String>) {
 }
 
 /// Files changed in the work tree (`git status --porcelain`), for `filesModified`.
-pub async fn changed_files(dir: &Path, timeout: Duration) -> Vec<String> {
-    match git(
-        dir,
-        &["status", "--porcelain", "--untracked-files=all"],
-        timeout,
-    )
-    .await
-    {
-        Ok(o) if o.code == Some(0) => o
+pub async fn changed_files(git: &Git) -> Vec<String> {
+    let Ok(repo) = git.clone().open().await else {
+        return Vec::new();
+    };
+    let mut args = STATUS.to_vec();
+    args.push("--untracked-files=all");
+    match repo.run(Hooks::Off, &args).await {
+        Ok(o) if o.ok() => o
             .stdout
             .lines()
             .filter_map(|l| l.get(3..))

@@ -268,6 +268,9 @@ pub struct Hooks {
     hooks: Vec<Hook>,
     pub session_id: String,
     pub workspace: PathBuf,
+    /// What the agent may write (the workspace, a task's temp dir, the user's `allowWrite`
+    /// paths): rawko's git follows no `.git` and pushes to no repository there.
+    pub agent_writable: Vec<PathBuf>,
     /// Between SIGTERM and SIGKILL when a hook times out.
     pub kill_grace: Duration,
 }
@@ -277,9 +280,17 @@ impl Hooks {
         Self {
             hooks,
             session_id: session_id.into(),
+            agent_writable: vec![workspace.clone()],
             workspace,
             kill_grace: process::KILL_GRACE,
         }
+    }
+
+    /// rawko's git for the workspace, with `timeout` per command.
+    pub fn git(&self, timeout: Duration) -> crate::git::Git {
+        crate::git::Git::new(&self.workspace)
+            .agent_writable(self.agent_writable.clone())
+            .timeout(timeout)
     }
 
     pub fn none(workspace: PathBuf) -> Self {
@@ -362,7 +373,7 @@ impl Hooks {
                         .clone()
                         .unwrap_or_else(|| "rawko: {{taskDescription}}".to_owned());
                     let message = template::render_text(&template, &inv.vars);
-                    let o = git::commit(&self.workspace, &message, *no_verify, hook.timeout).await;
+                    let o = git::commit(&self.git(hook.timeout), &message, *no_verify).await;
                     out.notes.push(if o.ok {
                         Note::Output(o.message)
                     } else {
@@ -370,7 +381,7 @@ impl Hooks {
                     });
                 }
                 HookAction::GitPush { remote } => {
-                    let o = git::push(&self.workspace, remote, hook.timeout).await;
+                    let o = git::push(&self.git(hook.timeout), remote).await;
                     out.notes.push(if o.ok {
                         Note::Output(o.message)
                     } else {

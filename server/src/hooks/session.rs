@@ -103,7 +103,7 @@ impl SessionRecorder {
         std::fs::create_dir_all(&dir)?;
         let start = now_millis();
         let id = format!("{start}-{}", random_hex());
-        let (git_branch, git_commit) = super::git::describe_head(workspace);
+        let (git_branch, git_commit) = super::git::describe_head(&crate::git::Git::new(workspace));
         let session = Session {
             id: id.clone(),
             start_time: start,

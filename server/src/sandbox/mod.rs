@@ -12,6 +12,8 @@
 //! usual names under the home, and those its environment names: [`toolchains`]) and the devices
 //! a shell needs (no terminal). Hooks are the user's own code: they get the reaping and the
 //! session only.
+//! A workspace's git directories elsewhere (a worktree's) go with the workspace, found by
+//! [`repository`], which follows no `.git` the agent wrote unless git confirms it.
 //!
 //! The helper is a re-executed rawko because the workspace forbids `unsafe` code, so nothing
 //! can run between fork and exec in rawko itself. The rawko binary registers itself with
@@ -20,6 +22,7 @@
 
 pub mod exec;
 mod landlock;
+pub mod repository;
 pub mod toolchains;
 
 use std::ffi::OsString;
@@ -35,6 +38,7 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 
 pub use exec::LEFT_RUNNING;
+pub use repository::repository_dirs;
 pub use toolchains::ToolchainDirs;
 
 /// How long rawko waits beyond the helper's own grace before it kills the helper itself.
@@ -307,12 +311,40 @@ impl Sandbox {
                 .filter_map(|p| self.expand(p)),
         );
         let mut project = vec![workspace.to_owned()];
-        project.extend(repository_dirs(workspace));
+        project.extend(repository::discover(workspace, &self.agent_writable(workspace)).outside);
         match access {
             WorkspaceAccess::ReadWrite => write.extend(project),
             WorkspaceAccess::ReadOnly => read.extend(project),
         }
         Rules { read, write }
+    }
+
+    /// What Bash may write in some phase besides the devices: the workspace, the task's temp dir
+    /// and the user's `allowWrite` paths. A file there is the agent's to write, so it is never
+    /// taken as the user's word (see [`repository`]).
+    pub fn agent_writable(&self, workspace: &Path) -> Vec<PathBuf> {
+        let mut out = vec![workspace.to_owned()];
+        out.extend(self.temp_dir.iter().cloned());
+        out.extend(
+            self.settings
+                .allow_write
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        out
+    }
+
+    /// What the task should say once when the workspace's `.git` is not followed (an agent
+    /// could have written it), so Bash gets no access to what it names; `None` when it is
+    /// followed or there is none, and when Bash is not confined (there is nothing to say).
+    pub fn repository_note(&self, workspace: &Path) -> Option<String> {
+        if self.settings.mode == SandboxMode::Off
+            || helper().is_none()
+            || landlock_support().is_err()
+        {
+            return None;
+        }
+        repository::discover(workspace, &self.agent_writable(workspace)).ignored
     }
 
     /// How a Bash command runs: `Ok(Some(rules))` confined by Landlock, `Ok(None)` unconfined,
@@ -356,36 +388,6 @@ impl Sandbox {
             "Bash runs without the kernel sandbox: {why}. Its commands can write outside the workspace, and in phases that do not allow writing only rawko's reading of the command stands in the way. Set \"sandbox\": \"required\" in ~/.config/rawko/config.json to refuse Bash instead."
         ))
     }
-}
-
-/// The git directories of a workspace that lives outside it: a worktree's (and its main
-/// repository's), or the repository's when the workspace is a directory inside one. Bash gets
-/// the access to them it gets to the workspace, so `git status` and `git commit` work.
-pub fn repository_dirs(workspace: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in workspace.ancestors() {
-        let dot_git = dir.join(".git");
-        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if dir != workspace {
-                out.push(dot_git);
-            }
-        } else if let Some(git_dir) = std::fs::read_to_string(&dot_git)
-            .ok()
-            .and_then(|t| t.strip_prefix("gitdir:").map(|p| dir.join(p.trim())))
-            .and_then(|p| p.canonicalize().ok())
-        {
-            let common = std::fs::read_to_string(git_dir.join("commondir"))
-                .ok()
-                .and_then(|c| git_dir.join(c.trim()).canonicalize().ok());
-            out.push(git_dir);
-            out.extend(common);
-        }
-        break;
-    }
-    out
 }
 
 /// Makes the task's temporary directory (and its parents), private to the user.
@@ -767,32 +769,6 @@ mod tests {
     }
 
     #[test]
-    fn a_worktrees_git_directories_go_with_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let main_git = root.join("main/.git");
-        let wt_git = main_git.join("worktrees/wt");
-        std::fs::create_dir_all(&wt_git).unwrap();
-        std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
-        std::fs::create_dir_all(root.join("wt/sub")).unwrap();
-        std::fs::write(
-            root.join("wt/.git"),
-            format!("gitdir: {}\n", wt_git.display()),
-        )
-        .unwrap();
-        assert_eq!(
-            repository_dirs(&root.join("wt")),
-            vec![wt_git.clone(), main_git.clone()]
-        );
-        assert_eq!(
-            repository_dirs(&root.join("wt/sub")),
-            vec![wt_git, main_git.clone()]
-        );
-        assert_eq!(repository_dirs(&root.join("main")), Vec::<PathBuf>::new());
-        std::fs::create_dir_all(root.join("main/src")).unwrap();
-        assert_eq!(repository_dirs(&root.join("main/src")), vec![main_git]);
-    }
-
     /// rawko's last resort (the helper did not end its command within its grace) reaches the
     /// command, which runs in a session of its own outside the helper's group.
     #[tokio::test]

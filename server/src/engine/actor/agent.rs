@@ -538,6 +538,12 @@ impl Control {
                 self.output(OutputKind::Error, format!("note: {note}"));
             }
         }
+        if !self.repository_note_shown && call.name.eq_ignore_ascii_case("bash") {
+            if let Some(note) = tools.sandbox.repository_note(&tools.workspace) {
+                self.repository_note_shown = true;
+                self.output(OutputKind::Error, format!("note: {note}"));
+            }
+        }
         let tools = tools.clone();
         let name = call.name.clone();
         let input = call.input.clone();

@@ -104,6 +104,8 @@ pub(super) struct Control {
     sandbox_notes_shown: bool,
     /// The definitions the task runs under, pinned in the store.
     pins: crate::engine::pins::Pins,
+    /// Whether the task said that the workspace's `.git` is not followed (once).
+    repository_note_shown: bool,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -307,6 +309,7 @@ pub(super) async fn run(
         external,
         sandbox_notes_shown: false,
         pins,
+        repository_note_shown: false,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -522,6 +525,8 @@ pub(super) async fn run(
     }
     .map(TempDir);
     Arc::make_mut(&mut tools).sandbox.temp_dir = temp_dir.as_ref().map(|t| t.0.clone());
+    // rawko's git follows nothing and pushes nowhere the agent may write, the temp dir included.
+    Arc::make_mut(&mut ctl.hooks).agent_writable = tools.sandbox.agent_writable(&tools.workspace);
 
     // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands, and
     // the directories its PATH and toolchain variables name are theirs to read.

@@ -233,11 +233,21 @@ impl Tasks {
     fn hooks_now(&self) -> Hooks {
         let place = self.place();
         let trusted = self.trust() == Some(true);
-        Hooks::new(
+        let mut hooks = Hooks::new(
             place.settings.hooks_to_run(trusted),
             self.session().map(|s| s.id()).unwrap_or_default(),
             place.workspace.clone(),
-        )
+        );
+        // The user's allowWrite paths are the agent's to write too (a task adds its temp dir).
+        let sandbox = crate::sandbox::Sandbox {
+            settings: place.settings.sandbox.clone(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            temp_dir: None,
+        };
+        hooks.agent_writable = sandbox.agent_writable(&place.workspace);
+        hooks
     }
 
     /// Waits while the user is asked whether to trust the workspace (at most the approval
