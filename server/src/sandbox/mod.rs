@@ -768,7 +768,6 @@ mod tests {
         assert!(rules.write.contains(&PathBuf::from("/state/tasks/t1/tmp")));
     }
 
-    #[test]
     /// rawko's last resort (the helper did not end its command within its grace) reaches the
     /// command, which runs in a session of its own outside the helper's group.
     #[tokio::test]

@@ -245,6 +245,7 @@ impl Tasks {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
             temp_dir: None,
+            ..Default::default()
         };
         hooks.agent_writable = sandbox.agent_writable(&place.workspace);
         hooks
