@@ -81,8 +81,10 @@ pub enum Runner {
     /// The agent runs them itself once rawko allowed them (an ACP agent's permission request):
     /// rawko decides (hooks, gate, approval) and runs nothing.
     Agent,
-    /// rawko runs them without asking again: the task allowed the agent's permission request
-    /// for the tool that makes them (hooks and the agent's filter still apply).
+    /// rawko runs them without asking again: the user allowed the agent's permission request for
+    /// exactly this write or command past the gate ([`Provider::user_approved`]); a Bash call
+    /// runs with the workspace writable, as an approved call does (hooks and the agent's filter
+    /// still apply).
     RawkoApproved,
     /// The agent ran it without asking (a read-only tool of its own): rawko shows and logs it
     /// with what it gave back.
@@ -195,6 +197,12 @@ pub trait Provider: Send {
 
     /// The agent session a resumed task had (from its log), to load instead of starting anew.
     fn load_session(&mut self, _id: String) {}
+
+    /// The user allowed the agent's call `call_id` (run by the agent, [`Runner::Agent`]) that the
+    /// gate had blocked. Told before the call's result is given back. An `acp` agent's write or
+    /// terminal that follows from exactly that call is not asked about again; one the phase
+    /// allowed by itself is decided again.
+    fn user_approved(&mut self, _call_id: &str) {}
 }
 
 /// How to build a task's provider again, as written in its log.

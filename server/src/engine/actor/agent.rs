@@ -245,6 +245,9 @@ impl Control {
                     }
                 }
             }
+            for id in self.approvals.agent_approved.drain(..) {
+                provider.user_approved(&id);
+            }
             conversation.messages.push(Message::ToolResults(results));
             match stop {
                 None => {}
@@ -504,6 +507,9 @@ impl Control {
                 return Ok((reason, true));
             }
             access = tools::WorkspaceAccess::ReadWrite;
+            if *runner == Runner::Agent {
+                self.approvals.agent_approved.push(call.id.clone());
+            }
         } else if let Some(why) = hook_asks {
             // A PreToolUse hook asked for the user's decision on a call the phase allows.
             let phase = self

@@ -23,6 +23,7 @@
 
 mod agent;
 mod calls;
+mod grants;
 mod mcp;
 mod turn;
 
@@ -82,9 +83,9 @@ pub struct AcpAgentProvider {
     known: HashMap<String, turn::AgentCall>,
     /// Terminals rawko ran (`terminal/create`): their output and exit, until released.
     terminals: HashMap<String, calls::Finished>,
-    /// Calls the task allowed when the agent asked permission, whose file write or terminal
-    /// (through rawko) is not asked about again.
-    allowed: Vec<turn::AgentCall>,
+    /// What the user's approvals of the agent's permission requests cover: a file write or
+    /// terminal (through rawko) that is not asked about again.
+    grants: grants::Grants,
     /// Why rawko refused the agent's calls since its last prompt (ACP's permission answer has no
     /// room for a reason): told in the next prompt.
     refusals: Vec<String>,
@@ -123,7 +124,7 @@ impl AcpAgentProvider {
             pending: HashMap::new(),
             known: HashMap::new(),
             terminals: HashMap::new(),
-            allowed: Vec::new(),
+            grants: grants::Grants::default(),
             refusals: Vec::new(),
             next: 0,
         })

@@ -1,8 +1,6 @@
 //! The turn: a prompt sent (or the answers the last turn's calls were waiting for), then what the
 //! agent sends, up to its next request (a call for the task to decide) or the prompt's end.
 
-use std::path::Path;
-
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, CreateTerminalResponse, PermissionOption,
     ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionResponse, SessionUpdate,
@@ -79,6 +77,10 @@ impl Provider for AcpAgentProvider {
 
     fn load_session(&mut self, id: String) {
         self.load = Some(id);
+    }
+
+    fn user_approved(&mut self, call_id: &str) {
+        self.grants.user_approved(call_id);
     }
 
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
@@ -360,7 +362,7 @@ impl AcpAgentProvider {
             FromAgent::Write(request, responder) => {
                 let id = self.next_id("write");
                 let input = json!({"file_path": request.path.to_string_lossy(), "content": request.content});
-                let runner = self.approved("Write", &request.path.to_string_lossy());
+                let runner = self.grants.write(&request.path, &self.command.cwd);
                 self.pending.insert(id.clone(), Pending::Write(responder));
                 let call = ToolCall {
                     id,
@@ -379,7 +381,9 @@ impl AcpAgentProvider {
                         join_command(&cwd.to_string_lossy(), &[])
                     );
                 }
-                let runner = self.approved("Bash", &command);
+                let runner =
+                    self.grants
+                        .terminal(&command, request.cwd.as_deref(), &self.command.cwd);
                 self.pending
                     .insert(id.clone(), Pending::Terminal(responder));
                 let call = ToolCall {
@@ -540,32 +544,6 @@ impl AcpAgentProvider {
         ))
     }
 
-    /// Whether a call the agent sends through rawko's I/O was allowed already, when the agent
-    /// asked permission for the tool that makes it (so the user is not asked twice).
-    fn approved(&mut self, tool: &str, what: &str) -> Runner {
-        let matches = |c: &AgentCall| {
-            c.name == tool
-                && match tool {
-                    "Bash" => c.input.get("command").and_then(Value::as_str) == Some(what),
-                    _ => c
-                        .input
-                        .get("file_path")
-                        .and_then(Value::as_str)
-                        .is_some_and(|p| {
-                            Path::new(p) == Path::new(what) || Path::new(what).ends_with(p)
-                        }),
-                }
-        };
-        let found = self.allowed.iter().position(matches);
-        match found {
-            Some(i) => {
-                self.allowed.remove(i);
-                Runner::RawkoApproved
-            }
-            None => Runner::Rawko,
-        }
-    }
-
     /// Answers what a request of the agent was waiting for, from its call's result.
     fn answer(&mut self, pending: Pending, result: &ToolResult) {
         match pending {
@@ -575,18 +553,10 @@ impl AcpAgentProvider {
                 call,
             } => {
                 let allow = !result.is_error;
-                if allow && matches!(call.name.as_str(), "Write" | "Edit" | "MultiEdit" | "Bash") {
-                    self.allowed.push(AgentCall {
-                        name: if call.name == "Bash" {
-                            "Bash".to_owned()
-                        } else {
-                            "Write".to_owned()
-                        },
-                        input: call.input.clone(),
-                        handled: true,
-                    });
-                }
-                if !allow {
+                if allow {
+                    self.grants.allowed(&call, &self.command.cwd);
+                } else {
+                    self.grants.refused(&call.id);
                     self.refusals.push(format!(
                         "rawko refused your {} call: {}",
                         call.name, result.content
