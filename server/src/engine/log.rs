@@ -21,7 +21,14 @@ pub struct LoggedCall {
     pub id: String,
     pub name: String,
     pub input: Value,
+    /// The agent reported this call as done (an `acp` agent ran it itself, never through rawko):
+    /// rawko did not run it, and a resumed task never runs it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reported: bool,
 }
+
+/// The result a resumed task gives a call the agent reported whose result was not logged.
+const REPORTED_NOT_RUN: &str = "the agent reported this call as done; rawko did not run it";
 
 /// One event of a task's log.
 #[allow(clippy::large_enum_variant)] // written once per event; boxing would only add noise
@@ -81,6 +88,9 @@ pub enum LogEvent {
     ToolStarted {
         id: String,
         name: String,
+        /// The agent reported the call as done: rawko shows and logs it, and runs nothing.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reported: bool,
     },
     #[serde(rename_all = "camelCase")]
     ToolFinished {
@@ -193,6 +203,8 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
     // The calls of the last turn and the results recorded for them.
     let mut open_calls: Vec<ToolCall> = Vec::new();
     let mut results: HashMap<String, ToolResult> = HashMap::new();
+    // The calls of the last turn the agent only reported.
+    let mut reported: HashSet<String> = HashSet::new();
     let flush =
         |r: &mut Replay, open: &mut Vec<ToolCall>, results: &mut HashMap<String, ToolResult>| {
             if open.is_empty() {
@@ -249,6 +261,11 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                 flush(&mut r, &mut open_calls, &mut results);
                 r.turns_played += 1;
                 r.last_agent = Some(agent);
+                reported = tool_calls
+                    .iter()
+                    .filter(|c| c.reported)
+                    .map(|c| c.id.clone())
+                    .collect();
                 let calls: Vec<ToolCall> = tool_calls
                     .into_iter()
                     .map(|c| ToolCall {
@@ -309,6 +326,11 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
     for call in &open_calls {
         match results.remove(&call.id) {
             Some(result) => r.pending_results.push(result),
+            None if reported.contains(&call.id) => r.pending_results.push(ToolResult {
+                tool_call_id: call.id.clone(),
+                content: REPORTED_NOT_RUN.to_owned(),
+                is_error: false,
+            }),
             None => r.pending_calls.push(call.clone()),
         }
     }

@@ -200,6 +200,7 @@ impl Control {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         input: c.input.clone(),
+                        reported: matches!(turn.runner, Runner::AgentRan { .. }),
                     })
                     .collect(),
             });
@@ -295,9 +296,16 @@ impl Control {
             }
             None => call,
         };
+        // A call the agent only reports having made is shown and logged as its report, never as a
+        // call rawko made.
+        let reported = matches!(runner, Runner::AgentRan { .. });
+        let mut text = summarize_call(call);
+        if reported {
+            text.push_str(" (reported by the agent)");
+        }
         self.emit(TaskEvent::Output {
             kind: OutputKind::ToolCall,
-            text: summarize_call(call),
+            text,
             tool_call_id: Some(call.id.clone()),
             tool: Some(call.name.clone()),
             input: Some(call.input.clone()),
@@ -306,6 +314,7 @@ impl Control {
         self.log(LogEvent::ToolStarted {
             id: call.id.clone(),
             name: call.name.clone(),
+            reported,
         });
         self.approvals.approved = false;
         if let Runner::AgentRan { content, is_error } = runner {
