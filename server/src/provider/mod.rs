@@ -203,6 +203,11 @@ pub trait Provider: Send {
     /// terminal that follows from exactly that call is not asked about again; one the phase
     /// allowed by itself is decided again.
     fn user_approved(&mut self, _call_id: &str) {}
+
+    /// What confines the agent's own process from the next turn on (`acp`): told before every
+    /// turn; an agent already running is started again (its session loaded) when the phase's
+    /// access to the workspace changed.
+    fn confine(&mut self, _confinement: &Confinement) {}
 }
 
 /// How to build a task's provider again, as written in its log.
@@ -237,6 +242,21 @@ pub struct ProviderSpec {
     /// (seconds; default 600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_seconds: Option<u64>,
+    /// `acp`: how long one prompt turn of the agent may go on, talking or not, before the task
+    /// fails (seconds; default 1800). The time rawko spends deciding on its calls (an approval
+    /// waiting for the user) does not count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_seconds: Option<u64>,
+}
+
+/// What confines the process of an agent behind a provider (`acp`), as the task's current phase
+/// has it: the task's sandbox, its workspace (canonical), and whether the phase lets the
+/// workspace be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    pub sandbox: crate::sandbox::Sandbox,
+    pub workspace: PathBuf,
+    pub access: crate::sandbox::WorkspaceAccess,
 }
 
 /// The providers this build knows.

@@ -70,7 +70,7 @@ impl SandboxMode {
 }
 
 /// The `sandbox` setting: `"auto"`, `"required"`, `"off"`, or
-/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths]}`.
+/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths], "agentRead": […], "agentWrite": […]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub mode: SandboxMode,
@@ -78,10 +78,14 @@ pub struct SandboxSettings {
     pub allow_read: Vec<String>,
     /// More paths Bash may write (and read).
     pub allow_write: Vec<String>,
+    /// More paths an ACP agent's own process may read (`acp` provider), as written.
+    pub agent_read: Vec<String>,
+    /// More paths an ACP agent's own process may write (and read).
+    pub agent_write: Vec<String>,
 }
 
 /// What a `sandbox` value must be, for the message about a bad one.
-pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths]}";
+pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths], \"agentRead\": [paths], \"agentWrite\": [paths]}";
 
 impl SandboxSettings {
     /// Reads a `sandbox` value; `None` when it is not one of the shapes of [`SETTING_SHAPE`].
@@ -93,10 +97,12 @@ impl SandboxSettings {
             });
         }
         let map = value.as_object()?;
-        if map
-            .keys()
-            .any(|k| !matches!(k.as_str(), "mode" | "allowRead" | "allowWrite"))
-        {
+        if map.keys().any(|k| {
+            !matches!(
+                k.as_str(),
+                "mode" | "allowRead" | "allowWrite" | "agentRead" | "agentWrite"
+            )
+        }) {
             return None;
         }
         let mode = match map.get("mode") {
@@ -121,6 +127,8 @@ impl SandboxSettings {
             mode,
             allow_read: paths("allowRead")?,
             allow_write: paths("allowWrite")?,
+            agent_read: paths("agentRead")?,
+            agent_write: paths("agentWrite")?,
         })
     }
 }
@@ -183,6 +191,8 @@ pub fn describe(settings: &SandboxSettings) -> String {
         for (what, list) in [
             ("reads", &settings.allow_read),
             ("writes", &settings.allow_write),
+            ("an ACP agent reads", &settings.agent_read),
+            ("an ACP agent writes", &settings.agent_write),
         ] {
             if !list.is_empty() {
                 text.push_str(&format!("; also {what} {}", list.join(", ")));
@@ -302,6 +312,45 @@ impl Sandbox {
             WorkspaceAccess::ReadOnly => read.extend(project),
         }
         Rules { read, write }
+    }
+
+    /// The Landlock rules of an ACP agent's own process (the `acp` provider) in `workspace`: what
+    /// [`Sandbox::rules`] gives Bash, with the agent's temporary directory `temp_dir` in place of
+    /// the task's and the user's `agentRead` / `agentWrite` in place of `allowRead` /
+    /// `allowWrite`, and what the agent needs of its own: `read` (its installation) and `write`
+    /// (its state directories).
+    pub fn agent_rules(
+        &self,
+        workspace: &Path,
+        access: WorkspaceAccess,
+        temp_dir: &Path,
+        read: &[PathBuf],
+        write: &[PathBuf],
+    ) -> Rules {
+        let mut settings = self.settings.clone();
+        settings.allow_read.clear();
+        settings.allow_write.clear();
+        let bash = Sandbox {
+            settings,
+            home: self.home.clone(),
+            temp_dir: Some(temp_dir.to_owned()),
+        };
+        let mut rules = bash.rules(workspace, access);
+        rules.read.extend(read.iter().cloned());
+        rules.read.extend(
+            self.settings
+                .agent_read
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        rules.write.extend(write.iter().cloned());
+        rules.write.extend(
+            self.settings
+                .agent_write
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        rules
     }
 
     /// How a Bash command runs: `Ok(Some(rules))` confined by Landlock, `Ok(None)` unconfined,
@@ -667,6 +716,7 @@ mod tests {
                 mode: SandboxMode::Auto,
                 allow_read: vec!["~/.m2".into(), "/srv/data".into()],
                 allow_write: vec!["~".into()],
+                ..SandboxSettings::default()
             })
         );
         for bad in [
@@ -691,6 +741,7 @@ mod tests {
                 mode: SandboxMode::Auto,
                 allow_read: vec!["~/.m2".into()],
                 allow_write: vec!["/srv/out".into()],
+                ..SandboxSettings::default()
             },
             home: Some("/home/ada".into()),
             temp_dir: Some("/state/tasks/t1/tmp".into()),
@@ -709,6 +760,48 @@ mod tests {
         assert!(rules.read.contains(&ws));
         assert!(!rules.write.contains(&ws));
         assert!(rules.write.contains(&PathBuf::from("/state/tasks/t1/tmp")));
+    }
+
+    #[test]
+    fn an_agents_rules_take_its_own_paths_not_bashs() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let sandbox = Sandbox {
+            settings: SandboxSettings::parse(&json!({
+                "allowRead": ["~/.m2"], "allowWrite": ["/srv/out"],
+                "agentRead": ["/opt/agent"], "agentWrite": ["~/.agent-cache"],
+            }))
+            .unwrap(),
+            home: Some("/home/ada".into()),
+            temp_dir: Some("/state/tasks/t1/tmp".into()),
+        };
+        let own_read = [PathBuf::from("/usr/lib/node_modules/agent")];
+        let own_write = [PathBuf::from("/home/ada/.claude")];
+        let agent_tmp = Path::new("/state/tasks/t1/tmp/agent");
+        let rules = sandbox.agent_rules(
+            &ws,
+            WorkspaceAccess::ReadOnly,
+            agent_tmp,
+            &own_read,
+            &own_write,
+        );
+        for p in [
+            "/state/tasks/t1/tmp/agent",
+            "/home/ada/.claude",
+            "/home/ada/.agent-cache",
+        ] {
+            assert!(rules.write.contains(&PathBuf::from(p)), "{p}");
+        }
+        for p in ["/state/tasks/t1/tmp", "/srv/out"] {
+            assert!(!rules.write.contains(&PathBuf::from(p)), "{p}");
+        }
+        for p in ["/usr/lib/node_modules/agent", "/opt/agent", "/usr"] {
+            assert!(rules.read.contains(&PathBuf::from(p)), "{p}");
+        }
+        assert!(!rules.read.contains(&PathBuf::from("/home/ada/.m2")));
+        assert!(rules.read.contains(&ws) && !rules.write.contains(&ws));
+        let rules = sandbox.agent_rules(&ws, WorkspaceAccess::ReadWrite, agent_tmp, &[], &[]);
+        assert!(rules.write.contains(&ws));
     }
 
     #[test]

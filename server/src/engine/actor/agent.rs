@@ -158,6 +158,16 @@ impl Control {
                     let _ = events.send(event);
                 }
             };
+            // An agent's own process (`acp`) is confined as the phase has it.
+            provider.confine(&crate::provider::Confinement {
+                sandbox: tools.sandbox.clone(),
+                workspace: tools.workspace.clone(),
+                access: if gate::workspace_writable(self.pos.workflow.as_ref(), &self.pos.set) {
+                    tools::WorkspaceAccess::ReadWrite
+                } else {
+                    tools::WorkspaceAccess::ReadOnly
+                },
+            });
             let request = TurnRequest {
                 system: agent.as_ref().map(|a| a.system_prompt.as_str()),
                 messages: &conversation.messages,
