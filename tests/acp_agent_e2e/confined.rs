@@ -151,3 +151,44 @@ fn nothing_the_agent_starts_outlives_the_task() {
         "the agent's detached child wrote after the task ended:\n{all}"
     );
 }
+
+/// Where the kernel sandbox cannot be used, `"required"` refuses to start the agent, and
+/// `"auto"` starts it unconfined and says so.
+#[test]
+fn without_landlock_the_sandbox_setting_decides() {
+    let Some(agent) = fault_agent("direct") else {
+        return;
+    };
+    let place = Place::new(json!({}));
+    let outside = place.root.join("outside.txt");
+    let config = place.root.join("home/.config/rawko");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    let cmd = format!("node {} direct {}", agent.display(), outside.display());
+    let no_landlock = [("RAWKO_TEST_NO_LANDLOCK", "1")];
+    std::fs::write(config.join("config.json"), r#"{"sandbox": "required"}"#).expect("config");
+    let (out, _) = place.run_with(
+        &["Write things", "--provider", "acp", "--agent-command", &cmd],
+        &no_landlock,
+        Duration::from_secs(60),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("is not started: the \"sandbox\" setting is \"required\""),
+        "{all}"
+    );
+    assert!(!all.contains("agent-scratch.txt"), "the agent ran: {all}");
+    std::fs::write(config.join("config.json"), r#"{"sandbox": "auto"}"#).expect("config");
+    let (out, _) = place.run_with(
+        &["Write things", "--provider", "acp", "--agent-command", &cmd],
+        &no_landlock,
+        Duration::from_secs(60),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("the agent runs without the kernel sandbox"),
+        "{all}"
+    );
+    assert!(all.contains("agent-scratch.txt: DONE"), "{all}");
+}

@@ -49,9 +49,20 @@ impl Place {
 
     /// `rawko run TASK ARGS…` here, killed if it has not ended within `limit`.
     pub(crate) fn run(&self, args: &[&str], limit: Duration) -> (Output, Duration) {
+        self.run_with(args, &[], limit)
+    }
+
+    /// [`Place::run`] with more environment variables.
+    pub(crate) fn run_with(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        limit: Duration,
+    ) -> (Output, Duration) {
         let home = self.root.join("home");
         let started = Instant::now();
         let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
+            .envs(env.iter().copied())
             .arg("run")
             .args(args)
             .current_dir(&self.ws)

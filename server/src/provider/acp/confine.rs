@@ -166,10 +166,11 @@ fn state_paths(
                 }
                 out.extend(in_home(".cache/claude-cli-nodejs"));
             }
-            Kind::Gemini => {
-                out.extend(env("GEMINI_CLI_HOME").map(|h| h.join(".gemini")));
-                out.extend(in_home(".gemini"));
-            }
+            // Its settings, chats, history and logs (GEMINI_CLI_HOME stands for the home).
+            Kind::Gemini => match env("GEMINI_CLI_HOME") {
+                Some(home) => out.push(home.join(".gemini")),
+                None => out.extend(in_home(".gemini")),
+            },
             Kind::Codex => match env("CODEX_HOME") {
                 Some(dir) => out.push(dir),
                 None => out.extend(in_home(".codex")),
