@@ -32,9 +32,12 @@ impl AcpAgentProvider {
             self.reopen_session = Some(agent.session.0.to_string());
             self.restarted = true;
         }
-        // Its requests can no longer be answered.
+        // Its requests can no longer be answered, and what the user approved it is not the new
+        // process's.
         self.pending.clear();
         self.terminals.clear();
+        self.known.clear();
+        self.grants = Default::default();
     }
 
     /// Starts the agent as the phase confines it and opens its session (`load`: this one, when

@@ -93,8 +93,9 @@ impl Provider for AcpAgentProvider {
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
             let messages = request.messages;
-            let from = if self.agent.is_none() && self.resumed {
-                // A resumed task's agent has the conversation (loaded) or is primed with it.
+            let from = if self.agent.is_none() && !self.restarted && self.resumed {
+                // A resumed task's agent, at its first start, has the conversation (loaded) or is
+                // primed with it.
                 messages.len()
             } else {
                 self.seen.min(messages.len())
