@@ -27,11 +27,9 @@
 //   report     reports a Write of reported.txt as done (a completed tool call it never made)
 //
 // The modes from `terminals` on act in the first prompt only (later ones just end), and with
-// FAULT_STEP=1 in their environment then move the task's workflow on (`workflow_step` next),
-// through rawko's MCP endpoint named in session/new, as `rawko mcp` would. With FAULT_LOAD=1 they
-// can load sessions (the `remember` mode's session/load, without its files).
-//
-//   node tests/acp/fault-agent.mjs MODE [ARG…]
+// FAULT_STEP=N in their environment then move the task's workflow on N times (`workflow_step`
+// next), through rawko's MCP endpoint named in session/new, as `rawko mcp` would. With
+// FAULT_LOAD=1 they can load sessions (the `remember` mode's session/load, without its files).
 
 import { Readable, Writable } from 'node:stream';
 import { AgentSideConnection, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
@@ -115,7 +113,9 @@ class Agent {
       }
       this.acted = true;
       const answer = await this.act(params);
-      if (process.env.FAULT_STEP === '1') await this.say(sessionId, `step: ${await this.step('next')}`);
+      for (let i = 0; i < Number(process.env.FAULT_STEP ?? 0); i++) {
+        await this.say(sessionId, `step: ${await this.step('next')}\n`);
+      }
       return answer;
     }
     return this.act(params);
