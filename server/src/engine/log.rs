@@ -373,3 +373,61 @@ pub fn event_detail(event: &machine::Event) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn record(seq: u64, event: LogEvent) -> LogRecord {
+        LogRecord {
+            v: 1,
+            seq,
+            at: 0,
+            event: serde_json::to_value(event).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_resumed_task_never_runs_a_call_the_agent_only_reported() {
+        let call = |id: &str, reported: bool| LoggedCall {
+            id: id.into(),
+            name: "Write".into(),
+            input: json!({"file_path": "a.txt", "content": "x"}),
+            reported,
+        };
+        let records = [
+            record(
+                1,
+                LogEvent::Started {
+                    task_id: "t".into(),
+                    description: "d".into(),
+                    workflow: None,
+                    workspace: "/w".into(),
+                    provider: ProviderSpec::default(),
+                    agent: None,
+                    arbiter: None,
+                    started_at: 0,
+                },
+            ),
+            record(
+                2,
+                LogEvent::Turn {
+                    agent: "default".into(),
+                    text: String::new(),
+                    tool_calls: vec![call("reported", true), call("asked", false)],
+                },
+            ),
+        ];
+        let r = replay(&records, &MachineConfig::default()).unwrap();
+        let pending: Vec<&str> = r.pending_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(pending, ["asked"]);
+        assert_eq!(r.pending_results.len(), 1);
+        assert_eq!(r.pending_results[0].tool_call_id, "reported");
+        assert_eq!(r.pending_results[0].content, REPORTED_NOT_RUN);
+        // Written as before when false: old logs and new ones read the same.
+        let line = serde_json::to_value(call("c", false)).unwrap();
+        assert_eq!(line.get("reported"), None);
+    }
+}
