@@ -202,8 +202,8 @@ pub struct ConfigFile {
     pub arbiter: Option<serde_json::Value>,
     /// The model providers in order of preference: `{"name": "anthropic"|"openai"|"scripted",
     /// "model": …, "baseUrl": …, "script": …}`, or an ACP agent: `{"name": "acp", "command": …,
-    /// "args": […], "env": {…}, "stallSeconds": …}`. From a workspace's file only once the
-    /// workspace is trusted: they choose what runs and where the key goes.
+    /// "args": […], "env": {…}, "stallSeconds": …, "turnSeconds": …}`. From a workspace's file
+    /// only once the workspace is trusted: they choose what runs and where the key goes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub providers: Option<Vec<serde_json::Value>>,
     /// API keys by provider name. From a workspace's file only once the workspace is trusted.
@@ -212,9 +212,10 @@ pub struct ConfigFile {
     /// How long a provider that stays rate limited is left alone (seconds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limit_cooldown_seconds: Option<f64>,
-    /// Bash's kernel sandbox (docs/configuration.md, "Bash's sandbox"): `"auto"` (the default),
-    /// `"required"`, `"off"`, or the mode with more paths Bash may read and write. Read from
-    /// `~/.config/rawko/config.json` and the editor's settings, not from a workspace's file.
+    /// The kernel sandbox of Bash and of an ACP agent's own process (docs/configuration.md,
+    /// "Bash's sandbox"): `"auto"` (the default), `"required"`, `"off"`, or the mode with more
+    /// paths Bash (and the agent) may read and write. Read from `~/.config/rawko/config.json` and
+    /// the editor's settings, not from a workspace's file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSetting>,
     /// Hooks by event name (PreExecutionStart, PostExecutionStart, PreExecutionEnd,
@@ -242,6 +243,14 @@ pub enum SandboxSetting {
         /// More paths Bash may write (and read): absolute, or `~/…`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         allow_write: Option<Vec<String>>,
+        /// More paths an ACP agent's own process (the `acp` provider) may read: absolute, or
+        /// `~/…`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_read: Option<Vec<String>>,
+        /// More paths an ACP agent's own process may write (and read), beside its own state
+        /// directories and temporary directory: absolute, or `~/…`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_write: Option<Vec<String>>,
     },
 }
 

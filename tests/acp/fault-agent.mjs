@@ -14,8 +14,22 @@
 //              a line of the old session, and the next prompt answers "Loaded and going on."
 //   chatty     (the bench) per prompt: N message chunks, then M permission requests, then ends;
 //              N and M in the second and third arguments
+//   terminals  for each command line in its arguments: asks permission for Bash with it, then runs
+//              it in a terminal (terminal/create); says how each ended
+//   paths      asks permission for a Write of `a.txt`, then writes locked/a.txt and a.txt through
+//              rawko (fs/write_text_file); says what it got
+//   direct     writes with node's own fs: the path in its second argument, direct.txt in its working
+//              directory, and a file in its TMPDIR; reads README.md; says what it got
+//   detach     writes early.txt in the directory of its second argument, starts a detached child
+//              (its own session) that writes late.txt there after 2 s, and ends the prompt
+//   flood      N message chunks of 10 KiB (N in its second argument, default 2048: 20 MiB)
+//   endless    a message chunk every 50 ms, forever
+//   report     reports a Write of reported.txt as done (a completed tool call it never made)
 //
-//   node tests/acp/fault-agent.mjs MODE [ARG…]
+// The modes from `terminals` on act in the first prompt only (later ones just end), and with
+// FAULT_STEP=N in their environment then move the task's workflow on N times (`workflow_step`
+// next), through rawko's MCP endpoint named in session/new, as `rawko mcp` would. With
+// FAULT_LOAD=1 they can load sessions (the `remember` mode's session/load, without its files).
 
 import { Readable, Writable } from 'node:stream';
 import { AgentSideConnection, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
@@ -34,14 +48,18 @@ class Agent {
   }
 
   async initialize() {
-    return { protocolVersion: PROTOCOL_VERSION, agentCapabilities: { loadSession: mode === 'remember' } };
+    const load = mode === 'remember' || process.env.FAULT_LOAD === '1';
+    return { protocolVersion: PROTOCOL_VERSION, agentCapabilities: { loadSession: load } };
   }
 
-  async newSession() {
+  async newSession(params) {
+    this.mcpEnv = params.mcpServers?.[0]?.env ?? [];
     return { sessionId: `fault-${process.pid}` };
   }
 
   async loadSession(params) {
+    this.mcpEnv = params.mcpServers?.[0]?.env ?? [];
+    if (mode !== 'remember') return {};
     const fs = await import('node:fs');
     fs.writeFileSync('loaded.txt', params.sessionId);
     this.loaded = params.sessionId;
@@ -64,7 +82,46 @@ class Agent {
     });
   }
 
+  async ask(sessionId, toolCallId, title, kind, rawInput) {
+    return this.conn.requestPermission({
+      sessionId,
+      toolCall: { toolCallId, title, kind, rawInput },
+      options: [
+        { optionId: 'yes', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+      ],
+    });
+  }
+
+  async step(action) {
+    const env = Object.fromEntries(this.mcpEnv.map((v) => [v.name, v.value]));
+    const r = await fetch(env.RAWKO_MCP_URL, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${env.RAWKO_MCP_TOKEN}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rawko.workflowStep', params: { action } }),
+    });
+    return JSON.stringify(await r.json());
+  }
+
   async prompt(params) {
+    const sessionId = params.sessionId;
+    const once = ['terminals', 'paths', 'direct', 'detach', 'flood', 'report'];
+    if (once.includes(mode)) {
+      if (this.acted) {
+        await this.say(sessionId, 'Nothing more.');
+        return { stopReason: 'end_turn' };
+      }
+      this.acted = true;
+      const answer = await this.act(params);
+      for (let i = 0; i < Number(process.env.FAULT_STEP ?? 0); i++) {
+        await this.say(sessionId, `step: ${await this.step('next')}\n`);
+      }
+      return answer;
+    }
+    return this.act(params);
+  }
+
+  async act(params) {
     const sessionId = params.sessionId;
     switch (mode) {
       case 'crash':
@@ -138,6 +195,107 @@ class Agent {
         }
         return { stopReason: 'end_turn' };
       }
+      case 'terminals': {
+        const results = [];
+        for (const command of process.argv.slice(3)) {
+          const toolCallId = `bash-${results.length}-${Date.now()}`;
+          const perm = await this.ask(sessionId, toolCallId, `Run ${command}`, 'execute', { command });
+          if (perm.outcome.outcome !== 'selected' || perm.outcome.optionId !== 'yes') {
+            results.push(`${command}: NOT ALLOWED`);
+            continue;
+          }
+          try {
+            const t = await this.conn.createTerminal({ sessionId, command, args: [] });
+            const exit = await t.waitForExit();
+            const out = await t.currentOutput();
+            await t.release();
+            results.push(`${command}: EXIT ${JSON.stringify(exit)} ${out.output.trim()}`);
+          } catch (e) {
+            results.push(`${command}: REFUSED ${e.message ?? JSON.stringify(e)}`);
+          }
+        }
+        await this.say(sessionId, results.join('\n'));
+        return { stopReason: 'end_turn' };
+      }
+      case 'paths': {
+        const results = [];
+        const perm = await this.ask(sessionId, `write-a-${Date.now()}`, 'Write a.txt', 'edit', {
+          file_path: 'a.txt',
+          content: 'approved\n',
+        });
+        results.push(`permission: ${JSON.stringify(perm.outcome)}`);
+        for (const path of [`${process.cwd()}/locked/a.txt`, `${process.cwd()}/a.txt`]) {
+          try {
+            await this.conn.writeTextFile({ sessionId, path, content: 'written\n' });
+            results.push(`write ${path}: DONE`);
+          } catch (e) {
+            results.push(`write ${path}: REFUSED ${e.message ?? JSON.stringify(e)}`);
+          }
+        }
+        await this.say(sessionId, results.join('\n'));
+        return { stopReason: 'end_turn' };
+      }
+      case 'direct': {
+        const fs = await import('node:fs');
+        const results = [];
+        const tmp = process.env.TMPDIR ?? '/tmp';
+        for (const path of [arg1, `${process.cwd()}/direct.txt`, `${tmp}/agent-scratch.txt`]) {
+          try {
+            fs.writeFileSync(path, 'direct\n');
+            results.push(`write ${path}: DONE`);
+          } catch (e) {
+            results.push(`write ${path}: FAILED ${e.code}`);
+          }
+        }
+        try {
+          results.push(`read README.md: ${fs.readFileSync('README.md', 'utf8').trim()}`);
+        } catch (e) {
+          results.push(`read README.md: FAILED ${e.code}`);
+        }
+        await this.say(sessionId, results.join('\n'));
+        return { stopReason: 'end_turn' };
+      }
+      case 'detach': {
+        const { spawn } = await import('node:child_process');
+        const fs = await import('node:fs');
+        let early = 'DONE';
+        try {
+          fs.writeFileSync(`${arg1}/early.txt`, 'early\n');
+        } catch (e) {
+          early = `FAILED ${e.code}`;
+        }
+        const late = `${arg1}/late.txt`;
+        const child = spawn('sh', ['-c', `sleep 2; echo late > '${late}'`], { detached: true, stdio: 'ignore' });
+        child.unref();
+        await this.say(sessionId, `early.txt: ${early}; started ${child.pid}.`);
+        return { stopReason: 'end_turn' };
+      }
+      case 'flood': {
+        const chunks = Number(arg1 ?? 2048);
+        const piece = 'x'.repeat(10 * 1024 - 1) + '\n';
+        for (let i = 0; i < chunks; i++) await this.say(sessionId, piece);
+        await this.say(sessionId, 'FLOOD OVER');
+        return { stopReason: 'end_turn' };
+      }
+      case 'endless':
+        for (;;) {
+          await this.say(sessionId, 'still talking ');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      case 'report':
+        await this.conn.sessionUpdate({
+          sessionId,
+          update: {
+            sessionUpdate: 'tool_call',
+            toolCallId: `reported-${Date.now()}`,
+            title: 'Write reported.txt',
+            kind: 'edit',
+            status: 'completed',
+            rawInput: { file_path: `${process.cwd()}/reported.txt`, content: 'never written\n' },
+          },
+        });
+        await this.say(sessionId, 'Wrote reported.txt (not really).');
+        return { stopReason: 'end_turn' };
       default:
         process.stderr.write(`fault-agent: unknown mode ${mode}\n`);
         process.exit(2);

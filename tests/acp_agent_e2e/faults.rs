@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// The fault agent, or `None` (with a note) when its SDK is not installed (`npm ci` in
 /// tests/acp: scripts/test-acp.sh --install does it, and scripts/test.sh runs that first).
 #[allow(clippy::print_stderr)]
-fn fault_agent(test: &str) -> Option<PathBuf> {
+pub(crate) fn fault_agent(test: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp");
     let agent = dir.join("fault-agent.mjs").canonicalize().ok()?;
     if dir.join("node_modules/@agentclientprotocol/sdk").is_dir() {
@@ -26,16 +26,16 @@ fn fault_agent(test: &str) -> Option<PathBuf> {
     None
 }
 
-struct Place {
+pub(crate) struct Place {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) ws: PathBuf,
 }
 
 impl Place {
     /// A project, with `config` as the user's `~/.config/rawko/config.json` (a workspace's
     /// `providers` would need the workspace trusted first).
-    fn new(config: serde_json::Value) -> Place {
+    pub(crate) fn new(config: serde_json::Value) -> Place {
         let tmp = tempfile::TempDir::new().expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical");
         let ws = root.join("project");
@@ -52,10 +52,21 @@ impl Place {
     }
 
     /// `rawko run TASK ARGS…` here, killed if it has not ended within `limit`.
-    fn run(&self, args: &[&str], limit: Duration) -> (Output, Duration) {
+    pub(crate) fn run(&self, args: &[&str], limit: Duration) -> (Output, Duration) {
+        self.run_with(args, &[], limit)
+    }
+
+    /// [`Place::run`] with more environment variables.
+    pub(crate) fn run_with(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        limit: Duration,
+    ) -> (Output, Duration) {
         let home = self.root.join("home");
         let started = Instant::now();
         let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
+            .envs(env.iter().copied())
             .arg("run")
             .args(args)
             .current_dir(&self.ws)
@@ -70,22 +81,45 @@ impl Place {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start rawko run");
-        loop {
-            if child.try_wait().expect("wait").is_some() {
-                break;
+        // Read as it comes: a run that says more than a pipe holds must not stall on it.
+        let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
             }
             if started.elapsed() > limit {
                 let _ = child.kill();
-                let out = child.wait_with_output().expect("output");
+                let status = child.wait().expect("wait");
+                let out = Output {
+                    status,
+                    stdout: stdout.join().unwrap_or_default(),
+                    stderr: stderr.join().unwrap_or_default(),
+                };
                 panic!("rawko run did not end within {limit:?}:\n{}", text(&out));
             }
             std::thread::sleep(Duration::from_millis(50));
-        }
-        (child.wait_with_output().expect("output"), started.elapsed())
+        };
+        let took = started.elapsed();
+        let out = Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
+        (out, took)
     }
 }
 
-fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!(
         "{}\n--- stderr ---\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -93,7 +127,7 @@ fn text(out: &Output) -> String {
     )
 }
 
-fn command(agent: &Path, mode: &str) -> String {
+pub(crate) fn command(agent: &Path, mode: &str) -> String {
     format!("node {} {mode}", agent.display())
 }
 
@@ -222,10 +256,11 @@ fn an_interrupt_cancels_the_agents_prompt() {
     };
     let project = crate::support::Project::empty();
     let mut ed = crate::support::Editor::spawn(&project.ws);
-    // The user's providers (the editor's settings): a workspace's would need trust first.
-    ed.initialize(
-        serde_json::json!({"providers": [{"name": "acp", "command": "node", "args": [agent, "slow"]}]}),
-    );
+    // The user's providers (the editor's settings): a workspace's would need trust first. The
+    // agent writes cancelled.txt itself: it can load its session, so rawko gives it the workspace
+    // to write in a phase that allows writing.
+    ed.initialize(serde_json::json!({"providers": [{"name": "acp", "command": "node",
+        "args": [agent, "slow"], "env": {"FAULT_LOAD": "1"}}]}));
     let started = ed
         .request(
             "rawko/startTask",

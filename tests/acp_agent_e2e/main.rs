@@ -11,7 +11,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod confined;
 mod faults;
+mod gate;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,21 +78,21 @@ fn project() -> Project {
     p
 }
 
-/// The `acp` provider's entry in config.json: the adapter under node, sealed to the fake API.
-fn provider(entry: &std::path::Path, api: &str, home: &std::path::Path) -> Value {
-    json!({
-        "name": "acp",
-        "command": "node",
-        "args": [entry],
-        "env": {
-            "ANTHROPIC_BASE_URL": api,
-            "ANTHROPIC_API_KEY": "sk-ant-rawko-test",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "IS_SANDBOX": "1",
-            "CLAUDE_CONFIG_DIR": home.join(".claude"),
-        },
-    })
+/// The `acp` provider's entry in config.json: the adapter under node, sealed to the fake API;
+/// its state in `CLAUDE_CONFIG_DIR` under `home` when `config_dir`, else where Claude Code keeps
+/// it by default (`~/.claude` and `~/.claude.json`, in the server's home, which is `home`).
+fn provider(entry: &std::path::Path, api: &str, home: &std::path::Path, config_dir: bool) -> Value {
+    let mut env = json!({
+        "ANTHROPIC_BASE_URL": api,
+        "ANTHROPIC_API_KEY": "sk-ant-rawko-test",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "IS_SANDBOX": "1",
+    });
+    if config_dir {
+        env["CLAUDE_CONFIG_DIR"] = json!(home.join(".claude"));
+    }
+    json!({"name": "acp", "command": "node", "args": [entry], "env": env})
 }
 
 /// The notifications of `task` so far, as `kind: text` lines for failure messages.
@@ -117,6 +119,20 @@ fn claude_code_acp_runs_a_workflow_on_rawkos_rails() {
     let Some(entry) = adapter("acp_agent_e2e") else {
         return;
     };
+    workflow_on_rails(&entry, true);
+}
+
+/// The same with Claude Code's state where it keeps it by default: the agent runs confined, and
+/// its own `~/.claude` and `~/.claude.json` are what it may write beside its temporary directory.
+#[test]
+fn claude_code_acp_runs_confined_with_its_state_in_the_home() {
+    let Some(entry) = adapter("acp_agent_e2e") else {
+        return;
+    };
+    workflow_on_rails(&entry, false);
+}
+
+fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
     let project = project();
     let ws = project.ws.clone();
     let at = |rel: &str| ws.join(rel).display().to_string();
@@ -162,7 +178,7 @@ fn claude_code_acp_runs_a_workflow_on_rawkos_rails() {
     );
     let mut ed = Editor::spawn_in(&ws, home.path());
     // The agent is the user's setting (the editor's): a workspace's providers need trust first.
-    ed.initialize(json!({"providers": [provider(&entry, &api.url(), home.path())]}));
+    ed.initialize(json!({"providers": [provider(entry, &api.url(), home.path(), config_dir)]}));
     // The editor: the first Write denied, the second allowed; the shell write denied.
     let first_write = std::sync::Mutex::new(None::<Value>);
     ed.set_approval_policy(move |req| match req["tool"].as_str() {
@@ -282,4 +298,102 @@ fn claude_code_acp_runs_a_workflow_on_rawkos_rails() {
             lines.join("\n")
         );
     }
+    // Claude Code kept its state where it was allowed to.
+    let state = if config_dir {
+        home.path().join(".claude/.claude.json")
+    } else {
+        home.path().join(".claude.json")
+    };
+    assert!(state.is_file(), "{} is missing", state.display());
+}
+
+/// A phase that takes the workspace away ends Claude Code's process at once, before it hears the
+/// answer to its `workflow_step`, and starts it again read-only in the same session
+/// (`session/load`): the next prompt carries what it missed, the conversation goes on, and the
+/// new phase's gate holds.
+#[test]
+fn claude_code_acp_is_restarted_read_only_in_its_session_when_the_phase_forbids_writing() {
+    let Some(entry) = adapter("acp_agent_e2e") else {
+        return;
+    };
+    let p = Project::empty();
+    p.write(
+        ".rawko/workflows/br/workflow.yaml",
+        "name: BR\ncommandName: br\ninitialMessage: \"Do this: {description}\"\nphases:\n  - build.md\n  - review.md\n",
+    );
+    p.write(
+        ".rawko/workflows/br/build.md",
+        &format!("---\nid: build\nname: Build\nemoji: \"B\"\n---\n{BUILD_MARKER}: write build.txt, then call workflow_step.\n"),
+    );
+    p.write(
+        ".rawko/workflows/br/review.md",
+        &format!("---\nid: review\nname: Review\nemoji: \"R\"\ntools:\n  whitelist: [Read, Glob, Grep]\n---\n{PLAN_MARKER}: review, change nothing.\n"),
+    );
+    let ws = p.ws.clone();
+    let at = |rel: &str| ws.join(rel).display().to_string();
+    let script = vec![
+        Turn::tool(
+            "mcp__acp__Write",
+            json!({"file_path": at("build.txt"), "content": "built\n"}),
+        ),
+        Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
+        // The restarted agent's first request: a Write the Review phase blocks.
+        Turn::tool(
+            "mcp__acp__Write",
+            json!({"file_path": at("review.txt"), "content": "changed\n"}),
+        ),
+        Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
+        Turn::text("Reviewed."),
+    ];
+    let turns = std::sync::Arc::new(std::sync::Mutex::new(script.into_iter()));
+    let t = turns.clone();
+    let api = FakeAnthropic::start(move |_req: &Request| {
+        t.lock()
+            .unwrap()
+            .next()
+            .unwrap_or_else(|| Turn::text("(the script is over)"))
+    });
+    let home = tempfile::TempDir::new().expect("home");
+    p.write(
+        ".rawko/config.json",
+        &json!({
+            "providers": [provider(&entry, &api.url(), home.path(), true)],
+            "countdownSeconds": 1,
+        })
+        .to_string(),
+    );
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({}));
+    ed.set_approval_policy(|_| Some("reject_once"));
+    let started = ed
+        .request_within(
+            "rawko/startTask",
+            json!({"description": "Build, then review", "workflow": "br", "provider": "acp"}),
+            Duration::from_secs(30),
+        )
+        .expect("startTask");
+    let task = started["taskId"].as_str().expect("taskId").to_owned();
+    let finished = ed.wait_for("the task's end", Duration::from_secs(180), |m| {
+        is_note(m, "rawko/taskFinished", &task)
+    });
+    let lines = outputs(&mut ed, &task);
+    let report = format!("{}\nmodel requests:\n{}", lines.join("\n"), api.report());
+    assert_eq!(finished["params"]["outcome"], "complete", "{report}");
+    assert!(ws.join("build.txt").is_file(), "{report}");
+    assert!(!ws.join("review.txt").exists(), "{report}");
+    // The restarted agent was told the answer it missed, in a session that still holds the
+    // Build phase's conversation (loaded, not primed).
+    let main = api.main_requests();
+    let after = main
+        .iter()
+        .find(|r| r.mentions("rawko restarted you with the workspace read-only"))
+        .unwrap_or_else(|| panic!("no request after the restart\n{report}"));
+    assert!(after.mentions(BUILD_MARKER), "{report}");
+    assert!(!after.mentions("interrupted and resumed"), "{report}");
+    let asked: Vec<String> = ed
+        .approval_requests()
+        .iter()
+        .map(|a| format!("{} in {}", a["params"]["tool"], a["params"]["phase"]))
+        .collect();
+    assert_eq!(asked, ["\"Write\" in \"Review\""], "{report}");
 }

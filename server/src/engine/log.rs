@@ -22,7 +22,14 @@ pub struct LoggedCall {
     pub id: String,
     pub name: String,
     pub input: Value,
+    /// The agent reported this call as done (an `acp` agent ran it itself, never through rawko):
+    /// rawko did not run it, and a resumed task never runs it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reported: bool,
 }
+
+/// The result a resumed task gives a call the agent reported whose result was not logged.
+const REPORTED_NOT_RUN: &str = "the agent reported this call as done; rawko did not run it";
 
 /// One event of a task's log.
 #[allow(clippy::large_enum_variant)] // written once per event; boxing would only add noise
@@ -86,6 +93,9 @@ pub enum LogEvent {
     ToolStarted {
         id: String,
         name: String,
+        /// The agent reported the call as done: rawko shows and logs it, and runs nothing.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reported: bool,
     },
     #[serde(rename_all = "camelCase")]
     ToolFinished {
@@ -218,6 +228,8 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
     // The calls of the last turn and the results recorded for them.
     let mut open_calls: Vec<ToolCall> = Vec::new();
     let mut results: HashMap<String, ToolResult> = HashMap::new();
+    // The calls of the last turn the agent only reported.
+    let mut reported: HashSet<String> = HashSet::new();
     let flush =
         |r: &mut Replay, open: &mut Vec<ToolCall>, results: &mut HashMap<String, ToolResult>| {
             if open.is_empty() {
@@ -274,6 +286,11 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                 flush(&mut r, &mut open_calls, &mut results);
                 r.turns_played += 1;
                 r.last_agent = Some(agent);
+                reported = tool_calls
+                    .iter()
+                    .filter(|c| c.reported)
+                    .map(|c| c.id.clone())
+                    .collect();
                 let calls: Vec<ToolCall> = tool_calls
                     .into_iter()
                     .map(|c| ToolCall {
@@ -341,6 +358,11 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
     for call in &open_calls {
         match results.remove(&call.id) {
             Some(result) => r.pending_results.push(result),
+            None if reported.contains(&call.id) => r.pending_results.push(ToolResult {
+                tool_call_id: call.id.clone(),
+                content: REPORTED_NOT_RUN.to_owned(),
+                is_error: false,
+            }),
             None => r.pending_calls.push(call.clone()),
         }
     }
@@ -381,5 +403,64 @@ pub fn event_detail(event: &machine::Event) -> Option<String> {
             D::Retry { reason } => format!("RETRY: {}", line(reason)),
         }),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn record(seq: u64, event: LogEvent) -> LogRecord {
+        LogRecord {
+            v: 1,
+            seq,
+            at: 0,
+            event: serde_json::to_value(event).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_resumed_task_never_runs_a_call_the_agent_only_reported() {
+        let call = |id: &str, reported: bool| LoggedCall {
+            id: id.into(),
+            name: "Write".into(),
+            input: json!({"file_path": "a.txt", "content": "x"}),
+            reported,
+        };
+        let records = [
+            record(
+                1,
+                LogEvent::Started {
+                    task_id: "t".into(),
+                    description: "d".into(),
+                    workflow: None,
+                    workspace: "/w".into(),
+                    provider: ProviderSpec::default(),
+                    agent: None,
+                    arbiter: None,
+                    started_at: 0,
+                    definitions: None,
+                },
+            ),
+            record(
+                2,
+                LogEvent::Turn {
+                    agent: "default".into(),
+                    text: String::new(),
+                    tool_calls: vec![call("reported", true), call("asked", false)],
+                },
+            ),
+        ];
+        let r = replay(&records, &MachineConfig::default()).unwrap();
+        let pending: Vec<&str> = r.pending_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(pending, ["asked"]);
+        assert_eq!(r.pending_results.len(), 1);
+        assert_eq!(r.pending_results[0].tool_call_id, "reported");
+        assert_eq!(r.pending_results[0].content, REPORTED_NOT_RUN);
+        // Written as before when false: old logs and new ones read the same.
+        let line = serde_json::to_value(call("c", false)).unwrap();
+        assert_eq!(line.get("reported"), None);
     }
 }

@@ -271,7 +271,13 @@ pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
                 finished = None;
                 item.detail = Some(reason);
             }
-            LogEvent::ToolStarted { name, .. } => item.detail = Some(name),
+            LogEvent::ToolStarted { name, reported, .. } => {
+                item.detail = Some(if reported {
+                    format!("{name} (reported by the agent)")
+                } else {
+                    name
+                })
+            }
             LogEvent::Approval { tool, answer, .. } => {
                 item.detail = Some(format!("{tool}: {answer}"))
             }

@@ -292,6 +292,7 @@ mod tests {
                     id: "c1".into(),
                     name: "Read".into(),
                     input: json!({"file_path": "a.rs"}),
+                    reported: false,
                 }],
             }),
             1,
@@ -300,6 +301,7 @@ mod tests {
             &v(LogEvent::ToolStarted {
                 id: "c1".into(),
                 name: "Read".into(),
+                reported: false,
             }),
             2,
         );

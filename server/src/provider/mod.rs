@@ -81,8 +81,10 @@ pub enum Runner {
     /// The agent runs them itself once rawko allowed them (an ACP agent's permission request):
     /// rawko decides (hooks, gate, approval) and runs nothing.
     Agent,
-    /// rawko runs them without asking again: the task allowed the agent's permission request
-    /// for the tool that makes them (hooks and the agent's filter still apply).
+    /// rawko runs them without asking again: the user allowed the agent's permission request for
+    /// exactly this write or command past the gate ([`Provider::user_approved`]); a Bash call
+    /// runs with the workspace writable, as an approved call does (hooks and the agent's filter
+    /// still apply).
     RawkoApproved,
     /// The agent ran it without asking (a read-only tool of its own): rawko shows and logs it
     /// with what it gave back.
@@ -195,6 +197,17 @@ pub trait Provider: Send {
 
     /// The agent session a resumed task had (from its log), to load instead of starting anew.
     fn load_session(&mut self, _id: String) {}
+
+    /// The user allowed the agent's call `call_id` (run by the agent, [`Runner::Agent`]) that the
+    /// gate had blocked. Told before the call's result is given back. An `acp` agent's write or
+    /// terminal that follows from exactly that call is not asked about again; one the phase
+    /// allowed by itself is decided again.
+    fn user_approved(&mut self, _call_id: &str) {}
+
+    /// What confines the agent's own process from the next turn on (`acp`): told before every
+    /// turn; an agent already running is started again (its session loaded) when the phase's
+    /// access to the workspace changed.
+    fn confine(&mut self, _confinement: &Confinement) {}
 }
 
 /// How to build a task's provider again, as written in its log.
@@ -229,6 +242,21 @@ pub struct ProviderSpec {
     /// (seconds; default 600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_seconds: Option<u64>,
+    /// `acp`: how long one prompt turn of the agent may go on, talking or not, before the task
+    /// fails (seconds; default 1800). The time rawko spends deciding on its calls (an approval
+    /// waiting for the user) does not count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_seconds: Option<u64>,
+}
+
+/// What confines the process of an agent behind a provider (`acp`), as the task's current phase
+/// has it: the task's sandbox, its workspace (canonical), and whether the phase lets the
+/// workspace be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    pub sandbox: crate::sandbox::Sandbox,
+    pub workspace: PathBuf,
+    pub access: crate::sandbox::WorkspaceAccess,
 }
 
 /// The providers this build knows.

@@ -80,7 +80,7 @@ impl SandboxMode {
 }
 
 /// The `sandbox` setting: `"auto"`, `"required"`, `"off"`, or
-/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths]}`.
+/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths], "agentRead": […], "agentWrite": […]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub mode: SandboxMode,
@@ -88,10 +88,14 @@ pub struct SandboxSettings {
     pub allow_read: Vec<String>,
     /// More paths Bash may write (and read).
     pub allow_write: Vec<String>,
+    /// More paths an ACP agent's own process may read (`acp` provider), as written.
+    pub agent_read: Vec<String>,
+    /// More paths an ACP agent's own process may write (and read).
+    pub agent_write: Vec<String>,
 }
 
 /// What a `sandbox` value must be, for the message about a bad one.
-pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths]}";
+pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths], \"agentRead\": [paths], \"agentWrite\": [paths]}";
 
 impl SandboxSettings {
     /// Reads a `sandbox` value; `None` when it is not one of the shapes of [`SETTING_SHAPE`].
@@ -103,10 +107,12 @@ impl SandboxSettings {
             });
         }
         let map = value.as_object()?;
-        if map
-            .keys()
-            .any(|k| !matches!(k.as_str(), "mode" | "allowRead" | "allowWrite"))
-        {
+        if map.keys().any(|k| {
+            !matches!(
+                k.as_str(),
+                "mode" | "allowRead" | "allowWrite" | "agentRead" | "agentWrite"
+            )
+        }) {
             return None;
         }
         let mode = match map.get("mode") {
@@ -131,6 +137,8 @@ impl SandboxSettings {
             mode,
             allow_read: paths("allowRead")?,
             allow_write: paths("allowWrite")?,
+            agent_read: paths("agentRead")?,
+            agent_write: paths("agentWrite")?,
         })
     }
 }
@@ -193,6 +201,8 @@ pub fn describe(settings: &SandboxSettings) -> String {
         for (what, list) in [
             ("reads", &settings.allow_read),
             ("writes", &settings.allow_write),
+            ("an ACP agent reads", &settings.agent_read),
+            ("an ACP agent writes", &settings.agent_write),
         ] {
             if !list.is_empty() {
                 text.push_str(&format!("; also {what} {}", list.join(", ")));
@@ -345,6 +355,46 @@ impl Sandbox {
             return None;
         }
         repository::discover(workspace, &self.agent_writable(workspace)).ignored
+    }
+
+    /// The Landlock rules of an ACP agent's own process (the `acp` provider) in `workspace`: what
+    /// [`Sandbox::rules`] gives Bash, with the agent's temporary directory `temp_dir` in place of
+    /// the task's and the user's `agentRead` / `agentWrite` in place of `allowRead` /
+    /// `allowWrite`, and what the agent needs of its own: `read` (its installation) and `write`
+    /// (its state directories).
+    pub fn agent_rules(
+        &self,
+        workspace: &Path,
+        access: WorkspaceAccess,
+        temp_dir: &Path,
+        read: &[PathBuf],
+        write: &[PathBuf],
+    ) -> Rules {
+        let mut settings = self.settings.clone();
+        settings.allow_read.clear();
+        settings.allow_write.clear();
+        let bash = Sandbox {
+            settings,
+            home: self.home.clone(),
+            temp_dir: Some(temp_dir.to_owned()),
+            toolchains: self.toolchains.clone(),
+        };
+        let mut rules = bash.rules(workspace, access);
+        rules.read.extend(read.iter().cloned());
+        rules.read.extend(
+            self.settings
+                .agent_read
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        rules.write.extend(write.iter().cloned());
+        rules.write.extend(
+            self.settings
+                .agent_write
+                .iter()
+                .filter_map(|p| self.expand(p)),
+        );
+        rules
     }
 
     /// How a Bash command runs: `Ok(Some(rules))` confined by Landlock, `Ok(None)` unconfined,
@@ -704,6 +754,7 @@ mod tests {
                 mode: SandboxMode::Auto,
                 allow_read: vec!["~/.m2".into(), "/srv/data".into()],
                 allow_write: vec!["~".into()],
+                ..SandboxSettings::default()
             })
         );
         for bad in [
@@ -728,6 +779,7 @@ mod tests {
                 mode: SandboxMode::Auto,
                 allow_read: vec!["~/.m2".into()],
                 allow_write: vec!["/srv/out".into()],
+                ..SandboxSettings::default()
             },
             home: Some("/home/ada".into()),
             temp_dir: Some("/state/tasks/t1/tmp".into()),
@@ -809,6 +861,76 @@ mod tests {
             let _ = kill(sleep, Signal::SIGKILL);
             panic!("the command below the helper outlived rawko's SIGKILL");
         }
+    }
+
+    #[test]
+    fn an_agents_rules_take_its_own_paths_not_bashs() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let sandbox = Sandbox {
+            settings: SandboxSettings::parse(&json!({
+                "allowRead": ["~/.m2"], "allowWrite": ["/srv/out"],
+                "agentRead": ["/opt/agent"], "agentWrite": ["~/.agent-cache"],
+            }))
+            .unwrap(),
+            home: Some("/home/ada".into()),
+            temp_dir: Some("/state/tasks/t1/tmp".into()),
+            ..Default::default()
+        };
+        let own_read = [PathBuf::from("/usr/lib/node_modules/agent")];
+        let own_write = [PathBuf::from("/home/ada/.claude")];
+        let agent_tmp = Path::new("/state/tasks/t1/tmp/agent");
+        let rules = sandbox.agent_rules(
+            &ws,
+            WorkspaceAccess::ReadOnly,
+            agent_tmp,
+            &own_read,
+            &own_write,
+        );
+        for p in [
+            "/state/tasks/t1/tmp/agent",
+            "/home/ada/.claude",
+            "/home/ada/.agent-cache",
+        ] {
+            assert!(rules.write.contains(&PathBuf::from(p)), "{p}");
+        }
+        for p in ["/state/tasks/t1/tmp", "/srv/out"] {
+            assert!(!rules.write.contains(&PathBuf::from(p)), "{p}");
+        }
+        for p in ["/usr/lib/node_modules/agent", "/opt/agent", "/usr"] {
+            assert!(rules.read.contains(&PathBuf::from(p)), "{p}");
+        }
+        assert!(!rules.read.contains(&PathBuf::from("/home/ada/.m2")));
+        assert!(rules.read.contains(&ws) && !rules.write.contains(&ws));
+        let rules = sandbox.agent_rules(&ws, WorkspaceAccess::ReadWrite, agent_tmp, &[], &[]);
+        assert!(rules.write.contains(&ws));
+    }
+
+    #[test]
+    fn a_worktrees_git_directories_go_with_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let main_git = root.join("main/.git");
+        let wt_git = main_git.join("worktrees/wt");
+        std::fs::create_dir_all(&wt_git).unwrap();
+        std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(root.join("wt/sub")).unwrap();
+        std::fs::write(
+            root.join("wt/.git"),
+            format!("gitdir: {}\n", wt_git.display()),
+        )
+        .unwrap();
+        assert_eq!(
+            repository_dirs(&root.join("wt")),
+            vec![wt_git.clone(), main_git.clone()]
+        );
+        assert_eq!(
+            repository_dirs(&root.join("wt/sub")),
+            vec![wt_git, main_git.clone()]
+        );
+        assert_eq!(repository_dirs(&root.join("main")), Vec::<PathBuf>::new());
+        std::fs::create_dir_all(root.join("main/src")).unwrap();
+        assert_eq!(repository_dirs(&root.join("main/src")), vec![main_git]);
     }
 
     #[test]

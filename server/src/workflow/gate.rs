@@ -117,6 +117,16 @@ fn tool_detail(policy: &ToolPolicy, tool: &str, phase: &str) -> String {
     format!("{} is blocked in the {phase} phase ({list})", clip(tool))
 }
 
+/// Whether the state's current phase lets the workspace be written: with no phase that restricts
+/// tools, and in a phase that allows writing ([`ToolPolicy::allows_writing`]). What the kernel
+/// sandbox gives an ACP agent's own process.
+pub fn workspace_writable(state: Option<&WorkflowState>, set: &WorkflowSet) -> bool {
+    let Some((_, phase)) = state.and_then(|s| s.current_phase(set)) else {
+        return true;
+    };
+    phase.tools.as_ref().is_none_or(ToolPolicy::allows_writing)
+}
+
 /// Whether a Bash call may write to the workspace in the state's current phase, which the kernel
 /// sandbox then enforces: yes with no phase that restricts tools and in a phase that allows
 /// writing ([`ToolPolicy::allows_writing`]); in any other phase only a command that writes and
@@ -124,16 +134,13 @@ fn tool_detail(policy: &ToolPolicy, tool: &str, phase: &str) -> String {
 /// writer on purpose, and nothing rides along with it). A call the user approved is not asked
 /// about.
 pub fn bash_may_write(state: Option<&WorkflowState>, set: &WorkflowSet, input: &Value) -> bool {
-    let Some((_, phase)) = state.and_then(|s| s.current_phase(set)) else {
-        return true;
-    };
-    let Some(policy) = &phase.tools else {
-        return true;
-    };
-    if policy.allows_writing() {
+    if workspace_writable(state, set) {
         return true;
     }
-    let ToolPolicy::Whitelist(rules) = policy else {
+    let Some(ToolPolicy::Whitelist(rules)) = state
+        .and_then(|s| s.current_phase(set))
+        .and_then(|(_, phase)| phase.tools.as_ref())
+    else {
         return false;
     };
     let commands = shell::commands(command_of(input));

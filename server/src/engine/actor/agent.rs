@@ -158,6 +158,16 @@ impl Control {
                     let _ = events.send(event);
                 }
             };
+            // An agent's own process (`acp`) is confined as the phase has it.
+            provider.confine(&crate::provider::Confinement {
+                sandbox: tools.sandbox.clone(),
+                workspace: tools.workspace.clone(),
+                access: if gate::workspace_writable(self.pos.workflow.as_ref(), &self.pos.set) {
+                    tools::WorkspaceAccess::ReadWrite
+                } else {
+                    tools::WorkspaceAccess::ReadOnly
+                },
+            });
             let request = TurnRequest {
                 system: agent.as_ref().map(|a| a.system_prompt.as_str()),
                 messages: &conversation.messages,
@@ -200,6 +210,7 @@ impl Control {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         input: c.input.clone(),
+                        reported: matches!(turn.runner, Runner::AgentRan { .. }),
                     })
                     .collect(),
             });
@@ -244,6 +255,9 @@ impl Control {
                         });
                     }
                 }
+            }
+            for id in self.approvals.agent_approved.drain(..) {
+                provider.user_approved(&id);
             }
             conversation.messages.push(Message::ToolResults(results));
             match stop {
@@ -292,9 +306,16 @@ impl Control {
             }
             None => call,
         };
+        // A call the agent only reports having made is shown and logged as its report, never as a
+        // call rawko made.
+        let reported = matches!(runner, Runner::AgentRan { .. });
+        let mut text = summarize_call(call);
+        if reported {
+            text.push_str(" (reported by the agent)");
+        }
         self.emit(TaskEvent::Output {
             kind: OutputKind::ToolCall,
-            text: summarize_call(call),
+            text,
             tool_call_id: Some(call.id.clone()),
             tool: Some(call.name.clone()),
             input: Some(call.input.clone()),
@@ -303,6 +324,7 @@ impl Control {
         self.log(LogEvent::ToolStarted {
             id: call.id.clone(),
             name: call.name.clone(),
+            reported,
         });
         self.approvals.approved = false;
         if let Runner::AgentRan { content, is_error } = runner {
@@ -504,6 +526,9 @@ impl Control {
                 return Ok((reason, true));
             }
             access = tools::WorkspaceAccess::ReadWrite;
+            if *runner == Runner::Agent {
+                self.approvals.agent_approved.push(call.id.clone());
+            }
         } else if let Some(why) = hook_asks {
             // A PreToolUse hook asked for the user's decision on a call the phase allows.
             let phase = self

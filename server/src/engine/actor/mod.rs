@@ -168,6 +168,9 @@ struct Approvals {
     ask_agent: Option<String>,
     /// Whether the user allowed the last blocked call (an external agent is told so).
     approved: bool,
+    /// Calls an ACP agent runs ([`crate::provider::Runner::Agent`]) that the user allowed past
+    /// the gate: its provider is told before the next turn (`Provider::user_approved`).
+    agent_approved: Vec<String>,
 }
 
 /// What the not-done policy counts (see [`not_done`]).

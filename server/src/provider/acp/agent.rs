@@ -1,31 +1,45 @@
-//! The agent's process and rawko's ACP client connection to it: started in a process group of its
-//! own, `initialize`d with the `fs` and `terminal` capabilities, a session opened in the workspace
-//! with rawko's MCP server, and everything the agent sends queued for the turn ([`FromAgent`]).
+//! The agent's process and rawko's ACP client connection to it: started through rawko's sandbox
+//! helper (confined as [`super::confine`] plans; everything it starts ends with it),
+//! `initialize`d with the `fs` and `terminal` capabilities, a session opened (or loaded) in the
+//! workspace with rawko's MCP server, and what the agent sends that rawko uses queued for the turn
+//! ([`FromAgent`]), its text only up to the turn's cap ([`TEXT_CAP`]).
 
 use std::collections::VecDeque;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, CreateTerminalRequest, CreateTerminalResponse, EnvVariable,
+    ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, EnvVariable,
     FileSystemCapabilities, Implementation, InitializeRequest, KillTerminalRequest,
     KillTerminalResponse, LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest,
     PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest,
-    ReleaseTerminalResponse, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionNotification, SessionUpdate, TerminalOutputRequest, TerminalOutputResponse,
-    WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest,
-    WriteTextFileResponse,
+    ReleaseTerminalResponse, RequestPermissionRequest, RequestPermissionResponse,
+    ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate, TerminalOutputRequest,
+    TerminalOutputResponse, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client, Responder};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{mcp, AgentCommand, START_LIMIT};
+use super::{confine, mcp, AgentCommand, START_LIMIT};
+use crate::sandbox::{self, Supervised, WorkspaceAccess};
 
 /// The most of the agent's stderr kept for messages.
 const STDERR_TAIL: usize = 2048;
+
+/// The most text of one prompt turn of the agent that rawko takes: past it, the agent's text is
+/// dropped as it arrives (never queued or kept), and the turn says so once.
+pub(super) const TEXT_CAP: usize = 1 << 20;
+
+/// How long the agent and what it started get between SIGTERM and SIGKILL when it is ended.
+const GRACE: Duration = Duration::from_secs(2);
+/// How long what the agent left running may go on after the agent itself exited.
+const LINGER: Duration = Duration::from_millis(300);
 
 /// How the SDK answers a request of the agent.
 pub(super) type Reply<T> = Responder<T, agent_client_protocol::V1>;
@@ -51,8 +65,55 @@ pub(super) enum FromAgent {
         action: String,
         reply: oneshot::Sender<(String, bool)>,
     },
+    /// The agent's text in this prompt turn reached [`TEXT_CAP`]: the rest is dropped.
+    TextCut,
     /// The connection ended: the agent exited or closed its output (why).
     Closed(String),
+}
+
+/// How much more text the prompt turn in flight may bring; shared with the connection's handler,
+/// which drops what is past it.
+struct TextBudget {
+    left: AtomicUsize,
+    cut: AtomicBool,
+}
+
+impl TextBudget {
+    fn new() -> Self {
+        TextBudget {
+            left: AtomicUsize::new(TEXT_CAP),
+            cut: AtomicBool::new(false),
+        }
+    }
+
+    fn reset(&self) {
+        self.left.store(TEXT_CAP, Ordering::Relaxed);
+        self.cut.store(false, Ordering::Relaxed);
+    }
+
+    /// Cuts `text` to what is left of the budget and spends it; true when this cut it first.
+    fn spend(&self, text: &mut String) -> bool {
+        let left = self.left.load(Ordering::Relaxed);
+        if text.len() <= left {
+            self.left.store(left - text.len(), Ordering::Relaxed);
+            return false;
+        }
+        let mut end = left;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        self.left.store(0, Ordering::Relaxed);
+        !self.cut.swap(true, Ordering::Relaxed)
+    }
+}
+
+/// How the agent can open its session again in a new process (its `agentCapabilities`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reopen {
+    Load,
+    Resume,
+    No,
 }
 
 /// The running agent, its session and what it sends.
@@ -62,42 +123,36 @@ pub(super) struct Running {
     pub inbox: mpsc::UnboundedReceiver<FromAgent>,
     /// The prompt turn in flight: its answer, or why there is none.
     pub prompt: Option<oneshot::Receiver<Result<PromptResponse, String>>>,
-    pid: Option<i32>,
+    /// The access to the workspace Landlock gives it; `None`: it runs unconfined.
+    pub access: Option<WorkspaceAccess>,
+    /// How it can open its session again in a new process.
+    pub reopen: Reopen,
+    /// How long the agent has had the prompt in flight so far (rawko's own time not counted).
+    pub turn_used: Duration,
+    budget: Arc<TextBudget>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     mcp: mcp::Endpoint,
     connection: tokio::task::JoinHandle<()>,
-    _child: tokio::process::Child,
+    /// The agent's process: dropping it ends the agent and everything it started.
+    process: Supervised,
 }
 
 impl Running {
     /// The last lines the agent wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        let bytes: Vec<u8> = self
-            .stderr
-            .lock()
-            .map(|t| t.iter().copied().collect())
-            .unwrap_or_default();
-        String::from_utf8_lossy(&bytes).trim().to_owned()
+        tail_of(&self.stderr)
     }
 
     /// How the agent's process ended, if it has.
     pub fn exited(&mut self) -> Option<String> {
-        let status = self._child.try_wait().ok()??;
-        Some(
-            match (
-                status.code(),
-                std::os::unix::process::ExitStatusExt::signal(&status),
-            ) {
-                (Some(code), _) => format!("exited with exit code {code}"),
-                (None, Some(signal)) => format!("was killed by signal {signal}"),
-                _ => "exited".to_owned(),
-            },
-        )
+        how_ended(&mut self.process)
     }
 
     /// Sends `session/prompt` with `blocks`; its answer arrives on [`Running::prompt`].
     pub fn send_prompt(&mut self, blocks: Vec<agent_client_protocol::v1::schema::ContentBlock>) {
         let (tx, rx) = oneshot::channel();
+        self.budget.reset();
+        self.turn_used = Duration::ZERO;
         let sent = self
             .cx
             .send_request(agent_client_protocol::v1::schema::PromptRequest::new(
@@ -112,41 +167,133 @@ impl Running {
     }
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.connection.abort();
-        // The agent and everything it started: its process group.
-        if let Some(pid) = self.pid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+/// The last lines of a stderr kept by the reader of [`start`].
+fn tail_of(stderr: &Mutex<VecDeque<u8>>) -> String {
+    let bytes: Vec<u8> = stderr
+        .lock()
+        .map(|t| t.iter().copied().collect())
+        .unwrap_or_default();
+    // The helper's word that it ended what the agent left running is not the agent's.
+    let text = String::from_utf8_lossy(&bytes);
+    let marker = String::from_utf8_lossy(sandbox::LEFT_RUNNING);
+    text.replace(marker.as_ref(), "").trim().to_owned()
+}
+
+/// How a process ended, if it has.
+fn how_ended(process: &mut Supervised) -> Option<String> {
+    let status = process.child().try_wait().ok()??;
+    Some(
+        match (
+            status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&status),
+        ) {
+            (Some(code), _) => format!("exited with exit code {code}"),
+            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            _ => "exited".to_owned(),
+        },
+    )
+}
+
+/// Why the agent did not get going: `why`, or, when its process has ended (given a moment),
+/// how, with the end of its stderr; a program the helper could not run at all (its exit codes
+/// 126 and 127) "cannot be started", in the helper's words.
+async fn not_started(
+    process: &mut Supervised,
+    stderr: &Mutex<VecDeque<u8>>,
+    why: String,
+) -> String {
+    let mut ended = None;
+    for _ in 0..20 {
+        ended = how_ended(process);
+        if ended.is_some() {
+            break;
         }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let Some(ended) = ended else {
+        return why;
+    };
+    // Its stderr a moment to arrive.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let tail = tail_of(stderr);
+    let code = process
+        .child()
+        .try_wait()
+        .ok()
+        .flatten()
+        .and_then(|s| s.code());
+    if process.is_helper() && matches!(code, Some(126 | 127)) {
+        if let Some(line) = tail.lines().last() {
+            let line = line.strip_prefix("rawko: cannot start ").unwrap_or(line);
+            return format!("cannot be started: {line}");
+        }
+    }
+    if tail.is_empty() {
+        format!("{why}: it {ended}")
+    } else {
+        format!("{why}: it {ended}; its stderr ends with:\n{tail}")
     }
 }
 
-/// Starts the agent, connects, initializes and opens the session: `load` again when the agent can
-/// load sessions (the answer's second value says it did), else a new one.
+impl Running {
+    /// Ends the agent and everything it started at once (SIGKILL, no grace): it must do nothing
+    /// more with the access it had. Dropping it afterwards only reaps.
+    pub(super) fn kill_now(&mut self) {
+        self.connection.abort();
+        if let Some(helper) = self.process.child().id() {
+            // Below the helper, as it would end them itself, but without the grace; a few passes
+            // catch what was forked meanwhile.
+            for _ in 0..3 {
+                let below = sandbox::exec::descendants(helper);
+                if below.is_empty() {
+                    break;
+                }
+                for pid in below {
+                    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+                }
+            }
+        }
+        self.process.kill();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // The agent and everything it started end with `process` (the helper ends them all).
+        self.connection.abort();
+    }
+}
+
+/// Starts the agent as `plan` has it (confined with `access` to the workspace when the plan has
+/// rules), connects and initializes it. Its session is opened with [`Running::open`].
 pub(super) async fn start(
     command: &AgentCommand,
-    load: Option<&str>,
-) -> Result<(Running, bool), String> {
+    plan: &confine::Plan,
+    access: WorkspaceAccess,
+) -> Result<Running, String> {
     let (tx, inbox) = mpsc::unbounded_channel();
     let endpoint = mcp::Endpoint::start(tx.clone())
         .await
         .map_err(|e| format!("cannot start rawko's MCP endpoint for it: {e}"))?;
-    let mut child = tokio::process::Command::new(&command.program)
-        .args(&command.args)
-        .envs(&command.env)
+    let (mut cmd, helper) = sandbox::program_command(
+        command.program.clone().into(),
+        command.args.iter().map(Into::into).collect(),
+        plan.rules.clone(),
+        GRACE,
+        LINGER,
+    );
+    cmd.envs(&command.env)
         .current_dir(&command.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot be started: {e}"))?;
-    let pid = child.id().and_then(|p| i32::try_from(p).ok());
+        .stderr(Stdio::piped());
+    if let Some(dir) = &plan.temp_dir {
+        // Its own temporary directory, the one under the task's it may write.
+        cmd.env("TMPDIR", dir);
+    }
+    let mut process =
+        Supervised::spawn(cmd, helper, GRACE).map_err(|e| format!("cannot be started: {e}"))?;
+    let child = process.child();
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     if let Some(mut err) = child.stderr.take() {
         let tail = stderr.clone();
@@ -170,20 +317,11 @@ pub(super) async fn start(
     use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let (cx_tx, cx_rx) = oneshot::channel();
-    let connection = tokio::spawn(connect(transport, tx, cx_tx));
-    let mut running = Running {
-        cx: match tokio::time::timeout(START_LIMIT, cx_rx).await {
-            Ok(Ok(cx)) => cx,
-            _ => return Err("did not connect".to_owned()),
-        },
-        session: SessionId::new(""),
-        inbox,
-        prompt: None,
-        pid,
-        stderr,
-        mcp: endpoint,
-        connection,
-        _child: child,
+    let budget = Arc::new(TextBudget::new());
+    let connection = tokio::spawn(connect(transport, tx, cx_tx, budget.clone()));
+    let cx = match tokio::time::timeout(START_LIMIT, cx_rx).await {
+        Ok(Ok(cx)) => cx,
+        _ => return Err(not_started(&mut process, &stderr, "did not connect".to_owned()).await),
     };
     let init = InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(
@@ -194,10 +332,25 @@ pub(super) async fn start(
                 .terminal(true),
         )
         .client_info(Implementation::new("rawko", env!("CARGO_PKG_VERSION")));
-    let request = running.cx.send_request(init).block_task();
-    let can_load = match tokio::time::timeout(START_LIMIT, request).await {
-        Ok(Ok(response)) => response.agent_capabilities.load_session,
-        Ok(Err(e)) => return Err(format!("refused initialize: {e}")),
+    let request = cx.send_request(init).block_task();
+    let reopen = match tokio::time::timeout(START_LIMIT, request).await {
+        Ok(Ok(response)) => {
+            let caps = response.agent_capabilities;
+            if caps.load_session {
+                Reopen::Load
+            } else if caps.session_capabilities.resume.is_some() {
+                Reopen::Resume
+            } else {
+                Reopen::No
+            }
+        }
+        Ok(Err(e)) => {
+            let why = format!(
+                "refused initialize: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            );
+            return Err(not_started(&mut process, &stderr, why).await);
+        }
         Err(_) => {
             return Err(format!(
                 "did not answer initialize within {} s",
@@ -205,62 +358,96 @@ pub(super) async fn start(
             ))
         }
     };
-    let rawko =
-        std::env::current_exe().map_err(|e| format!("cannot be given rawko's MCP server: {e}"))?;
-    let mcp = McpServerStdio::new("rawko", rawko)
-        .args(vec![
-            "mcp".to_owned(),
-            "--workspace".to_owned(),
-            command.cwd.to_string_lossy().into_owned(),
-        ])
-        .env(vec![
-            EnvVariable::new(mcp::URL_VAR, running.mcp.url.clone()),
-            EnvVariable::new(mcp::TOKEN_VAR, running.mcp.token.clone()),
-        ]);
-    let servers = vec![McpServer::Stdio(mcp)];
-    if let Some(id) = load.filter(|_| can_load) {
-        let request = LoadSessionRequest::new(id.to_owned(), command.cwd.clone())
-            .mcp_servers(servers.clone());
-        let request = running.cx.send_request(request).block_task();
-        match tokio::time::timeout(START_LIMIT, request).await {
-            Ok(Ok(_)) => {
-                running.session = SessionId::new(id);
-                // What the agent replayed of the session is the task's past already.
-                let mut kept = Vec::new();
-                while let Ok(message) = running.inbox.try_recv() {
-                    if !matches!(message, FromAgent::Update(_)) {
-                        kept.push(message);
+    Ok(Running {
+        cx,
+        session: SessionId::new(""),
+        inbox,
+        prompt: None,
+        access: plan.rules.is_some().then_some(access),
+        reopen,
+        turn_used: Duration::ZERO,
+        budget,
+        stderr,
+        mcp: endpoint,
+        connection,
+        process,
+    })
+}
+
+impl Running {
+    /// Opens the agent's session: `load` again when the agent can open sessions again (the
+    /// answer says it did), else a new one.
+    pub(super) async fn open(
+        &mut self,
+        command: &AgentCommand,
+        load: Option<&str>,
+    ) -> Result<bool, String> {
+        let rawko = std::env::current_exe()
+            .map_err(|e| format!("cannot be given rawko's MCP server: {e}"))?;
+        let mcp = McpServerStdio::new("rawko", rawko)
+            .args(vec![
+                "mcp".to_owned(),
+                "--workspace".to_owned(),
+                command.cwd.to_string_lossy().into_owned(),
+            ])
+            .env(vec![
+                EnvVariable::new(mcp::URL_VAR, self.mcp.url.clone()),
+                EnvVariable::new(mcp::TOKEN_VAR, self.mcp.token.clone()),
+            ]);
+        let servers = vec![McpServer::Stdio(mcp)];
+        if let Some(id) = load.filter(|_| self.reopen != Reopen::No) {
+            let answer = if self.reopen == Reopen::Load {
+                let request = LoadSessionRequest::new(id.to_owned(), command.cwd.clone())
+                    .mcp_servers(servers.clone());
+                let request = self.cx.send_request(request).block_task();
+                tokio::time::timeout(START_LIMIT, request)
+                    .await
+                    .map(|r| r.map(drop))
+            } else {
+                let request = ResumeSessionRequest::new(id.to_owned(), command.cwd.clone())
+                    .mcp_servers(servers.clone());
+                let request = self.cx.send_request(request).block_task();
+                tokio::time::timeout(START_LIMIT, request)
+                    .await
+                    .map(|r| r.map(drop))
+            };
+            match answer {
+                Ok(Ok(())) => {
+                    self.session = SessionId::new(id);
+                    // What the agent replayed of the session is the task's past already.
+                    let mut kept = 0;
+                    while let Ok(message) = self.inbox.try_recv() {
+                        if !matches!(message, FromAgent::Update(_) | FromAgent::TextCut) {
+                            kept += 1;
+                        }
                     }
+                    if kept > 0 {
+                        tracing::debug!("the agent asked {kept} things while loading its session");
+                    }
+                    return Ok(true);
                 }
-                if !kept.is_empty() {
-                    tracing::debug!(
-                        "the agent asked {} things while loading its session",
-                        kept.len()
-                    );
+                Ok(Err(e)) => {
+                    tracing::info!("the agent cannot load session {id} ({e}); a new one starts")
                 }
-                return Ok((running, true));
+                Err(_) => {
+                    tracing::info!("the agent did not load session {id} in time; a new one starts")
+                }
             }
-            Ok(Err(e)) => {
-                tracing::info!("the agent cannot load session {id} ({e}); a new one starts")
-            }
+        }
+        let new = NewSessionRequest::new(command.cwd.clone()).mcp_servers(servers);
+        let request = self.cx.send_request(new).block_task();
+        match tokio::time::timeout(START_LIMIT, request).await {
+            Ok(Ok(response)) => self.session = response.session_id,
+            Ok(Err(e)) => return Err(format!("refused session/new: {e}")),
             Err(_) => {
-                tracing::info!("the agent did not load session {id} in time; a new one starts")
+                return Err(format!(
+                    "did not answer session/new within {} s",
+                    START_LIMIT.as_secs()
+                ))
             }
         }
+        Ok(false)
     }
-    let new = NewSessionRequest::new(command.cwd.clone()).mcp_servers(servers);
-    let request = running.cx.send_request(new).block_task();
-    match tokio::time::timeout(START_LIMIT, request).await {
-        Ok(Ok(response)) => running.session = response.session_id,
-        Ok(Err(e)) => return Err(format!("refused session/new: {e}")),
-        Err(_) => {
-            return Err(format!(
-                "did not answer session/new within {} s",
-                START_LIMIT.as_secs()
-            ))
-        }
-    }
-    Ok((running, false))
 }
 
 /// The client side of the connection: every message of the agent goes to `tx`, in order.
@@ -268,6 +455,7 @@ async fn connect<T>(
     transport: T,
     tx: mpsc::UnboundedSender<FromAgent>,
     cx_tx: oneshot::Sender<ConnectionTo<Agent>>,
+    budget: Arc<TextBudget>,
 ) where
     T: agent_client_protocol::ConnectTo<Client> + 'static,
 {
@@ -293,7 +481,30 @@ async fn connect<T>(
         .name("rawko")
         .on_receive_notification(
             async move |notification: SessionNotification, _cx| {
-                let _ = updates.send(FromAgent::Update(Box::new(notification.update)));
+                // Only what the turn uses is queued: the agent's text up to the cap, its tool
+                // calls. (Thoughts, plans, commands and modes are dropped here, as they come.)
+                let update = match notification.update {
+                    SessionUpdate::AgentMessageChunk(mut chunk) => {
+                        let ContentBlock::Text(text) = &mut chunk.content else {
+                            return Ok(());
+                        };
+                        let cut = budget.spend(&mut text.text);
+                        if !text.text.is_empty() {
+                            let _ = updates.send(FromAgent::Update(Box::new(
+                                SessionUpdate::AgentMessageChunk(chunk),
+                            )));
+                        }
+                        if cut {
+                            let _ = updates.send(FromAgent::TextCut);
+                        }
+                        return Ok(());
+                    }
+                    update @ (SessionUpdate::ToolCall(_) | SessionUpdate::ToolCallUpdate(_)) => {
+                        update
+                    }
+                    _ => return Ok(()),
+                };
+                let _ = updates.send(FromAgent::Update(Box::new(update)));
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),

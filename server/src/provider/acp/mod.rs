@@ -23,7 +23,10 @@
 
 mod agent;
 mod calls;
+mod confine;
+mod grants;
 mod mcp;
+mod process;
 mod turn;
 
 use std::collections::{BTreeMap, HashMap};
@@ -44,6 +47,9 @@ const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long the agent may stay silent in a prompt turn by default.
 const DEFAULT_STALL: Duration = Duration::from_secs(600);
 
+/// How long one prompt turn of the agent may go on by default.
+const DEFAULT_TURN: Duration = Duration::from_secs(1800);
+
 /// The agent's command and where it runs.
 #[derive(Debug, Clone)]
 pub struct AgentCommand {
@@ -52,6 +58,8 @@ pub struct AgentCommand {
     pub env: BTreeMap<String, String>,
     pub cwd: PathBuf,
     pub stall: Duration,
+    /// How long one prompt turn may take the agent (`turnSeconds`).
+    pub turn_limit: Duration,
 }
 
 impl AgentCommand {
@@ -76,15 +84,26 @@ pub struct AcpAgentProvider {
     resumed: bool,
     /// The agent session of the task's log, to load when the agent starts.
     load: Option<String>,
+    /// The agent's session when rawko ended its process (the phase's access changed, it
+    /// stalled): the next start opens it again.
+    reopen_session: Option<String>,
+    /// The agent was ended during the task: a new process goes on where it stopped.
+    restarted: bool,
+    /// How the task confines the agent's process (told before every turn).
+    confinement: Option<super::Confinement>,
+    /// How the agent can open its session again, once it has said (at `initialize`).
+    reopen: Option<agent::Reopen>,
+    /// The task was told once that the agent runs without the kernel sandbox.
+    unconfined_noted: bool,
     /// The agent's requests waiting for the task's decision, by the call id the turn gave them.
     pending: HashMap<String, turn::Pending>,
     /// What the agent's tool calls are, by its tool call id: their name and input.
     known: HashMap<String, turn::AgentCall>,
     /// Terminals rawko ran (`terminal/create`): their output and exit, until released.
     terminals: HashMap<String, calls::Finished>,
-    /// Calls the task allowed when the agent asked permission, whose file write or terminal
-    /// (through rawko) is not asked about again.
-    allowed: Vec<turn::AgentCall>,
+    /// What the user's approvals of the agent's permission requests cover: a file write or
+    /// terminal (through rawko) that is not asked about again.
+    grants: grants::Grants,
     /// Why rawko refused the agent's calls since its last prompt (ACP's permission answer has no
     /// room for a reason): told in the next prompt.
     refusals: Vec<String>,
@@ -113,6 +132,10 @@ impl AcpAgentProvider {
                 .stall_seconds
                 .filter(|s| *s > 0)
                 .map_or(DEFAULT_STALL, Duration::from_secs),
+            turn_limit: spec
+                .turn_seconds
+                .filter(|s| *s > 0)
+                .map_or(DEFAULT_TURN, Duration::from_secs),
         };
         Ok(AcpAgentProvider {
             command,
@@ -120,10 +143,15 @@ impl AcpAgentProvider {
             seen: 0,
             resumed: false,
             load: None,
+            reopen_session: None,
+            restarted: false,
+            confinement: None,
+            reopen: None,
+            unconfined_noted: false,
             pending: HashMap::new(),
             known: HashMap::new(),
             terminals: HashMap::new(),
-            allowed: Vec::new(),
+            grants: grants::Grants::default(),
             refusals: Vec::new(),
             next: 0,
         })

@@ -1,8 +1,6 @@
 //! The turn: a prompt sent (or the answers the last turn's calls were waiting for), then what the
 //! agent sends, up to its next request (a call for the task to decide) or the prompt's end.
 
-use std::path::Path;
-
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, CreateTerminalResponse, PermissionOption,
     ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionResponse, SessionUpdate,
@@ -17,9 +15,10 @@ use super::agent::{self, FromAgent, Reply};
 use super::calls::{choose, join_command, terminal_result, text_of, tool_name};
 use super::AcpAgentProvider;
 use crate::provider::{
-    Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall, ToolResult, Turn,
-    TurnFuture, TurnRequest,
+    Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
+    ToolResult, Turn, TurnFuture, TurnRequest,
 };
+use crate::sandbox::WorkspaceAccess;
 
 /// How long a cancelled prompt may take to end before rawko stops waiting for it.
 const CANCEL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -62,6 +61,8 @@ enum Next {
         >,
     ),
     Stalled,
+    /// The prompt turn went on past `turnSeconds`.
+    TurnLimit,
 }
 
 impl Provider for AcpAgentProvider {
@@ -81,30 +82,43 @@ impl Provider for AcpAgentProvider {
         self.load = Some(id);
     }
 
+    fn user_approved(&mut self, call_id: &str) {
+        self.grants.user_approved(call_id);
+    }
+
+    fn confine(&mut self, confinement: &Confinement) {
+        self.confinement = Some(confinement.clone());
+    }
+
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
-            let fresh = self.agent.is_none();
-            let mut loaded = false;
-            if fresh {
-                let (running, did_load) = agent::start(&self.command, self.load.as_deref())
-                    .await
-                    .map_err(|e| self.fail(e))?;
-                self.agent = Some(running);
-                loaded = did_load;
-            }
             let messages = request.messages;
-            let from = if fresh && self.resumed {
+            let from = if self.agent.is_none() && !self.restarted && self.resumed {
+                // A resumed task's agent, at its first start, has the conversation (loaded) or is
+                // primed with it.
                 messages.len()
             } else {
                 self.seen.min(messages.len())
             };
+            // The phase took the workspace from an agent that may write it: that agent ends now,
+            // before it gets another answer, and starts again read-only in its session. The
+            // answers it was waiting for are told in its next prompt.
+            let narrowed = self.agent.as_ref().is_some_and(|a| {
+                a.access == Some(WorkspaceAccess::ReadWrite)
+                    && self.wanted() == Some(WorkspaceAccess::ReadOnly)
+            });
+            let mut told = Vec::new();
             let mut prompts = Vec::new();
             for m in &messages[from..] {
                 match m {
                     Message::ToolResults(results) => {
                         for r in results {
                             if let Some(p) = self.pending.remove(&r.tool_call_id) {
-                                self.answer(p, r);
+                                if narrowed {
+                                    told.push(answered(&p, r));
+                                } else {
+                                    self.answer(p, r);
+                                }
                             }
                         }
                     }
@@ -113,10 +127,33 @@ impl Provider for AcpAgentProvider {
                 }
             }
             self.seen = messages.len();
+            if narrowed {
+                self.end_agent();
+            }
             // What the task did not answer (it moved on): refused.
             for (_, p) in std::mem::take(&mut self.pending) {
                 self.refuse_pending(p, "the task moved on without an answer");
             }
+            // The phase gave the workspace to an agent that runs read-only: it starts again with
+            // it between two prompts (nothing is lost by waiting for the prompt's end).
+            let widened = self.agent.as_ref().is_some_and(|a| {
+                a.prompt.is_none()
+                    && a.access == Some(WorkspaceAccess::ReadOnly)
+                    && a.reopen != agent::Reopen::No
+                    && self.wanted() == Some(WorkspaceAccess::ReadWrite)
+            });
+            if widened {
+                self.end_agent();
+            }
+            let mut fresh = false;
+            let mut loaded = false;
+            if self.agent.is_none() {
+                fresh = true;
+                let load = self.reopen_session.take().or_else(|| self.load.clone());
+                loaded = self.start_agent(load, on_text).await?;
+            }
+            // Going on where it stopped: a resumed task, or an agent started again.
+            let going_on = fresh && (self.resumed || self.restarted);
             let running_prompt = self.agent.as_ref().is_some_and(|a| a.prompt.is_some());
             if !prompts.is_empty() || !running_prompt {
                 if running_prompt {
@@ -126,10 +163,13 @@ impl Provider for AcpAgentProvider {
                 if let Some(context) = request.context.filter(|c| !c.trim().is_empty()) {
                     blocks.push(ContentBlock::from(context.to_owned()));
                 }
-                if fresh && self.resumed && !loaded {
+                if going_on && !loaded {
                     blocks.push(ContentBlock::from(primer(messages)));
                 }
-                if fresh && self.resumed && prompts.is_empty() {
+                if !told.is_empty() {
+                    blocks.push(ContentBlock::from(told.join("\n")));
+                }
+                if going_on && prompts.is_empty() {
                     prompts.push("Go on with the task from where it stopped.".to_owned());
                 }
                 if !self.refusals.is_empty() {
@@ -158,6 +198,23 @@ impl Provider for AcpAgentProvider {
             result
         })
     }
+}
+
+/// What rawko answered a request of an agent that was ended before it got the answer, for its
+/// next prompt.
+fn answered(pending: &Pending, result: &ToolResult) -> String {
+    let what = match pending {
+        Pending::Permission { call, .. } => format!("permission request for {}", call.name),
+        Pending::Read(_) => "fs/read_text_file request".to_owned(),
+        Pending::Write(_) => "fs/write_text_file request".to_owned(),
+        Pending::Terminal(_) => "terminal/create request".to_owned(),
+        Pending::Step(_) => format!("{} call", crate::workflow::step::TOOL_NAME),
+    };
+    format!(
+        "rawko restarted you with the workspace read-only for the new phase before it could answer your {what}; the answer{}: {}",
+        if result.is_error { " (an error)" } else { "" },
+        crate::clip::clip_bytes(&result.content, 4000)
+    )
 }
 
 /// Sends `session/cancel` when dropped armed.
@@ -222,14 +279,30 @@ impl AcpAgentProvider {
         }
     }
 
-    /// Sends what the agent streams to `on_text` until it asks something or the prompt ends.
+    /// Sends what the agent streams to `on_text` until it asks something or the prompt ends;
+    /// the time it takes counts toward the prompt's `turnSeconds`.
     async fn stream(&mut self, on_text: TextSink<'_>) -> Result<Turn, ProviderError> {
+        let entered = tokio::time::Instant::now();
+        let result = self.stream_until_asked(on_text, entered).await;
+        if let Some(agent) = self.agent.as_mut() {
+            agent.turn_used += entered.elapsed();
+        }
+        result
+    }
+
+    async fn stream_until_asked(
+        &mut self,
+        on_text: TextSink<'_>,
+        entered: tokio::time::Instant,
+    ) -> Result<Turn, ProviderError> {
         let mut text = String::new();
         loop {
             let stall = self.command.stall;
+            let turn_limit = self.command.turn_limit;
             let Some(agent) = self.agent.as_mut() else {
                 return Err(self.fail("is not running"));
             };
+            let turn_left = turn_limit.saturating_sub(agent.turn_used + entered.elapsed());
             let next = tokio::select! {
                 biased;
                 message = agent.inbox.recv() => Next::Message(message),
@@ -240,10 +313,19 @@ impl AcpAgentProvider {
                     }
                 } => Next::End(end),
                 () = tokio::time::sleep(stall) => Next::Stalled,
+                () = tokio::time::sleep(turn_left) => Next::TurnLimit,
             };
             match next {
                 Next::Message(None) => return Err(self.fail("stopped answering")),
                 Next::Message(Some(FromAgent::Closed(why))) => return Err(self.gone_or(why).await),
+                Next::Message(Some(FromAgent::TextCut)) => {
+                    let note = format!(
+                        "\n\n[rawko: the agent's text passed {} KiB in this turn; the rest of this turn's text is not shown]\n",
+                        agent::TEXT_CAP / 1024
+                    );
+                    on_text(&note);
+                    text.push_str(&note);
+                }
                 Next::Message(Some(message)) => {
                     if let Some(turn) = self.handle(message, &mut text, on_text) {
                         return Ok(turn);
@@ -282,10 +364,21 @@ impl AcpAgentProvider {
                     };
                 }
                 Next::Stalled => {
-                    return Err(self.fail(format!(
+                    // The agent is ended: a retry starts it again in its session.
+                    let error = self.fail(format!(
                         "sent nothing for {} s (the provider's stallSeconds)",
                         stall.as_secs()
-                    )))
+                    ));
+                    self.end_agent();
+                    return Err(error);
+                }
+                Next::TurnLimit => {
+                    let error = self.fail(format!(
+                        "kept its turn going for {} s (the provider's turnSeconds)",
+                        turn_limit.as_secs()
+                    ));
+                    self.end_agent();
+                    return Err(error);
                 }
             }
         }
@@ -360,7 +453,7 @@ impl AcpAgentProvider {
             FromAgent::Write(request, responder) => {
                 let id = self.next_id("write");
                 let input = json!({"file_path": request.path.to_string_lossy(), "content": request.content});
-                let runner = self.approved("Write", &request.path.to_string_lossy());
+                let runner = self.grants.write(&request.path, &self.command.cwd);
                 self.pending.insert(id.clone(), Pending::Write(responder));
                 let call = ToolCall {
                     id,
@@ -379,7 +472,9 @@ impl AcpAgentProvider {
                         join_command(&cwd.to_string_lossy(), &[])
                     );
                 }
-                let runner = self.approved("Bash", &command);
+                let runner =
+                    self.grants
+                        .terminal(&command, request.cwd.as_deref(), &self.command.cwd);
                 self.pending
                     .insert(id.clone(), Pending::Terminal(responder));
                 let call = ToolCall {
@@ -439,7 +534,7 @@ impl AcpAgentProvider {
                 };
                 Some(Self::call_turn(std::mem::take(text), call, Runner::Rawko))
             }
-            FromAgent::Closed(_) => None,
+            FromAgent::TextCut | FromAgent::Closed(_) => None,
         }
     }
 
@@ -540,32 +635,6 @@ impl AcpAgentProvider {
         ))
     }
 
-    /// Whether a call the agent sends through rawko's I/O was allowed already, when the agent
-    /// asked permission for the tool that makes it (so the user is not asked twice).
-    fn approved(&mut self, tool: &str, what: &str) -> Runner {
-        let matches = |c: &AgentCall| {
-            c.name == tool
-                && match tool {
-                    "Bash" => c.input.get("command").and_then(Value::as_str) == Some(what),
-                    _ => c
-                        .input
-                        .get("file_path")
-                        .and_then(Value::as_str)
-                        .is_some_and(|p| {
-                            Path::new(p) == Path::new(what) || Path::new(what).ends_with(p)
-                        }),
-                }
-        };
-        let found = self.allowed.iter().position(matches);
-        match found {
-            Some(i) => {
-                self.allowed.remove(i);
-                Runner::RawkoApproved
-            }
-            None => Runner::Rawko,
-        }
-    }
-
     /// Answers what a request of the agent was waiting for, from its call's result.
     fn answer(&mut self, pending: Pending, result: &ToolResult) {
         match pending {
@@ -575,18 +644,10 @@ impl AcpAgentProvider {
                 call,
             } => {
                 let allow = !result.is_error;
-                if allow && matches!(call.name.as_str(), "Write" | "Edit" | "MultiEdit" | "Bash") {
-                    self.allowed.push(AgentCall {
-                        name: if call.name == "Bash" {
-                            "Bash".to_owned()
-                        } else {
-                            "Write".to_owned()
-                        },
-                        input: call.input.clone(),
-                        handled: true,
-                    });
-                }
-                if !allow {
+                if allow {
+                    self.grants.allowed(&call, &self.command.cwd);
+                } else {
+                    self.grants.refused(&call.id);
                     self.refusals.push(format!(
                         "rawko refused your {} call: {}",
                         call.name, result.content
