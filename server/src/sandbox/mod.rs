@@ -907,33 +907,6 @@ mod tests {
     }
 
     #[test]
-    fn a_worktrees_git_directories_go_with_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let main_git = root.join("main/.git");
-        let wt_git = main_git.join("worktrees/wt");
-        std::fs::create_dir_all(&wt_git).unwrap();
-        std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
-        std::fs::create_dir_all(root.join("wt/sub")).unwrap();
-        std::fs::write(
-            root.join("wt/.git"),
-            format!("gitdir: {}\n", wt_git.display()),
-        )
-        .unwrap();
-        assert_eq!(
-            repository_dirs(&root.join("wt")),
-            vec![wt_git.clone(), main_git.clone()]
-        );
-        assert_eq!(
-            repository_dirs(&root.join("wt/sub")),
-            vec![wt_git, main_git.clone()]
-        );
-        assert_eq!(repository_dirs(&root.join("main")), Vec::<PathBuf>::new());
-        std::fs::create_dir_all(root.join("main/src")).unwrap();
-        assert_eq!(repository_dirs(&root.join("main/src")), vec![main_git]);
-    }
-
-    #[test]
     fn the_marker_is_found_at_the_end_of_a_long_stream() {
         let mut tail = Tail::default();
         let mut kept = b"some output".to_vec();
