@@ -63,7 +63,8 @@ fn own_writes(agent: &std::path::Path, workflow_key: &str, results: [&str; 2]) {
     workflow(&place.ws);
     let outside = place.root.join("outside.txt");
     std::fs::write(
-        place.ws.join(".rawko/config.json"),
+        // The agent is the user's setting: a workspace's providers would need trust first.
+        place.user_config(),
         json!({"providers": [{"name": "acp", "command": "node",
             "args": [agent, "direct", outside],
             "env": {"FAULT_STEP": "1", "FAULT_LOAD": "1"}}]})

@@ -51,6 +51,11 @@ impl Place {
         }
     }
 
+    /// The user's `~/.config/rawko/config.json` here, to write another one.
+    pub(crate) fn user_config(&self) -> PathBuf {
+        self.root.join("home/.config/rawko/config.json")
+    }
+
     /// `rawko run TASK ARGS…` here, killed if it has not ended within `limit`.
     pub(crate) fn run(&self, args: &[&str], limit: Duration) -> (Output, Duration) {
         self.run_with(args, &[], limit)
@@ -259,8 +264,10 @@ fn an_interrupt_cancels_the_agents_prompt() {
     // The user's providers (the editor's settings): a workspace's would need trust first. The
     // agent writes cancelled.txt itself: it can load its session, so rawko gives it the workspace
     // to write in a phase that allows writing.
-    ed.initialize(serde_json::json!({"providers": [{"name": "acp", "command": "node",
-        "args": [agent, "slow"], "env": {"FAULT_LOAD": "1"}}]}));
+    ed.initialize(
+        serde_json::json!({"providers": [{"name": "acp", "command": "node",
+        "args": [agent, "slow"], "env": {"FAULT_LOAD": "1"}}]}),
+    );
     let started = ed
         .request(
             "rawko/startTask",

@@ -46,7 +46,8 @@ fn a_terminal_the_phase_allowed_cannot_write_in_a_read_only_phase() {
     let place = Place::new(json!({}));
     look_workflow(&place.ws, "[Read, Bash]");
     std::fs::write(
-        place.ws.join(".rawko/config.json"),
+        // The agent is the user's setting: a workspace's providers would need trust first.
+        place.user_config(),
         json!({"providers": [provider(&agent, "terminals", &[
             "script -qc 'touch ro1' /dev/null",
             "openssl rand -out ro2 4",
@@ -93,13 +94,10 @@ fn an_approved_write_covers_exactly_its_path() {
     let project = Project::empty();
     look_workflow(&project.ws, "[Read]");
     std::fs::create_dir_all(project.ws.join("locked")).expect("mkdir");
-    project.write(
-        ".rawko/config.json",
-        &json!({"providers": [provider(&agent, "paths", &[])]}).to_string(),
-    );
     let home = tempfile::TempDir::new().expect("home");
     let mut ed = Editor::spawn_in(&project.ws, home.path());
-    ed.initialize(json!({}));
+    // The agent is the user's setting (the editor's): a workspace's providers need trust first.
+    ed.initialize(json!({"providers": [provider(&agent, "paths", &[])]}));
     // The user allows writing a.txt, nothing under locked/.
     ed.set_approval_policy(|req| {
         let path = req["input"]["file_path"].as_str().unwrap_or_default();

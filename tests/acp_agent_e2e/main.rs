@@ -356,14 +356,11 @@ fn claude_code_acp_is_restarted_read_only_in_its_session_when_the_phase_forbids_
     let home = tempfile::TempDir::new().expect("home");
     p.write(
         ".rawko/config.json",
-        &json!({
-            "providers": [provider(&entry, &api.url(), home.path(), true)],
-            "countdownSeconds": 1,
-        })
-        .to_string(),
+        &json!({"countdownSeconds": 1}).to_string(),
     );
     let mut ed = Editor::spawn_in(&ws, home.path());
-    ed.initialize(json!({}));
+    // The agent is the user's setting (the editor's): a workspace's providers need trust first.
+    ed.initialize(json!({"providers": [provider(&entry, &api.url(), home.path(), true)]}));
     ed.set_approval_policy(|_| Some("reject_once"));
     let started = ed
         .request_within(

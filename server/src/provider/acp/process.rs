@@ -2,9 +2,9 @@
 //!
 //! The agent starts with the phase's access to the workspace. When the phase's access changes,
 //! an agent that can open its session again (`session/load`, or `session/resume`) is ended and
-//! started again with the new access in its session: at once when the workspace becomes
-//! read-only (before the agent gets another answer), between two prompts when it becomes
-//! writable. An agent that cannot is kept read-only for the whole task: its writes go through
+//! started again with the new access in its session: when the workspace becomes read-only, after
+//! a moment in which it is answered nothing (it never gets another answer); between two prompts
+//! when it becomes writable. An agent that cannot is kept read-only for the whole task: its writes go through
 //! rawko's `fs/write_text_file`, which the gate decides.
 
 use super::agent::{self, Reopen};

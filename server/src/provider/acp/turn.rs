@@ -22,6 +22,10 @@ use crate::sandbox::WorkspaceAccess;
 
 /// How long a cancelled prompt may take to end before rawko stops waiting for it.
 const CANCEL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long an agent that loses the workspace waits on rawko, answered nothing, before it is
+/// ended: time to record its session (Claude Code writes its transcript a moment late), so it
+/// can load it again.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// A request of the agent waiting for the task's decision on its call.
 pub(super) enum Pending {
@@ -108,6 +112,9 @@ impl Provider for AcpAgentProvider {
                     && self.wanted() == Some(WorkspaceAccess::ReadOnly)
             });
             let mut told = Vec::new();
+            // What the agent waits for, kept unanswered until it is gone (an answer dropped
+            // would reach it as an error it could act on).
+            let mut held = Vec::new();
             let mut prompts = Vec::new();
             for m in &messages[from..] {
                 match m {
@@ -116,6 +123,7 @@ impl Provider for AcpAgentProvider {
                             if let Some(p) = self.pending.remove(&r.tool_call_id) {
                                 if narrowed {
                                     told.push(answered(&p, r));
+                                    held.push(p);
                                 } else {
                                     self.answer(p, r);
                                 }
@@ -128,8 +136,11 @@ impl Provider for AcpAgentProvider {
             }
             self.seen = messages.len();
             if narrowed {
+                let asked = self.settle().await;
                 self.end_agent();
+                drop(asked);
             }
+            drop(held);
             // What the task did not answer (it moved on): refused.
             for (_, p) in std::mem::take(&mut self.pending) {
                 self.refuse_pending(p, "the task moved on without an answer");
@@ -717,13 +728,36 @@ impl AcpAgentProvider {
     /// `session/cancel` for the prompt in flight, and its end awaited (what the agent asks
     /// meanwhile is refused).
     async fn cancel_prompt(&mut self) {
+        self.cancel_prompt_within(CANCEL_LIMIT).await;
+    }
+
+    /// Lets the agent wait on rawko for [`SETTLE`] before it is ended. What it asks meanwhile is
+    /// returned unanswered, to be dropped once it is gone (it gets nothing to act on); its text
+    /// is dropped.
+    async fn settle(&mut self) -> Vec<FromAgent> {
+        let deadline = tokio::time::Instant::now() + SETTLE;
+        let mut asked = Vec::new();
+        while let Some(agent) = self.agent.as_mut() {
+            tokio::select! {
+                message = agent.inbox.recv() => match message {
+                    Some(FromAgent::Closed(_)) | None => break,
+                    Some(other) => asked.push(other),
+                },
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        asked
+    }
+
+    /// [`Self::cancel_prompt`], waiting at most `limit` for the agent to end its prompt.
+    async fn cancel_prompt_within(&mut self, limit: std::time::Duration) {
         let Some(agent) = self.agent.as_mut() else {
             return;
         };
         let _ = agent
             .cx
             .send_notification(CancelNotification::new(agent.session.clone()));
-        let deadline = tokio::time::Instant::now() + CANCEL_LIMIT;
+        let deadline = tokio::time::Instant::now() + limit;
         loop {
             let Some(agent) = self.agent.as_mut() else {
                 return;
