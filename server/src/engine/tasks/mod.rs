@@ -170,7 +170,12 @@ impl Tasks {
             return;
         }
         let Some(store) = &self.store else { return };
-        let args: Vec<String> = std::env::args().skip(1).collect();
+        // The session file keeps the command line (`rawko run "TASK"`), which may quote a key.
+        let secrets = crate::secrets::Secrets::new(&self.settings(), |k| std::env::var(k).ok());
+        let args: Vec<String> = std::env::args()
+            .skip(1)
+            .map(|a| secrets.redact(&a).into_owned())
+            .collect();
         match SessionRecorder::start(store, &self.workspace(), command, args, provider) {
             Ok(r) => {
                 let _ = self.session.set(Arc::new(r));
@@ -212,7 +217,12 @@ impl Tasks {
         .await;
         let mut error = None;
         if let Some(reason) = stop.blocked.as_ref().or(stop.halt.as_ref()) {
-            error = Some(format!("Stop hook blocked termination: {reason}"));
+            // A hook's words, kept in the session file: redacted like its output in a task.
+            let secrets = crate::secrets::Secrets::new(&self.settings(), |k| std::env::var(k).ok());
+            error = Some(format!(
+                "Stop hook blocked termination: {}",
+                secrets.redact(reason)
+            ));
             status = SessionStatus::Failed;
         }
         session.end(status, error);
