@@ -320,6 +320,7 @@ impl Control {
             self.orch.machine.state.name(),
             crumb_text,
             now_millis(),
+            files.last_seq(),
         );
         drop(snap);
         if let Err(e) = files.write_snapshot(&file) {

@@ -93,7 +93,7 @@ impl Tasks {
         if let Some(dir) = &store {
             // Records a crash of the machine left only in a WAL go back into their task logs
             // before anything reads them.
-            crate::store::wal::recover_before_reading(dir);
+            crate::store::recover::recover_before_reading(dir);
             crate::store::journal().prepare(dir);
         }
         Arc::new(Tasks {
@@ -709,13 +709,14 @@ impl Tasks {
         }
         let store = self.store.clone();
         let task = id.to_owned();
-        tokio::task::spawn_blocking(move || {
+        let stored = tokio::task::spawn_blocking(move || {
             stored::detail(&TaskFiles::dir_of(store.as_ref()?, &task))
         })
         .await
         .ok()
         .flatten()
-        .ok_or_else(|| TaskError::unknown_task(id))
+        .ok_or_else(|| TaskError::unknown_task(id))?;
+        Ok(self.placed(stored).await)
     }
 }
 
