@@ -376,7 +376,7 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
         workspace,
         started_at,
         ..
-    } = serde_json::from_value(first.event.clone()).ok()?
+    } = LogEvent::deserialize(&first.event).ok()?
     else {
         return None;
     };
@@ -418,7 +418,8 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
     for record in records {
         task.updated_at = record.at;
         let mut item = item(record);
-        match serde_json::from_value::<LogEvent>(record.event.clone()) {
+        // Read in place: a log's tool results can be large.
+        match LogEvent::deserialize(&record.event) {
             Ok(LogEvent::Machine {
                 event,
                 from,
