@@ -369,7 +369,19 @@ fn mend(
     };
     let scan = scan_log(&text);
     let log_last = scan.records.keys().next_back().copied().unwrap_or(0);
-    let last = wal.keys().next_back().copied().unwrap_or(0).max(log_last);
+    // A damaged WAL line that names the task's last record counts: it was synced, so it may
+    // have been announced.
+    let named_last = damage
+        .iter()
+        .filter(|d| d.task.is_some())
+        .filter_map(|d| d.seq);
+    let last = wal
+        .keys()
+        .copied()
+        .chain(named_last)
+        .max()
+        .unwrap_or(0)
+        .max(log_last);
     if scan.clean && last == log_last {
         if scan.whole < text.len() {
             // A line cut short at the end goes, so the next append starts a fresh line.
@@ -472,17 +484,19 @@ fn mend(
         .filter(|(d, u)| !**u && d.task.is_some());
     for (d, _) in unused_wal {
         let offset = Some(d.offset);
-        let record = d
-            .seq
-            .map_or("a record".to_owned(), |s| format!("record {s}"));
+        let what = match d.seq {
+            Some(seq) => {
+                format!("the WAL's copy of record {seq} is damaged; a good copy was found")
+            }
+            None => {
+                "a damaged line of the WAL names this task; every record of it was found".to_owned()
+            }
+        };
         entries.push(Entry::Note(DamageNote {
             file: Some(wal_file.to_owned()),
             offset,
             lost: false,
-            note: format!(
-                "the WAL's copy of {record} is damaged; the log has the record{}",
-                place(Some(wal_file), offset)
-            ),
+            note: format!("{what}{}", place(Some(wal_file), offset)),
         }));
     }
     let lost = entries
@@ -660,6 +674,26 @@ mod tests {
         assert_eq!(fs::read(&aside).unwrap(), &wal[..lines]);
         assert_eq!(recover(state.path()).unwrap(), 0);
         assert_eq!(read(state.path(), "t").0, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_damaged_last_record_is_lost_not_dropped() {
+        // The WAL's copy of t's last record is damaged (u's record follows it, so it is no torn
+        // end) and the log lacks it: a note says it was lost.
+        let state = state_with(&record(1), b"");
+        let mut wal = Vec::new();
+        line(&mut wal, "t", &record(2));
+        let damaged_at = wal.len();
+        line(&mut wal, "t", &record(3));
+        wal[damaged_at + 30] = 0;
+        line(&mut wal, "u", &record(1));
+        fs::write(dir_of(state.path()).join("999999-1.wal"), &wal).unwrap();
+
+        assert_eq!(recover(state.path()).unwrap(), 2);
+        let (seqs, notes) = read(state.path(), "t");
+        assert_eq!(seqs, [1, 2, 3]);
+        assert!(notes.len() == 1 && notes[0].lost, "{notes:?}");
+        assert_eq!(notes[0].offset, Some(damaged_at as u64));
     }
 
     #[test]
