@@ -360,3 +360,46 @@ fn a_blocked_call_is_told_with_what_the_phase_allows() {
     );
     assert!(!shown.contains("🔒 [workflow]"), "{shown}");
 }
+
+/// A key the user pasted into the task (`rawko run "…"`) stays out of every file the run leaves
+/// under the state directory: the log, the snapshot, the history, the transcript and the session
+/// file (which keeps the command line).
+#[test]
+fn a_key_in_the_task_stays_out_of_the_state_directory() {
+    let sb = Sandbox::new();
+    let key = "sk-ant-pasted-key-0123456789";
+    sb.write("s.yaml", "turns:\n  - text: \"Done.\"\n");
+    let task = format!("use the key {key} to call the API");
+    let out = sb
+        .command(&["run", &task, "--script", "s.yaml"])
+        .env("ANTHROPIC_API_KEY", key)
+        .output()
+        .expect("run rawko");
+    // The starter agents hand the task on until the script runs out: how it ends is not the
+    // point, what it wrote is.
+    assert!(out.status.code().is_some(), "{}", text(&out));
+    let state = sb.root.join("home/.local/state/rawko");
+    let mut dirs = vec![state.clone()];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(entry.path()),
+                Ok(t) if t.is_file() => files.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        files.iter().any(|f| f.ends_with("snapshot.json"))
+            && files
+                .iter()
+                .any(|f| f.to_string_lossy().contains("session-")),
+        "{files:?}"
+    );
+    let leaks: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).contains(key))
+        .collect();
+    assert!(leaks.is_empty(), "the key is in {leaks:?}");
+}

@@ -535,3 +535,115 @@ fn a_killed_servers_wal_is_recovered_by_the_next_and_a_clean_exit_leaves_none() 
     assert!(ed.exit_status(TIMEOUT).is_some_and(|s| s.success()));
     assert_eq!(wal_files(home.path()), Vec::<String>::new());
 }
+
+/// After a crash of the machine a task's log lacks its last records (their pages never reached
+/// the disk) and the WAL holds them, one of them damaged in place (a zero byte inside it). The
+/// next server puts every good record back, notes the damaged one where it stood (the WAL kept
+/// aside, the byte it starts at) in the task's log, its own log, `rawko/getTask` and `rawko tasks
+/// show`, and does not resume the task as if nothing was lost.
+#[test]
+fn a_damaged_wal_record_is_reported_and_every_good_record_after_it_comes_back() {
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script(
+        "short.yaml",
+        "turns:\n  - tool_calls: [{name: Read, input: {path: README.md}}]\n  - tool_calls: [{name: Read, input: {path: README.md}}]\n  - text: Done.\n",
+    );
+    let mut ed = serve(&project, home.path());
+    let task = ed
+        .request(
+            "rawko/startTask",
+            json!({"description": "Damage me", "provider": "scripted", "script": script}),
+        )
+        .expect("startTask")["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    wait_finished(&mut ed, &task);
+    let logged = log_lines(home.path(), &task);
+    assert!(logged.len() > 8, "{logged:#?}");
+    ed.kill9();
+
+    // The crash: the log keeps its first 3 records; the WAL's copy of record 5 is damaged.
+    let journal = Editor::state_dir(home.path()).join("journal");
+    let wal = journal.join(&wal_files(home.path())[0]);
+    let mut bytes = std::fs::read(&wal).expect("the killed server's WAL");
+    let head = format!("{task}\t{{\"v\":1,\"seq\":5,");
+    let at = bytes
+        .windows(head.len())
+        .position(|w| w == head.as_bytes())
+        .expect("record 5 in the WAL");
+    bytes[at + head.len() + 10] = 0;
+    std::fs::write(&wal, &bytes).expect("damage the WAL");
+    let log = Editor::state_dir(home.path())
+        .join("tasks")
+        .join(&task)
+        .join("events.jsonl");
+    std::fs::write(&log, logged[..3].join("\n") + "\n").expect("cut the log");
+
+    let mut ed = serve(&project, home.path());
+    let aside = format!("{}.damaged", wal.display());
+    let place = format!("byte {at} of {aside}");
+    // Every record is back but the damaged one, whose place a note takes.
+    let now = log_lines(home.path(), &task);
+    assert_eq!(now.len(), logged.len(), "{now:#?}");
+    assert_eq!(now[..4], logged[..4]);
+    assert_eq!(now[5..], logged[5..]);
+    let note: Value = serde_json::from_str(&now[4]).expect("a log line");
+    assert_eq!(note["event"]["type"], "damaged", "{note}");
+    assert_eq!(note["event"]["lost"], true, "{note}");
+    assert_eq!(note["event"]["file"], aside.as_str(), "{note}");
+    assert_eq!(note["event"]["offset"], at, "{note}");
+    assert_eq!(
+        wal_files(home.path()).len(),
+        1,
+        "only the new server's own WAL"
+    );
+    assert!(Path::new(&aside).is_file(), "the damaged WAL is kept aside");
+    assert!(
+        ed.stderr().contains(&aside),
+        "the server says where: {}",
+        ed.stderr()
+    );
+
+    let detail = ed
+        .request("rawko/getTask", json!({"taskId": task}))
+        .expect("getTask")["task"]
+        .clone();
+    let damaged: Vec<&Value> = detail["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .filter(|h| h["event"] == "damaged")
+        .collect();
+    assert_eq!(damaged.len(), 1, "{detail}");
+    let text = damaged[0]["detail"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("record 5 was lost") && text.contains(&place),
+        "{text}"
+    );
+    let err = ed
+        .request("rawko/resumeTask", json!({"taskId": task}))
+        .expect_err("a task that lost a record is not resumed");
+    assert!(
+        err["message"].as_str().unwrap_or_default().contains("lost"),
+        "{err}"
+    );
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawko"))
+        .args(["tasks", "show", &task])
+        .current_dir(project.path(""))
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_STATE_HOME", home.path().join(".local/state"))
+        .output()
+        .expect("rawko tasks show");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("record 5 was lost") && l.contains(&place)),
+        "{shown}"
+    );
+}

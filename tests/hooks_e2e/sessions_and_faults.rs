@@ -268,7 +268,7 @@ fn keys_stay_out_of_bash_and_out_of_everything_rawko_shows_or_logs() {
     let script = project.script(
         "turns",
         &format!(
-            "turns:\n  - text: \"I will not say {anthropic}\"\n    tool_calls:\n      - {{name: Bash, input: {{command: \"env; echo key=$ANTHROPIC_API_KEY tok=$MY_TOKEN\"}}}}\n      - {{name: Read, input: {{file_path: notes.txt}}}}\n  - text: done\n"
+            "turns:\n  - text: \"I will not say {anthropic}\"\n    tool_calls:\n      - {{name: Bash, input: {{command: \"env; echo key=$ANTHROPIC_API_KEY tok=$MY_TOKEN\"}}}}\n      - {{name: Read, input: {{file_path: notes.txt}}}}\n  - text: \"done; the keys are {anthropic} and {config_key}\"\n"
         ),
     );
     let mut ed = Editor::spawn_with_env(
@@ -277,7 +277,9 @@ fn keys_stay_out_of_bash_and_out_of_everything_rawko_shows_or_logs() {
         &[("ANTHROPIC_API_KEY", anthropic), ("MY_TOKEN", token)],
     );
     ed.initialize(fast());
-    let task = start(&mut ed, "print the environment", None, &script);
+    // A description that quotes a key (pasted by the user) is redacted like the model's text.
+    let description = format!("print the environment, not {token}");
+    let task = start(&mut ed, &description, None, &script);
     assert_eq!(wait_finished(&mut ed, &task)["outcome"], "complete");
     let results = tool_results(&mut ed, &task);
     assert!(results[0].0.contains("key= tok="), "{}", results[0].0);
@@ -286,16 +288,71 @@ fn keys_stay_out_of_bash_and_out_of_everything_rawko_shows_or_logs() {
         "{}",
         results[1].0
     );
-    let mut seen = serde_json::to_string(&ed.notifications(&task)).unwrap();
-    let dir = Editor::state_dir(home.path()).join("tasks").join(&task);
-    for file in ["events.jsonl", "transcript.jsonl"] {
-        seen.push_str(&std::fs::read_to_string(dir.join(file)).unwrap());
-    }
+    let seen = serde_json::to_string(&ed.notifications(&task)).unwrap();
     for secret in [anthropic, token, config_key] {
-        assert!(!seen.contains(secret), "{secret} leaked");
+        assert!(!seen.contains(secret), "{secret} leaked in a notification");
     }
+    // Every file the task wrote under the state directory, the WAL of the live server included:
+    // the log, the snapshot, the history (whose AGENT_COMPLETE detail is the model's last text),
+    // the transcript, the session file. The history is written with the last snapshot, after
+    // the task's end is announced: it is waited for.
+    let state = Editor::state_dir(home.path());
+    let history = state.join("tasks").join(&task).join("history.json");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !history.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let files = files_under(&state);
+    for name in [
+        "events.jsonl",
+        "snapshot.json",
+        "history.json",
+        "transcript.jsonl",
+    ] {
+        assert!(
+            files.iter().any(|(p, _)| p.ends_with(name)),
+            "no {name} under {}: {files:?}",
+            state.display()
+        );
+    }
+    assert!(
+        files
+            .iter()
+            .any(|(p, _)| p.extension().is_some_and(|e| e == "wal")),
+        "the live server's WAL is scanned too: {files:?}"
+    );
+    let mut leaks = Vec::new();
+    for (path, bytes) in &files {
+        for secret in [anthropic, token, config_key] {
+            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                leaks.push(format!("{secret} in {}", path.display()));
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "keys leaked: {leaks:#?}");
     assert!(
         seen.contains("hook saw <redacted>"),
         "the hook's output is shown, redacted"
     );
+}
+
+/// Every file under `dir` (symbolic links not followed) with its bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(path),
+                Ok(t) if t.is_file() => {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        files.push((path, bytes));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    files
 }

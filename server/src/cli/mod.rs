@@ -266,7 +266,9 @@ pub enum TasksCommand {
         all: bool,
     },
     /// One task: its state and its whole history (every orchestrator transition with the guard
-    /// that decided, every phase change, tool call and approval)
+    /// that decided, every phase change, tool call and approval), and the records its log was
+    /// found to have damaged when it was recovered after a crash (the file and the byte each
+    /// started at; a task that lost a record cannot be resumed)
     Show {
         /// The task id, as `rawko tasks list` shows it
         id: String,

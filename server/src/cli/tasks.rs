@@ -1,13 +1,37 @@
 //! `rawko tasks list | show`: the tasks in the task store, from a terminal.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io;
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
-use crate::engine::{stored, TaskSnapshot};
+use crate::engine::stored::{self, Stored};
+use crate::engine::TaskSnapshot;
 use crate::store;
 use crate::workflow::texts::iso_timestamp;
+use crate::workflow::{default_roots, load, WorkflowSet};
+
+/// The workflows of each workspace, loaded the first time a task of it is shown from its log
+/// (its snapshot lags the log) and must be placed in its workflow.
+#[derive(Default)]
+struct Workflows(HashMap<PathBuf, WorkflowSet>);
+
+impl Workflows {
+    fn place(&mut self, stored: Stored, env: &dyn Fn(&str) -> Option<OsString>) -> TaskSnapshot {
+        if !stored.needs_placing() {
+            return stored.task;
+        }
+        let workspace = stored.task.workspace.clone();
+        let set = self
+            .0
+            .entry(workspace)
+            .or_insert_with_key(|ws| load(&default_roots(ws, env)).workflows);
+        stored.placed(set)
+    }
+}
 
 fn summary_json(s: &TaskSnapshot) -> Value {
     json!({
@@ -32,11 +56,13 @@ pub fn list(ctx: &mut Context<'_>, all: bool) -> io::Result<ExitCode> {
         )?;
         return Ok(EXIT_PROBLEMS);
     };
-    store::wal::recover_before_reading(&dir);
+    store::recover::recover_before_reading(&dir);
+    let mut workflows = Workflows::default();
     let mut tasks: Vec<TaskSnapshot> = store::task_dirs(&dir)
         .iter()
-        .filter_map(|d| stored::snapshot(d))
-        .filter(|s| all || s.workspace == ctx.workspace)
+        .filter_map(|d| stored::summary(d))
+        .filter(|s| all || s.task.workspace == ctx.workspace)
+        .map(|s| workflows.place(s, ctx.env))
         .collect();
     tasks.sort_by_key(|t| std::cmp::Reverse(t.started_at));
     if ctx.json {
@@ -86,7 +112,7 @@ pub fn show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
         )?;
         return Ok(EXIT_PROBLEMS);
     };
-    store::wal::recover_before_reading(&dir);
+    store::recover::recover_before_reading(&dir);
     let task_dir = store::TaskFiles::dir_of(&dir, id);
     if id.contains('/') || !task_dir.join("events.jsonl").is_file() {
         writeln!(
@@ -104,8 +130,16 @@ pub fn show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
         writeln!(ctx.err, "error: task \"{id}\": its log has no start record")?;
         return Ok(EXIT_PROBLEMS);
     };
+    let t = Workflows::default().place(t, ctx.env);
+    let damaged: Vec<&str> = t
+        .history
+        .iter()
+        .filter(|h| h.event == stored::DAMAGED)
+        .filter_map(|h| h.detail.as_deref())
+        .collect();
     if ctx.json {
         let mut v = summary_json(&t);
+        v["damaged"] = json!(damaged);
         v["history"] = t
             .history
             .iter()
@@ -139,6 +173,16 @@ pub fn show(ctx: &mut Context<'_>, id: &str) -> io::Result<ExitCode> {
     }
     writeln!(ctx.out, "workspace: {}", t.workspace.display())?;
     writeln!(ctx.out, "started:   {}", iso_timestamp(t.started_at))?;
+    if !damaged.is_empty() {
+        writeln!(
+            ctx.out,
+            "damaged:   {} record(s) found damaged when its log was recovered after a crash:",
+            damaged.len()
+        )?;
+        for note in &damaged {
+            writeln!(ctx.out, "           {note}")?;
+        }
+    }
     writeln!(ctx.out)?;
     writeln!(ctx.out, "history ({} events):", t.history.len())?;
     for (i, h) in t.history.iter().enumerate() {

@@ -138,6 +138,10 @@ pub enum LogEvent {
         outcome: String,
         summary: String,
     },
+    /// Recovery's note after a crash: a damaged record of this task, where it was and what came
+    /// of it. Written by the recovery of the WAL, never by the task; one that is `lost` stands
+    /// in the lost record's place (its seq).
+    Damaged(crate::store::DamageNote),
 }
 
 /// A task rebuilt from its log.
@@ -351,6 +355,17 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
             LogEvent::Interrupted => r.interrupted = true,
             LogEvent::Reopened { .. } => r.finished = None,
             LogEvent::Finished { outcome, summary } => r.finished = Some((outcome, summary)),
+            // A lost record may have been any step (a phase change, a tool's result, the end):
+            // the task cannot go on as if it had not happened.
+            LogEvent::Damaged(note) if note.lost => {
+                return Err(format!(
+                    "record {} of its log was lost in a crash, so it cannot be resumed safely ({}); `rawko tasks show {}` shows its log",
+                    record.seq, note.note, r.task_id
+                ))
+            }
+            // A note, not a step: what the records before it said still holds (a turn that
+            // ended the run still ended it).
+            LogEvent::Damaged(_) => continue,
         }
         r.ended_turn = ended;
     }
@@ -411,6 +426,49 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::store::DamageNote;
+
+    fn records(events: Vec<Value>) -> Vec<LogRecord> {
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(i, event)| LogRecord {
+                v: crate::store::FORMAT_VERSION,
+                seq: i as u64 + 1,
+                at: 0,
+                event,
+            })
+            .collect()
+    }
+
+    fn started() -> Value {
+        json!({"type": "started", "taskId": "t", "description": "d", "workflow": null,
+            "workspace": "/w", "provider": {"name": "scripted"}, "startedAt": 0})
+    }
+
+    fn note(lost: bool) -> Value {
+        let v = serde_json::to_value(LogEvent::Damaged(DamageNote {
+            file: Some("/s/journal/1-1.wal.damaged".into()),
+            offset: Some(42),
+            lost,
+            note: "record 2 was lost in a crash".to_owned(),
+        }))
+        .unwrap();
+        assert_eq!(v["type"], "damaged");
+        v
+    }
+
+    #[test]
+    fn a_lost_record_stops_resume_and_a_note_of_a_mended_one_changes_nothing() {
+        let config = MachineConfig::default();
+        let err = replay(&records(vec![started(), note(true)]), &config).unwrap_err();
+        assert!(err.contains("record 2 of its log was lost"), "{err}");
+        // A note after the turn that ended the run: it still ended it.
+        let turn = json!({"type": "turn", "agent": "a", "text": "bye", "toolCalls": []});
+        let r = replay(&records(vec![started(), turn, note(false)]), &config).unwrap();
+        assert_eq!(r.ended_turn.as_deref(), Some("bye"));
+        assert_eq!(r.turns_played, 1);
+    }
 
     fn record(seq: u64, event: LogEvent) -> LogRecord {
         LogRecord {

@@ -1,5 +1,5 @@
 //! Tasks as the store has them, for listing and showing tasks that are not running: from a
-//! task's snapshot when it has a readable one, else from its log.
+//! task's snapshot when it is current (it reflects the log's last record), else from its log.
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +7,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::log::LogEvent;
-use super::{HistoryItem, TaskSnapshot, TaskState};
+use super::{Crumb, HistoryItem, TaskSnapshot, TaskState};
 use crate::workflow::outline::Progress;
+use crate::workflow::{WorkflowSet, WorkflowState};
 
 /// `snapshot.json`: a cache for listing a stored task without replaying its log. The actor
 /// writes it and [`snapshot`] and [`detail`] read it, through this one type.
@@ -47,6 +48,10 @@ pub struct SnapshotFile {
         skip_serializing_if = "is_zero"
     )]
     pub phases_done: usize,
+    /// The `seq` of the log's last record when the snapshot was taken: the snapshot is current
+    /// while the log ends there (absent before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// `history.json`: a finished task's whole history as it ran (status changes and notes the log
@@ -78,7 +83,13 @@ pub struct HistoryRef<'a> {
 
 impl SnapshotFile {
     /// The file for a running task's snapshot, written at `now`.
-    pub fn of(snap: TaskSnapshot, machine_state: &str, breadcrumb_text: &str, now: i64) -> Self {
+    pub fn of(
+        snap: TaskSnapshot,
+        machine_state: &str,
+        breadcrumb_text: &str,
+        now: i64,
+        seq: u64,
+    ) -> Self {
         SnapshotFile {
             v: crate::store::FORMAT_VERSION,
             task_id: snap.task_id,
@@ -92,6 +103,7 @@ impl SnapshotFile {
             updated_at: now,
             phase_index: snap.progress.current,
             phases_done: snap.progress.done,
+            seq: Some(seq),
         }
     }
 
@@ -164,151 +176,303 @@ mod state_name {
     }
 }
 
-/// A stored task's summary from its snapshot (or, without one, from its log). A snapshot that
-/// says the task had not finished is checked against the log's last record: rawko may have
-/// stopped after the log said "finished" and before the snapshot did.
-pub fn snapshot(dir: &Path) -> Option<TaskSnapshot> {
-    match SnapshotFile::read(dir) {
-        Some(file) if file.state.is_finished() || !log_ends_finished(dir) => {
-            Some(file.into_task_snapshot())
+/// A stored task as it is shown: from its snapshot when the snapshot is current (it reflects
+/// the log's last record), else from its log (the WAL's records put back first), as resume reads
+/// it. The snapshot is written after the records it reflects and may lag them: a kill can come
+/// before it is written.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub task: TaskSnapshot,
+    /// The task's last workflow position, when it is shown from its log: where that stands in
+    /// the workflow is found with the definitions ([`Stored::place`]).
+    position: Option<WorkflowState>,
+}
+
+impl Stored {
+    /// Whether [`Stored::place`] has something to do.
+    pub fn needs_placing(&self) -> bool {
+        self.position.is_some()
+    }
+
+    /// Finds where a task shown from its log stands in its workflow (its progress and
+    /// breadcrumb), as the task itself announced it: a complete task has done every phase.
+    pub fn place(&mut self, set: &WorkflowSet) {
+        let Some(w) = self.position.take() else {
+            return;
+        };
+        let task = &mut self.task;
+        task.progress = if task.state == TaskState::Complete {
+            Progress::ALL_DONE
+        } else {
+            Progress::of(&w, set)
+        };
+        task.workflow_name = set.get(&w.workflow_key).map(|d| d.name.clone());
+        match w.resolve(set) {
+            Some(active) => {
+                task.breadcrumb_text = active.breadcrumb_text();
+                task.breadcrumb = active
+                    .breadcrumb
+                    .iter()
+                    .map(|l| Crumb {
+                        name: l.name.to_owned(),
+                        phase_name: l.phase_name.to_owned(),
+                        emoji: l.emoji.to_owned(),
+                        index: l.index,
+                        total: l.total,
+                    })
+                    .collect();
+            }
+            None => {
+                task.breadcrumb_text = task
+                    .workflow_name
+                    .clone()
+                    .unwrap_or_else(|| w.workflow_key.clone());
+            }
         }
-        _ => detail(dir),
+    }
+
+    /// [`Stored::place`]d.
+    pub fn placed(mut self, set: &WorkflowSet) -> TaskSnapshot {
+        self.place(set);
+        self.task
     }
 }
 
-/// Whether the last record of a task's log is its end (read from the log's tail).
-fn log_ends_finished(dir: &Path) -> bool {
+/// A stored task's summary (no history): from its snapshot when that is current, else from its
+/// log. Its position in its workflow may still need [`Stored::place`].
+pub fn summary(dir: &Path) -> Option<Stored> {
+    let snapshot = SnapshotFile::read(dir);
+    let current = snapshot
+        .as_ref()
+        .is_some_and(|f| last_record(dir).is_some_and(|last| f.is_current(&last)));
+    let from_snapshot = |file: SnapshotFile| Stored {
+        task: file.into_task_snapshot(),
+        position: None,
+    };
+    if current {
+        return snapshot.map(from_snapshot);
+    }
+    let from_log = crate::store::read_log(&dir.join("events.jsonl"))
+        .ok()
+        .and_then(|contents| fold(&contents.records, false));
+    // A log that cannot be read (damaged, or gone) still lists by its snapshot.
+    from_log.or_else(|| snapshot.map(from_snapshot))
+}
+
+/// A stored task's summary for its state alone (what it shows of its workflow is not placed).
+pub fn snapshot(dir: &Path) -> Option<TaskSnapshot> {
+    summary(dir).map(|s| s.task)
+}
+
+/// The log's last whole record, as far as a snapshot is checked against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LastRecord {
+    seq: u64,
+    finished: bool,
+}
+
+impl SnapshotFile {
+    /// Whether the snapshot reflects the log whose last record is `last`. One written before
+    /// snapshots named their record is taken when it says the task finished and the log ends
+    /// so (a task's last snapshot is written after its end is logged).
+    fn is_current(&self, last: &LastRecord) -> bool {
+        match self.seq {
+            Some(seq) => seq == last.seq,
+            None => self.state.is_finished() && last.finished,
+        }
+    }
+}
+
+/// The last whole record of a task's log, read from its end (a torn last line is skipped).
+fn last_record(dir: &Path) -> Option<LastRecord> {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(dir.join("events.jsonl")) else {
-        return false;
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(16 * 1024);
-    let mut tail = Vec::new();
-    if file.seek(SeekFrom::Start(start)).is_err() || file.read_to_end(&mut tail).is_err() {
-        return false;
+    #[derive(Deserialize)]
+    struct Last {
+        seq: u64,
+        event: Kind,
     }
-    let complete = match tail.iter().rposition(|b| *b == b'\n') {
-        Some(end) => &tail[..end],
-        None => return false,
-    };
-    let last = complete
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(complete, |i| &complete[i + 1..]);
-    serde_json::from_slice::<Value>(last).is_ok_and(|r| r["event"]["type"] == "finished")
+    #[derive(Deserialize)]
+    struct Kind {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    let mut file = std::fs::File::open(dir.join("events.jsonl")).ok()?;
+    let len = file.metadata().ok()?.len();
+    // Most last records are short: a small tail first, a longer one when the line is longer.
+    let mut want = 4096u64;
+    loop {
+        let start = len.saturating_sub(want);
+        let mut tail = Vec::with_capacity((len - start) as usize);
+        file.seek(SeekFrom::Start(start)).ok()?;
+        (&mut file).take(len - start).read_to_end(&mut tail).ok()?;
+        let end = tail.iter().rposition(|b| *b == b'\n')?;
+        let complete = &tail[..end];
+        match complete.iter().rposition(|b| *b == b'\n') {
+            Some(i) => {
+                let last: Last = serde_json::from_slice(&complete[i + 1..]).ok()?;
+                return Some(LastRecord {
+                    seq: last.seq,
+                    finished: last.event.kind == "finished",
+                });
+            }
+            None if start == 0 => {
+                let last: Last = serde_json::from_slice(complete).ok()?;
+                return Some(LastRecord {
+                    seq: last.seq,
+                    finished: last.event.kind == "finished",
+                });
+            }
+            None => want = want.saturating_mul(4),
+        }
+    }
 }
 
-/// A stored task in full, its history read from its log.
-pub fn detail(dir: &Path) -> Option<TaskSnapshot> {
+/// A stored task in full, its history read from its log (or from `history.json`, the history
+/// it kept as it ran, while the log ends the same way). Its position in its workflow may still
+/// need [`Stored::place`].
+pub fn detail(dir: &Path) -> Option<Stored> {
     let contents = crate::store::read_log(&dir.join("events.jsonl")).ok()?;
-    let mut snap: Option<TaskSnapshot> = None;
+    let mut stored = fold(&contents.records, true)?;
+    let last = contents.records.last().map(|r| LastRecord {
+        seq: r.seq,
+        finished: r.event.get("type").and_then(Value::as_str) == Some("finished"),
+    });
+    let current =
+        SnapshotFile::read(dir).filter(|f| last.as_ref().is_some_and(|l| f.is_current(l)));
+    if let Some(file) = current {
+        stored.task.progress = file.progress();
+        stored.task.breadcrumb_text = file.breadcrumb_text;
+        stored.position = None;
+    }
+    // The history the task kept as it ran, when it is of this same end. Recovery's notes come
+    // after it in the log (they are added after a crash), so they are added to it.
+    if let Some(file) = std::fs::read(dir.join(HistoryFile::NAME))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<HistoryFile>(&b).ok())
+    {
+        if file.v == crate::store::FORMAT_VERSION && file.state == stored.task.state {
+            let notes = stored.task.history.drain(..).filter(|h| h.event == DAMAGED);
+            let mut history = file.history;
+            history.extend(notes);
+            stored.task.history = history;
+        }
+    }
+    Some(stored)
+}
+
+/// The history event of recovery's note about a damaged record.
+pub const DAMAGED: &str = "damaged";
+
+/// A stored task read from its log's records: what it shows, as resume would find it (its
+/// machine's state, its workflow position, its end), and with `history`, every record as a
+/// history item. A record of a kind this rawko does not know is shown by its kind.
+fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
+    let mut records = records.iter();
+    let first = records.next()?;
+    let LogEvent::Started {
+        task_id,
+        description,
+        workflow,
+        workspace,
+        started_at,
+        ..
+    } = LogEvent::deserialize(&first.event).ok()?
+    else {
+        return None;
+    };
+    let mut task = TaskSnapshot {
+        task_id,
+        description: description.clone(),
+        workflow,
+        workflow_name: None,
+        state: TaskState::Interrupted,
+        breadcrumb: Vec::new(),
+        breadcrumb_text: description,
+        status_text: String::new(),
+        started_at,
+        updated_at: first.at,
+        history: Vec::new(),
+        workspace,
+        machine_state: "idle".to_owned(),
+        agent: None,
+        progress: Progress::default(),
+    };
+    let mut position: Option<WorkflowState> = None;
     let mut finished: Option<TaskState> = None;
-    let mut history = Vec::new();
-    for record in &contents.records {
-        let event: LogEvent = serde_json::from_value(record.event.clone()).ok()?;
-        let kind = record
+    let item = |record: &crate::store::LogRecord| HistoryItem {
+        at: record.at,
+        event: record
             .event
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("event")
-            .to_owned();
-        let mut item = HistoryItem {
-            at: record.at,
-            event: kind,
-            state_before: None,
-            state_after: None,
-            guard: None,
-            detail: None,
-        };
-        match event {
-            LogEvent::Started {
-                task_id,
-                description,
-                workflow,
-                workspace,
-                started_at,
-                ..
-            } => {
-                snap = Some(TaskSnapshot {
-                    task_id,
-                    description,
-                    workflow,
-                    workflow_name: None,
-                    state: TaskState::Interrupted,
-                    breadcrumb: Vec::new(),
-                    breadcrumb_text: String::new(),
-                    status_text: String::new(),
-                    started_at,
-                    updated_at: started_at,
-                    history: Vec::new(),
-                    workspace,
-                    machine_state: "idle".to_owned(),
-                    agent: None,
-                    progress: Progress::default(),
-                });
-            }
-            LogEvent::Machine {
+            .to_owned(),
+        state_before: None,
+        state_after: None,
+        guard: None,
+        detail: None,
+    };
+    if history {
+        task.history.push(item(first));
+    }
+    for record in records {
+        task.updated_at = record.at;
+        let mut item = item(record);
+        // Read in place: a log's tool results can be large.
+        match LogEvent::deserialize(&record.event) {
+            Ok(LogEvent::Machine {
                 event,
                 from,
                 to,
                 guard,
-            } => {
-                item.event = format!("machine:{}", event.name());
-                item.detail = super::log::event_detail(&event);
-                item.state_before = Some(from);
-                item.state_after = Some(to.clone());
-                item.guard = guard;
-                if let Some(s) = &mut snap {
-                    s.machine_state = to;
+            }) => {
+                if history {
+                    item.event = format!("machine:{}", event.name());
+                    item.detail = super::log::event_detail(&event);
+                    item.state_before = Some(from);
+                    item.state_after = Some(to.clone());
+                    item.guard = guard;
                 }
+                task.machine_state = to;
             }
-            LogEvent::Finished { outcome, summary } => {
+            Ok(LogEvent::Workflow { state }) => {
+                task.workflow = Some(state.workflow_key.clone());
+                position = Some(state);
+            }
+            Ok(LogEvent::Finished { outcome, summary }) => {
                 finished = TaskState::parse(&outcome);
                 item.detail = Some(summary);
             }
-            LogEvent::Reopened { reason } => {
+            Ok(LogEvent::Reopened { reason }) => {
                 finished = None;
                 item.detail = Some(reason);
             }
-            LogEvent::ToolStarted { name, reported, .. } => {
+            Ok(LogEvent::ToolStarted { name, reported, .. }) => {
                 item.detail = Some(if reported {
                     format!("{name} (reported by the agent)")
                 } else {
                     name
                 })
             }
-            LogEvent::Approval { tool, answer, .. } => {
+            Ok(LogEvent::Approval { tool, answer, .. }) => {
                 item.detail = Some(format!("{tool}: {answer}"))
             }
-            _ => {}
+            Ok(LogEvent::Damaged(note)) => item.detail = Some(note.note),
+            // Another kind, or one this rawko does not know: shown by its kind.
+            Ok(_) | Err(_) => {}
         }
-        if let Some(s) = &mut snap {
-            s.updated_at = record.at;
-        }
-        history.push(item);
-    }
-    let mut snap = snap?;
-    snap.state = finished.unwrap_or(TaskState::Interrupted);
-    snap.history = history;
-    if let Some(file) = SnapshotFile::read(dir) {
-        snap.progress = file.progress();
-        snap.breadcrumb_text = file.breadcrumb_text;
-    }
-    // The history the task kept as it ran, when it is of this same end.
-    if let Some(file) = std::fs::read(dir.join(HistoryFile::NAME))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<HistoryFile>(&b).ok())
-    {
-        if file.v == crate::store::FORMAT_VERSION && file.state == snap.state {
-            snap.history = file.history;
+        if history {
+            task.history.push(item);
         }
     }
-    Some(snap)
+    task.state = finished.unwrap_or(TaskState::Interrupted);
+    Some(Stored { task, position })
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// A snapshot as rawko wrote it before the type existed (with `json!` and string keys).
@@ -339,6 +503,7 @@ mod tests {
                 updated_at: 1763900005000,
                 phase_index: None,
                 phases_done: 0,
+                seq: None,
             }
         );
         let snap = snapshot(dir.path()).unwrap();
@@ -378,6 +543,89 @@ mod tests {
         assert_eq!(written, old);
         crate::store::write_atomic(&dir.path().join("snapshot.json"), &file).unwrap();
         assert_eq!(SnapshotFile::read(dir.path()), Some(file));
+    }
+
+    /// The starter workflows `rawko init` writes: `feature` (Plan, Implement, Test, then the
+    /// `review` subworkflow's Static Analysis and Peer Review).
+    fn starter() -> WorkflowSet {
+        let root = crate::workflow::definition::WorkflowRoot {
+            kind: crate::workflow::definition::RootKind::Project,
+            path: Path::new(env!("CARGO_MANIFEST_DIR")).join("starter/workflows"),
+        };
+        crate::workflow::load(&[root]).workflows
+    }
+
+    #[test]
+    fn a_snapshot_that_lags_the_log_gives_way_to_the_log_and_a_current_one_is_used() {
+        let set = starter();
+        let state = tempfile::tempdir().unwrap();
+        let id = "task-1763900000000-1";
+        let mut files = crate::store::TaskFiles::create(state.path(), id).unwrap();
+        let log = |files: &mut crate::store::TaskFiles, event: LogEvent| {
+            files
+                .append(1763900000000, &serde_json::to_value(event).unwrap())
+                .unwrap();
+        };
+        log(
+            &mut files,
+            LogEvent::Started {
+                task_id: id.to_owned(),
+                description: "add a flag".to_owned(),
+                workflow: Some("feature".to_owned()),
+                workspace: PathBuf::from("/home/u/project"),
+                provider: crate::provider::ProviderSpec {
+                    name: "scripted".to_owned(),
+                    ..Default::default()
+                },
+                agent: None,
+                arbiter: None,
+                started_at: 1763900000000,
+                definitions: None,
+            },
+        );
+        let mut w = WorkflowState::start(&set, "feature", "add a flag", id, 1763900000000).unwrap();
+        log(&mut files, LogEvent::Workflow { state: w.clone() });
+        // The snapshot of the task in Plan, taken after record 2.
+        let plan = |seq: u64| {
+            json!({"v": 1, "taskId": id, "description": "add a flag", "workflow": "feature",
+                "workspace": "/home/u/project", "state": "running", "machineState": "executing",
+                "breadcrumbText": "Feature > 📋 Plan [1/4]", "phaseIndex": 0, "seq": seq})
+        };
+        files.write_snapshot(&plan(2)).unwrap();
+        for _ in 0..3 {
+            w = w.advance(&set).unwrap().state;
+            log(&mut files, LogEvent::Workflow { state: w.clone() });
+        }
+        files.flush_blocking();
+        let dir = files.dir().to_owned();
+        let static_analysis = "Feature > Review [4/4] > 🔍 Static Analysis [1/2]";
+
+        // Killed before the later snapshots were written: the log says where the task stood.
+        let listed = summary(&dir).unwrap();
+        assert!(listed.needs_placing());
+        let listed = listed.placed(&set);
+        assert_eq!(listed.state, TaskState::Interrupted);
+        assert_eq!(listed.breadcrumb_text, static_analysis);
+        assert_eq!(
+            listed.progress,
+            Progress {
+                done: 3,
+                current: Some(3)
+            }
+        );
+        assert_eq!(listed.breadcrumb.len(), 2);
+        let shown = detail(&dir).unwrap().placed(&set);
+        assert_eq!(shown.breadcrumb_text, static_analysis);
+        assert_eq!(shown.progress, listed.progress);
+        assert_eq!(shown.history.len(), 5);
+
+        // A snapshot of the log's last record is current: it is used as it is.
+        files.write_snapshot(&plan(5)).unwrap();
+        files.flush_blocking();
+        let listed = summary(&dir).unwrap();
+        assert!(!listed.needs_placing());
+        assert_eq!(listed.task.breadcrumb_text, "Feature > 📋 Plan [1/4]");
+        assert_eq!(detail(&dir).unwrap().task.progress.current, Some(0));
     }
 
     #[test]

@@ -16,11 +16,13 @@ use serde_json::Value;
 
 pub mod definitions;
 pub mod journal;
+pub mod recover;
 mod snapshots;
 mod syncer;
 pub mod wal;
 
 pub use journal::{journal, LogTarget};
+pub use recover::DamageNote;
 
 /// The format version of log records and snapshots.
 pub const FORMAT_VERSION: u32 = 1;
@@ -168,6 +170,12 @@ impl TaskFiles {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The `seq` of the last event appended (0 before the first): a snapshot taken now reflects
+    /// the log up to it.
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
     }
 
     /// Queues an event for the log and returns its `seq` at once. It is durable before anything

@@ -17,13 +17,13 @@
 //!
 //! After a crash of the machine a task log may lack records that were announced: they are in a
 //! WAL file. The next rawko that uses the state directory recovers every WAL file no live process
-//! holds (each process holds its own under an exclusive `flock`): it appends to each task log the
-//! records after its last one, syncs the logs, and removes the file. A crash of rawko alone loses
-//! nothing (its writes are in the page cache): recovery then finds every record in place.
+//! holds (each process holds its own under an exclusive `flock`; `recover.rs`): it gives each
+//! task log the records it lacks, syncs the logs, and removes the file (or keeps it aside when a
+//! record in it is damaged). A crash of rawko alone loses nothing (its writes are in the page
+//! cache): recovery then finds every record in place.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,7 +66,7 @@ impl Wal {
     pub fn open(state_dir: &Path) -> io::Result<Wal> {
         let dir = dir_of(state_dir);
         fs::create_dir_all(&dir)?;
-        if let Err(e) = recover(state_dir) {
+        if let Err(e) = super::recover::recover(state_dir) {
             tracing::warn!(
                 "cannot recover the task logs' WAL in {}: {e}",
                 dir.display()
@@ -179,12 +179,6 @@ impl Wal {
     }
 }
 
-/// The one field of a record that recovery reads.
-#[derive(serde::Deserialize)]
-struct Seq {
-    seq: u64,
-}
-
 /// One line of a WAL: the task's id, a tab, the record's line (with its newline).
 pub fn line(out: &mut Vec<u8>, task_id: &str, record: &[u8]) {
     out.extend_from_slice(task_id.as_bytes());
@@ -192,164 +186,9 @@ pub fn line(out: &mut Vec<u8>, task_id: &str, record: &[u8]) {
     out.extend_from_slice(record);
 }
 
-/// [`recover`] before the store is read, saying what went wrong in the log (never fatal: the
-/// next rawko tries again).
-pub fn recover_before_reading(state_dir: &Path) {
-    if let Err(e) = recover(state_dir) {
-        tracing::warn!(
-            "cannot recover the task logs' WAL in {}: {e}",
-            dir_of(state_dir).display()
-        );
-    }
-}
-
-/// Recovers the WAL files of `state_dir` that no live process holds; how many records it put back
-/// into task logs.
-pub fn recover(state_dir: &Path) -> io::Result<usize> {
-    let dir = dir_of(state_dir);
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut restored = 0;
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "wal") {
-            continue;
-        }
-        let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) else {
-            continue;
-        };
-        // Held by a live process: its own.
-        let Ok(file) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
-            continue;
-        };
-        restored += recover_file(state_dir, &file)?;
-        fs::remove_file(&path)?;
-        drop(file);
-    }
-    Ok(restored)
-}
-
-/// The records of one WAL file put back into the task logs that lack them.
-fn recover_file(state_dir: &Path, file: &File) -> io::Result<usize> {
-    // Each task's records, by seq (a later copy of a seq replaces an earlier one: the same line).
-    let mut tasks: BTreeMap<String, BTreeMap<u64, Vec<u8>>> = BTreeMap::new();
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
-    loop {
-        // The zeros written ahead: the lines end there.
-        if reader.fill_buf()?.first() == Some(&0) {
-            break;
-        }
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        // A torn last line was never synced: its record was never announced (one with zeros in
-        // it, too: the machine stopped before all its blocks were written).
-        if line.last() != Some(&b'\n') || line.contains(&0) {
-            break;
-        }
-        let Some(tab) = line.iter().position(|b| *b == b'\t') else {
-            continue;
-        };
-        let (id, record) = (&line[..tab], &line[tab + 1..]);
-        let Ok(id) = std::str::from_utf8(id) else {
-            continue;
-        };
-        let Ok(Seq { seq }) = serde_json::from_slice::<Seq>(record) else {
-            continue;
-        };
-        tasks
-            .entry(id.to_owned())
-            .or_default()
-            .insert(seq, record.to_vec());
-    }
-    let mut restored = 0;
-    for (id, records) in tasks {
-        let dir = super::TaskFiles::dir_of(state_dir, &id);
-        if !dir.is_dir() {
-            // The task was removed since.
-            continue;
-        }
-        restored += restore(&dir.join("events.jsonl"), &records)?;
-    }
-    Ok(restored)
-}
-
-/// Appends to the log at `path` the records after its last whole one (a torn or unreadable tail
-/// is cut off first); how many.
-fn restore(path: &Path, records: &BTreeMap<u64, Vec<u8>>) -> io::Result<usize> {
-    let text = match fs::read(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    // The log's whole records, in order from seq 1: whatever follows the last of them (a line
-    // cut short, or garbage a crash left) goes.
-    let (mut keep, mut last) = (0usize, 0u64);
-    for line in text.split_inclusive(|b| *b == b'\n') {
-        match serde_json::from_slice::<Seq>(line) {
-            Ok(Seq { seq }) if line.ends_with(b"\n") && seq == last + 1 => {
-                keep += line.len();
-                last = seq;
-            }
-            _ => break,
-        }
-    }
-    // Only a tail that is one line at most (cut short, or zeros a crash left) is cut off: a log
-    // with whole lines after a bad one is not this rawko's to mend.
-    let rest = &text[keep..];
-    if rest.iter().filter(|b| **b == b'\n').count() > usize::from(rest.ends_with(b"\n")) {
-        tracing::warn!(
-            "{}: the log has a bad line before its end (after seq {last}); the WAL's records are not put back",
-            path.display()
-        );
-        return Ok(0);
-    }
-    let missing: Vec<&Vec<u8>> = records.range(last + 1..).map(|(_, r)| r).collect();
-    // Only a run that continues the log can go in.
-    let continues = records
-        .range(last + 1..)
-        .map(|(seq, _)| *seq)
-        .eq(last + 1..last + 1 + missing.len() as u64);
-    if keep == text.len() && (missing.is_empty() || !continues) {
-        if !continues {
-            tracing::warn!(
-                "{}: the WAL's records do not continue the log (it ends at seq {last}); left as it is",
-                path.display()
-            );
-        }
-        return Ok(0);
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(path)?;
-    file.set_len(keep as u64)?;
-    let mut file = OpenOptions::new().append(true).open(path)?;
-    let mut restored = 0;
-    if continues {
-        for record in &missing {
-            file.write_all(record)?;
-            restored += 1;
-        }
-    }
-    file.sync_all()?;
-    if restored > 0 {
-        tracing::warn!(
-            "{}: {restored} record(s) restored from the WAL (the machine stopped before they were written back)",
-            path.display()
-        );
-    }
-    Ok(restored)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::recover::recover;
     use super::*;
 
     fn record(seq: u64) -> Vec<u8> {

@@ -318,6 +318,11 @@ pub(super) async fn run(
         session.task_started(&id);
     }
     ctl.secrets = crate::secrets::Secrets::new(&ctl.settings, |k| std::env::var(k).ok());
+    // The description a user pasted a key into is shown (getTask) and stored (the snapshot)
+    // redacted, like everything else the task writes.
+    if let Ok(mut snap) = ctl.channels.snapshot.lock() {
+        ctl.secrets.scrub(&mut snap.description);
+    }
     let mut tools = match ToolContext::new(&workspace) {
         Ok(mut tools) => {
             tools.bash_timeout = ctl.settings.bash_timeout;

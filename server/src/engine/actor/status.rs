@@ -140,17 +140,23 @@ impl Control {
         guard: Option<String>,
         detail: Option<String>,
     ) {
+        // The history is shown (getTask) and stored (`history.json`): a detail quotes the model
+        // (AGENT_COMPLETE's output), the user or a hook, any of which may echo a key.
+        let scrub = |mut text: String| {
+            self.secrets.scrub(&mut text);
+            text
+        };
+        let item = HistoryItem {
+            at: now_millis(),
+            event: event.to_owned(),
+            state_before: before.map(scrub),
+            state_after: after.map(scrub),
+            guard: guard.map(scrub),
+            detail: detail.map(scrub),
+        };
         if let Ok(mut snap) = self.channels.snapshot.lock() {
-            let at = now_millis();
-            snap.updated_at = at;
-            snap.history.push(HistoryItem {
-                at,
-                event: event.to_owned(),
-                state_before: before,
-                state_after: after,
-                guard,
-                detail,
-            });
+            snap.updated_at = item.at;
+            snap.history.push(item);
         }
     }
 
@@ -195,7 +201,14 @@ impl Control {
     ) {
         let before = self.state;
         self.state = state;
-        let (breadcrumb, crumb_text) = self.breadcrumb();
+        let (mut breadcrumb, mut crumb_text) = self.breadcrumb();
+        // Kept in the snapshot (shown by getTask, stored in `snapshot.json`) as announced: a
+        // task without a workflow is named by its description, which may quote a key.
+        self.secrets.scrub(&mut crumb_text);
+        for crumb in &mut breadcrumb {
+            self.secrets.scrub(&mut crumb.name);
+            self.secrets.scrub(&mut crumb.phase_name);
+        }
         let text = match state {
             TaskState::Running => crumb_text.clone(),
             TaskState::WaitingApproval => format!("{crumb_text} — waiting for approval"),
@@ -307,6 +320,7 @@ impl Control {
             self.orch.machine.state.name(),
             crumb_text,
             now_millis(),
+            files.last_seq(),
         );
         drop(snap);
         if let Err(e) = files.write_snapshot(&file) {

@@ -93,7 +93,7 @@ impl Tasks {
         if let Some(dir) = &store {
             // Records a crash of the machine left only in a WAL go back into their task logs
             // before anything reads them.
-            crate::store::wal::recover_before_reading(dir);
+            crate::store::recover::recover_before_reading(dir);
             crate::store::journal().prepare(dir);
         }
         Arc::new(Tasks {
@@ -180,7 +180,12 @@ impl Tasks {
             return;
         }
         let Some(store) = &self.store else { return };
-        let args: Vec<String> = std::env::args().skip(1).collect();
+        // The session file keeps the command line (`rawko run "TASK"`), which may quote a key.
+        let secrets = crate::secrets::Secrets::new(&self.settings(), |k| std::env::var(k).ok());
+        let args: Vec<String> = std::env::args()
+            .skip(1)
+            .map(|a| secrets.redact(&a).into_owned())
+            .collect();
         match SessionRecorder::start(store, &self.workspace(), command, args, provider) {
             Ok(r) => {
                 let _ = self.session.set(Arc::new(r));
@@ -222,7 +227,12 @@ impl Tasks {
         .await;
         let mut error = None;
         if let Some(reason) = stop.blocked.as_ref().or(stop.halt.as_ref()) {
-            error = Some(format!("Stop hook blocked termination: {reason}"));
+            // A hook's words, kept in the session file: redacted like its output in a task.
+            let secrets = crate::secrets::Secrets::new(&self.settings(), |k| std::env::var(k).ok());
+            error = Some(format!(
+                "Stop hook blocked termination: {}",
+                secrets.redact(reason)
+            ));
             status = SessionStatus::Failed;
         }
         session.end(status, error);
@@ -735,13 +745,14 @@ impl Tasks {
         }
         let store = self.store.clone();
         let task = id.to_owned();
-        tokio::task::spawn_blocking(move || {
+        let stored = tokio::task::spawn_blocking(move || {
             stored::detail(&TaskFiles::dir_of(store.as_ref()?, &task))
         })
         .await
         .ok()
         .flatten()
-        .ok_or_else(|| TaskError::unknown_task(id))
+        .ok_or_else(|| TaskError::unknown_task(id))?;
+        Ok(self.placed(stored).await)
     }
 }
 

@@ -131,7 +131,7 @@ async fn bad_start_requests_are_refused_with_the_error_a_face_maps() {
         assert!(kind(&e), "{shown}: {e:?}");
         assert!(e.to_string().contains(needle), "{shown}: {e}");
     }
-    assert!(tasks.list().is_empty());
+    assert!(tasks.list_read().await.is_empty());
 }
 
 #[tokio::test]
@@ -154,7 +154,7 @@ async fn a_started_task_runs_to_its_end_and_its_events_reach_the_sink() {
         }
     }
     assert!(outcome.is_some(), "the stream ends after Finished");
-    let listed = tasks.list();
+    let listed = tasks.list_read().await;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].task_id, started.id);
     assert_eq!(listed[0].workflow.as_deref(), Some("feature"));
