@@ -117,6 +117,50 @@ async fn writes_outside_the_workspace_are_refused_by_the_kernel() {
     }
 }
 
+/// Landlock (up to ABI 7) does not govern connecting to a Unix socket by path, and a server
+/// behind one may run commands for whoever connects (D-Bus's `systemd-run --user`, Docker,
+/// `tmux send-keys`, an ssh agent): Bash may not make one, unless the user allows it. A socket
+/// pair, which names nothing, still works.
+#[tokio::test]
+async fn bash_cannot_reach_a_unix_socket_unless_the_user_allows_it() {
+    if !landlock() || !has_program("python3") {
+        return;
+    }
+    let mut f = fixture();
+    // The socket lives outside the workspace, as the user's services' do.
+    let path = f.outside.join("control.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let connect = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); s.sendall(b\"touch /tmp/ran\\n\"); print(\"connected\")'",
+        path.display()
+    );
+    let accepted = |listener: &std::os::unix::net::UnixListener| {
+        let mut n = 0;
+        while listener.accept().is_ok() {
+            n += 1;
+        }
+        n
+    };
+    let out = bash(&f.ctx, &connect, WorkspaceAccess::ReadWrite).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(out.content.contains("Permission denied"), "{out:?}");
+    assert_eq!(accepted(&listener), 0, "Bash reached the socket: {out:?}");
+    // socat, nc -U and the like fail the same way; a socket pair still works.
+    let out = bash(
+        &f.ctx,
+        "python3 -c 'import socket; a, b = socket.socketpair(); a.sendall(b\"x\"); print(b.recv(1))'",
+        WorkspaceAccess::ReadWrite,
+    )
+    .await;
+    assert!(!out.is_error && out.content.contains("b'x'"), "{out:?}");
+    // The user's `"unixSockets": true` allows them.
+    f.ctx.sandbox.settings.unix_sockets = true;
+    let out = bash(&f.ctx, &connect, WorkspaceAccess::ReadWrite).await;
+    assert!(out.content.contains("connected"), "{out:?}");
+    assert_eq!(accepted(&listener), 1, "{out:?}");
+}
+
 #[tokio::test]
 async fn secrets_outside_the_allowed_paths_cannot_be_read() {
     if !landlock() {

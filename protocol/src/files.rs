@@ -251,6 +251,11 @@ pub enum SandboxSetting {
         /// directories and temporary directory: absolute, or `~/…`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent_write: Option<Vec<String>>,
+        /// Whether confined commands (Bash, an ACP agent) may make Unix-domain sockets. Off by
+        /// default: Landlock does not govern connecting to a socket by path, and a server behind
+        /// one (D-Bus, Docker, tmux, an ssh or gpg agent) could run or read things for them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unix_sockets: Option<bool>,
     },
 }
 

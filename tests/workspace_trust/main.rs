@@ -66,9 +66,10 @@ impl Sandbox {
     }
 
     /// A script outside the workspace that leaves `marker` when it runs (an "agent" that must
-    /// not start unless the user trusted the setting that names it).
+    /// not start unless the user trusted the setting that names it). The marker is in the
+    /// workspace: a trusted agent runs confined, and may write only there.
     fn marker_script(&self, name: &str) -> (PathBuf, PathBuf) {
-        let marker = self.root.join(format!("{name}.ran"));
+        let marker = self.project().join(format!("{name}.ran"));
         let script = self.root.join(format!("{name}.sh"));
         std::fs::write(
             &script,

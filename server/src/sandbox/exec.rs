@@ -1,9 +1,9 @@
 //! `rawko __exec`: the small helper rawko starts every Bash command and command hook through.
 //!
 //! ```text
-//! rawko __exec [--landlock] [--read PATH]… [--write PATH]… [--grace MS] [--linger MS]
-//!              [--parent PID] -- PROGRAM [ARG]…
-//! rawko __exec --start [--landlock] [--read PATH]… [--write PATH]… -- PROGRAM [ARG]…
+//! rawko __exec [--landlock [--unix-sockets]] [--read PATH]… [--write PATH]… [--grace MS]
+//!              [--linger MS] [--parent PID] -- PROGRAM [ARG]…
+//! rawko __exec --start [--landlock [--unix-sockets]] [--read PATH]… [--write PATH]… -- PROGRAM [ARG]…
 //! ```
 //!
 //! It makes itself the child subreaper (`PR_SET_CHILD_SUBREAPER`), so every process the command
@@ -12,7 +12,8 @@
 //! again, `rawko __exec --start …` (the second stage), which puts itself in a new session, so
 //! nothing below has a controlling terminal (no `/dev/tty`, no `TIOCSTI` into the terminal rawko
 //! runs in), replaces a terminal on stdin with `/dev/null`, confines itself with Landlock when
-//! asked (`--landlock`, see [`super::landlock`]) and becomes PROGRAM (exec). The helper itself
+//! asked (`--landlock`, see [`super::landlock`]) and, unless `--unix-sockets`, denies itself
+//! Unix-domain sockets ([`super::seccomp`]), and becomes PROGRAM (exec). The helper itself
 //! stays outside the sandbox and in the process group rawko gave it, so its signals reach
 //! everything inside and rawko's reach it. The second stage is a process of its own because a
 //! process group leader cannot start a session, and the helper may be one (rawko starts it in a
@@ -28,7 +29,8 @@
 //! [`LEFT_RUNNING`], which rawko takes off and reports in its own words.
 //!
 //! Its own failures exit 125 (bad arguments, no sandbox), 126 or 127 (PROGRAM cannot run) with
-//! one line on stderr. It uses std, nix and landlock only: no tokio, no allocation per wait.
+//! one line on stderr. It uses std, nix, landlock and seccompiler only: no tokio, no allocation per
+//! wait.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -55,10 +57,12 @@ const PARENT_CHECK: Duration = Duration::from_millis(500);
 /// the kernel); rawko's own SIGKILL is the last resort.
 const KILL_LIMIT: Duration = Duration::from_secs(5);
 
-const USAGE: &str = "usage: rawko __exec [--landlock] [--read PATH]... [--write PATH]... [--grace MS] [--linger MS] [--parent PID] -- PROGRAM [ARG]...";
+const USAGE: &str = "usage: rawko __exec [--landlock [--unix-sockets]] [--read PATH]... [--write PATH]... [--grace MS] [--linger MS] [--parent PID] -- PROGRAM [ARG]...";
 
 /// The flag of the second stage (see the module's doc).
 const START: &str = "--start";
+/// The flag that keeps Unix-domain sockets allowed under `--landlock`.
+const UNIX_SOCKETS: &str = "--unix-sockets";
 
 /// The helper's arguments.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -66,6 +70,8 @@ pub struct Options {
     /// The second stage: a new session, the sandbox, then PROGRAM in this process.
     pub start: bool,
     pub landlock: bool,
+    /// With `landlock`: Unix-domain sockets stay allowed (else a seccomp filter refuses them).
+    pub unix_sockets: bool,
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
     pub grace: Duration,
@@ -84,6 +90,9 @@ impl Options {
         }
         if self.landlock {
             out.push("--landlock".into());
+        }
+        if self.unix_sockets {
+            out.push(UNIX_SOCKETS.into());
         }
         for (flag, paths) in [("--read", &self.read), ("--write", &self.write)] {
             for p in paths {
@@ -131,6 +140,11 @@ impl Options {
                 }
                 "--landlock" => {
                     o.landlock = true;
+                    i += 1;
+                    continue;
+                }
+                UNIX_SOCKETS => {
+                    o.unix_sockets = true;
                     i += 1;
                     continue;
                 }
@@ -314,6 +328,7 @@ fn spawn(o: &Options) -> Result<std::process::Child, (i32, String)> {
     let second = Options {
         start: true,
         landlock: o.landlock,
+        unix_sockets: o.unix_sockets,
         read: o.read.clone(),
         write: o.write.clone(),
         program: o.program.clone(),
@@ -356,6 +371,14 @@ fn start(o: &Options) -> (i32, String) {
                 125,
                 format!("rawko: the command was not run: it cannot be confined with Landlock: {e}"),
             );
+        }
+        if !o.unix_sockets {
+            if let Err(e) = super::seccomp::deny_unix_sockets() {
+                return (
+                    125,
+                    format!("rawko: the command was not run: its Unix sockets cannot be denied with seccomp: {e}"),
+                );
+            }
         }
     }
     let mut program = Command::new(&o.program);
@@ -457,6 +480,7 @@ mod tests {
         let o = Options {
             start: false,
             landlock: true,
+            unix_sockets: true,
             read: vec!["/usr".into(), "/etc".into()],
             write: vec!["/ws dir".into()],
             grace: Duration::from_millis(1500),

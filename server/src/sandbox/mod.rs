@@ -23,6 +23,7 @@
 pub mod exec;
 mod landlock;
 pub mod repository;
+mod seccomp;
 pub mod toolchains;
 
 use std::ffi::OsString;
@@ -80,7 +81,8 @@ impl SandboxMode {
 }
 
 /// The `sandbox` setting: `"auto"`, `"required"`, `"off"`, or
-/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths], "agentRead": […], "agentWrite": […]}`.
+/// `{"mode": …, "allowRead": [paths], "allowWrite": [paths], "agentRead": […], "agentWrite": […],
+/// "unixSockets": bool}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub mode: SandboxMode,
@@ -92,10 +94,13 @@ pub struct SandboxSettings {
     pub agent_read: Vec<String>,
     /// More paths an ACP agent's own process may write (and read).
     pub agent_write: Vec<String>,
+    /// Whether a confined command may make Unix-domain sockets (`"unixSockets": true`); by
+    /// default it may not (see [`seccomp`]).
+    pub unix_sockets: bool,
 }
 
 /// What a `sandbox` value must be, for the message about a bad one.
-pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths], \"agentRead\": [paths], \"agentWrite\": [paths]}";
+pub const SETTING_SHAPE: &str = "\"auto\", \"required\", \"off\" or {\"mode\": …, \"allowRead\": [absolute or ~/ paths], \"allowWrite\": [paths], \"agentRead\": [paths], \"agentWrite\": [paths], \"unixSockets\": true|false}";
 
 impl SandboxSettings {
     /// Reads a `sandbox` value; `None` when it is not one of the shapes of [`SETTING_SHAPE`].
@@ -110,7 +115,7 @@ impl SandboxSettings {
         if map.keys().any(|k| {
             !matches!(
                 k.as_str(),
-                "mode" | "allowRead" | "allowWrite" | "agentRead" | "agentWrite"
+                "mode" | "allowRead" | "allowWrite" | "agentRead" | "agentWrite" | "unixSockets"
             )
         }) {
             return None;
@@ -139,6 +144,10 @@ impl SandboxSettings {
             allow_write: paths("allowWrite")?,
             agent_read: paths("agentRead")?,
             agent_write: paths("agentWrite")?,
+            unix_sockets: match map.get("unixSockets") {
+                None => false,
+                Some(v) => v.as_bool()?,
+            },
         })
     }
 }
@@ -207,6 +216,9 @@ pub fn describe(settings: &SandboxSettings) -> String {
             if !list.is_empty() {
                 text.push_str(&format!("; also {what} {}", list.join(", ")));
             }
+        }
+        if settings.unix_sockets {
+            text.push_str("; Unix sockets allowed");
         }
     }
     text
@@ -281,6 +293,9 @@ const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 pub struct Rules {
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
+    /// Whether the command may make Unix-domain sockets (the user's `unixSockets`); otherwise
+    /// a seccomp filter refuses them ([`seccomp`]).
+    pub unix_sockets: bool,
 }
 
 impl Sandbox {
@@ -326,7 +341,11 @@ impl Sandbox {
             WorkspaceAccess::ReadWrite => write.extend(project),
             WorkspaceAccess::ReadOnly => read.extend(project),
         }
-        Rules { read, write }
+        Rules {
+            read,
+            write,
+            unix_sockets: self.settings.unix_sockets,
+        }
     }
 
     /// What Bash may write in some phase besides the devices: the workspace, the task's temp dir
@@ -510,10 +529,15 @@ fn helper_options(
     parent: Option<i32>,
 ) -> exec::Options {
     let landlock = rules.is_some();
-    let Rules { read, write } = rules.unwrap_or_default();
+    let Rules {
+        read,
+        write,
+        unix_sockets,
+    } = rules.unwrap_or_default();
     exec::Options {
         start: false,
         landlock,
+        unix_sockets,
         read,
         write,
         grace,
