@@ -102,16 +102,4 @@ impl WorkflowRecord {
         }
         Ok(record)
     }
-
-    /// The keys whose definitions differ from (or are missing in) `set`.
-    pub fn changed_definitions(&self, set: &WorkflowSet) -> Vec<String> {
-        self.definitions
-            .iter()
-            .filter(|d| {
-                set.get(&d.key)
-                    .is_none_or(|def| def.fingerprint != d.fingerprint)
-            })
-            .map(|d| d.key.clone())
-            .collect()
-    }
 }

@@ -305,8 +305,7 @@ function M.trust_workspace(_, params, ctx)
   if params.changed then
     vim.list_extend(lines, {
       '',
-      #settings > 0
-          and 'What this workspace asks you to trust changed since it was last trusted.'
+      #settings > 0 and 'What this workspace asks you to trust changed since it was last trusted.'
         or 'The hooks changed since this workspace was last trusted.',
     })
   end
