@@ -141,6 +141,23 @@ pub struct Crumb {
     pub total: usize,
 }
 
+impl Crumb {
+    /// The breadcrumb of where a workflow is, as the faces show it.
+    pub fn trail(active: &crate::workflow::ActiveWorkflow) -> Vec<Crumb> {
+        active
+            .breadcrumb
+            .iter()
+            .map(|l| Crumb {
+                name: l.name.to_owned(),
+                phase_name: l.phase_name.to_owned(),
+                emoji: l.emoji.to_owned(),
+                index: l.index,
+                total: l.total,
+            })
+            .collect()
+    }
+}
+
 /// A workflow's key and display name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkflowName {

@@ -210,17 +210,7 @@ impl Stored {
         match w.resolve(set) {
             Some(active) => {
                 task.breadcrumb_text = active.breadcrumb_text();
-                task.breadcrumb = active
-                    .breadcrumb
-                    .iter()
-                    .map(|l| Crumb {
-                        name: l.name.to_owned(),
-                        phase_name: l.phase_name.to_owned(),
-                        emoji: l.emoji.to_owned(),
-                        index: l.index,
-                        total: l.total,
-                    })
-                    .collect();
+                task.breadcrumb = Crumb::trail(&active);
             }
             None => {
                 task.breadcrumb_text = task

@@ -178,18 +178,7 @@ impl Control {
             };
             return (Vec::new(), text);
         };
-        let crumbs = active
-            .breadcrumb
-            .iter()
-            .map(|l| Crumb {
-                name: l.name.to_owned(),
-                phase_name: l.phase_name.to_owned(),
-                emoji: l.emoji.to_owned(),
-                index: l.index,
-                total: l.total,
-            })
-            .collect();
-        (crumbs, active.breadcrumb_text())
+        (Crumb::trail(&active), active.breadcrumb_text())
     }
 
     /// Announces the task's state. `reason` says why, when it matters.
