@@ -1,5 +1,5 @@
-// `rawko acp` driven by a client no one here wrote: the official ACP TypeScript SDK's
-// ClientSideConnection (pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
+// `rawko acp` driven by a client no one here wrote: the official ACP TypeScript SDK's client app
+// (`client()`, pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
 // over pipes in a fresh workspace with a scripted provider, and checks what the SDK hands the
 // client: modes, plan updates, streamed chunks, permission requests and their effect on disk,
 // cancel, session/load after a SIGKILL, the client's fs and terminal methods serving rawko's
@@ -15,7 +15,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { ClientSideConnection, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+import { client, methods, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 
 const RAWKO = process.env.RAWKO_BIN;
 if (!RAWKO || !existsSync(RAWKO)) {
@@ -96,9 +96,10 @@ function workspace(script, extra = {}) {
 // --- the client -----------------------------------------------------------------------------
 
 /**
- * Starts `rawko acp` and connects the SDK's ClientSideConnection to it. `policy.permission`
- * chooses the option for each permission request; `fs`/`terminal` say which client
- * capabilities the client offers (served for real, inside the workspace).
+ * Starts `rawko acp` and connects the SDK's client app to it. `policy.permission` chooses the
+ * option for each permission request; `fs`/`terminal` say which client capabilities the client
+ * offers (served for real, inside the workspace). Every message rawko sends is also recorded as
+ * it arrives (`arrivals`), before the SDK dispatches it, so a scenario can assert their order.
  */
 function connect(place, policy = {}) {
   const child = spawn(RAWKO, ['acp'], { cwd: place.ws, env: place.env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -109,6 +110,8 @@ function connect(place, policy = {}) {
   const updates = [];
   const permissions = [];
   const fsCalls = [];
+  const arrivals = [];
+  const cancelled = [];
   const terminals = new Map();
   const waiters = [];
   const notify = () => {
@@ -119,35 +122,49 @@ function connect(place, policy = {}) {
       }
     }
   };
-  const client = {
-    async sessionUpdate(params) {
+  // A request rawko gave up on: the SDK aborts the handler's signal when `$/cancel_request` for
+  // it arrives.
+  const watchCancel = (method, signal, extra = {}) =>
+    signal.addEventListener('abort', () => {
+      cancelled.push({ method, ...extra });
+      notify();
+    });
+  const app = client({ name: 'rawko-e2e' })
+    .onNotification(methods.client.session.update, ({ params }) => {
       updates.push(params.update);
       notify();
-    },
-    async requestPermission(params) {
+    })
+    .onRequest(methods.client.session.requestPermission, async ({ params, signal }) => {
       permissions.push(params);
+      watchCancel('session/request_permission', signal, { toolCallId: params.toolCall.toolCallId });
       notify();
       const choice = policy.permission ? policy.permission(params, permissions.length) : 'reject_once';
+      // An editor whose user never answers: the prompt stays until rawko withdraws it.
+      if (choice === 'never') {
+        await new Promise((res) => signal.addEventListener('abort', res));
+        return { outcome: { outcome: 'cancelled' } };
+      }
       if (choice === 'cancelled') return { outcome: { outcome: 'cancelled' } };
       const option = params.options.find((o) => o.kind === choice);
       return { outcome: { outcome: 'selected', optionId: option.optionId } };
-    },
-    async readTextFile(params) {
+    })
+    .onRequest(methods.client.fs.readTextFile, async ({ params, signal }) => {
       fsCalls.push({ method: 'read', path: params.path });
+      watchCancel('fs/read_text_file', signal, { path: params.path });
       notify();
       // An editor that never answers.
       if (policy.silentRead) return new Promise(() => {});
       // An "unsaved buffer" the editor holds for a file, if the scenario gave one.
       if (policy.buffers && params.path in policy.buffers) return { content: policy.buffers[params.path] };
       return { content: readFileSync(params.path, 'utf8') };
-    },
-    async writeTextFile(params) {
+    })
+    .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
       fsCalls.push({ method: 'write', path: params.path });
       writeFileSync(params.path, params.content);
       notify();
       return {};
-    },
-    async createTerminal(params) {
+    })
+    .onRequest(methods.client.terminal.create, async ({ params }) => {
       const id = `term-${terminals.size + 1}`;
       const env = { ...place.env, ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
       const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? place.ws, env, shell: false });
@@ -159,32 +176,55 @@ function connect(place, policy = {}) {
       fsCalls.push({ method: 'terminal', id, command: params.command, args: params.args ?? [] });
       notify();
       return { terminalId: id };
-    },
-    async terminalOutput(params) {
+    })
+    .onRequest(methods.client.terminal.output, async ({ params }) => {
       const t = terminals.get(params.terminalId);
       return { output: t.output, truncated: false, exitStatus: t.exit ?? undefined };
-    },
-    async waitForTerminalExit(params) {
-      return await terminals.get(params.terminalId).done;
-    },
-    async killTerminal(params) {
+    })
+    .onRequest(methods.client.terminal.waitForExit, async ({ params }) => await terminals.get(params.terminalId).done)
+    .onRequest(methods.client.terminal.kill, async ({ params }) => {
       fsCalls.push({ method: 'kill', id: params.terminalId });
       notify();
       // As editors do: the command gets SIGTERM (rawko's helper ends everything below it).
       terminals.get(params.terminalId).proc.kill('SIGTERM');
       return {};
-    },
-    async releaseTerminal(params) {
+    })
+    .onRequest(methods.client.terminal.release, async ({ params }) => {
       const t = terminals.get(params.terminalId);
       fsCalls.push({ method: 'release', id: params.terminalId, output: t?.output, exit: t?.exit });
       notify();
       if (t && t.exit === null) t.proc.kill('SIGTERM');
       terminals.delete(params.terminalId);
       return {};
-    },
-  };
+    });
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const conn = new ClientSideConnection(() => client, stream);
+  const tapped = {
+    writable: stream.writable,
+    readable: stream.readable.pipeThrough(
+      new TransformStream({
+        transform(message, out) {
+          arrivals.push(message);
+          out.enqueue(message);
+        },
+      }),
+    ),
+  };
+  const connection = app.connect(tapped);
+  const agent = connection.agent;
+  const a = methods.agent;
+  // The agent's methods under the names the scenarios use.
+  const conn = {
+    initialize: (p) => agent.request(a.initialize, p),
+    newSession: (p) => agent.request(a.session.new, p),
+    loadSession: (p) => agent.request(a.session.load, p),
+    resumeSession: (p) => agent.request(a.session.resume, p),
+    closeSession: (p) => agent.request(a.session.close, p),
+    listSessions: (p) => agent.request(a.session.list, p),
+    setSessionMode: (p) => agent.request(a.session.setMode, p),
+    setConfigOption: (p) => agent.request(a.session.setConfigOption, p),
+    prompt: (p, options) => agent.request(a.session.prompt, p, options),
+    cancel: (p) => agent.notify(a.session.cancel, p),
+  };
   const exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
   return {
     child,
@@ -192,6 +232,8 @@ function connect(place, policy = {}) {
     updates,
     permissions,
     fsCalls,
+    arrivals,
+    cancelled,
     exited,
     stderr: () => stderr,
     /** Resolves once `test()` holds (checked after each update or request), or fails after LIMIT_MS. */
@@ -204,6 +246,7 @@ function connect(place, policy = {}) {
       const t = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(t);
+      connection.close();
     },
   };
 }
