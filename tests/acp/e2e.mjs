@@ -606,6 +606,64 @@ scenario('bad lines get their errors and an editor that does not answer fails th
   }
 });
 
+const ORDER_SCRIPT = `turns:
+  - text: "Reading first."
+    tool_calls:
+      - {name: Read, input: {file_path: README.md}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Writing the release notes."
+    tool_calls:
+      - {name: Write, input: {file_path: RELEASE.md, content: "v1\\n"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "All done."
+`;
+
+scenario('every update rawko sends before a request reaches the client before it', async () => {
+  const place = workspace(ORDER_SCRIPT);
+  const { c } = await start(place, {}, { fs: true });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Write the release notes' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const ws = realpathSync(place.ws);
+    // What reached the client, in the order it arrived.
+    const seen = c.arrivals.filter((m) => m.method).map((m) => {
+      const u = m.params?.update;
+      if (m.method !== 'session/update') return { what: `${m.method} ${m.params?.path ?? ''}`.trim() };
+      if (u.sessionUpdate === 'plan') {
+        return { what: `plan ${u.entries.findIndex((e) => e.status === 'in_progress')}` };
+      }
+      return { what: u.sessionUpdate, id: u.toolCallId, paths: (u.locations ?? []).map((l) => l.path) };
+    });
+    const at = (test, what) => {
+      const i = seen.findIndex(test);
+      assert(i >= 0, `${what} never arrived: ${JSON.stringify(seen.map((x) => x.what))}`);
+      return i;
+    };
+    const read = at((x) => x.what === `fs/read_text_file ${join(ws, 'README.md')}`, 'the Read');
+    const readCall = at((x) => x.what === 'tool_call' && x.paths.includes(join(ws, 'README.md')), "the Read's tool_call");
+    const write = at((x) => x.what === `fs/write_text_file ${join(ws, 'RELEASE.md')}`, 'the Write');
+    const writeCall = at(
+      (x) => x.what === 'tool_call' && x.paths.includes(join(ws, 'RELEASE.md')),
+      "the Write's tool_call",
+    );
+    const build = at((x) => x.what === 'plan 1', 'the plan update into Build');
+    const order = seen.map((x) => x.what).join('\n  ');
+    assert(readCall < read, `the Read's tool_call arrived after fs/read_text_file:\n  ${order}`);
+    assert(writeCall < write, `the Write's tool_call arrived after fs/write_text_file:\n  ${order}`);
+    assert(build < write, `the plan update out of the read-only phase arrived after the write:\n  ${order}`);
+    assert(readFileSync(join(ws, 'RELEASE.md'), 'utf8') === 'v1\n', 'RELEASE.md written through the editor');
+  } finally {
+    await c.close();
+  }
+});
+
 // --- runner ---------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -10,6 +10,7 @@
 
 mod client_io;
 mod map;
+mod outgoing;
 mod sessions;
 #[cfg(test)]
 mod tests;
@@ -25,14 +26,13 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
     CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
     LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    PromptResponse, SessionNotification, SessionUpdate, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
-use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
 use crate::workflow::WorkflowSet;
 
 type Connection = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -70,6 +70,8 @@ struct Session {
     state: Mutex<SessionState>,
     /// The terminals Bash calls ran in, by tool call id (shown in the call's last update).
     terminals: client_io::Terminals,
+    /// The pumps of the session's tasks, which a request to the client waits for.
+    outbox: outgoing::Outbox,
 }
 
 #[derive(Default)]
@@ -441,6 +443,7 @@ impl Face {
         let offers = self.offers.lock().map(|o| *o).unwrap_or_default();
         let editor_bound = place.settings.editor_request_timeout;
         let terminals = client_io::Terminals::default();
+        let outbox = outgoing::Outbox::new(store.is_some());
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
             let store_dir = store.clone();
@@ -456,7 +459,7 @@ impl Face {
                             );
                         }
                     }
-                    tokio::spawn(pump(session, task_id, events));
+                    outgoing::start_pump(session, task_id, events);
                 }
             });
             let tasks = Tasks::new(place, store, sink);
@@ -468,6 +471,7 @@ impl Face {
                     session_id: id.clone(),
                     offers,
                     terminals: terminals.clone(),
+                    outbox: outbox.clone(),
                     bound: editor_bound,
                 })));
             }
@@ -475,6 +479,7 @@ impl Face {
                 id: id.clone(),
                 cx,
                 terminals,
+                outbox,
                 workspace,
                 set,
                 tasks,
@@ -705,6 +710,26 @@ impl Session {
         }
     }
 
+    /// The task's events ended the turn (`finished`: the task ended). The interrupt of a cancel
+    /// ends the cancelled turn, which has ended already.
+    fn turn_ended(&self, task_id: &str, reason: StopReason, finished: bool) {
+        let acked = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|mut s| s.interrupting.take());
+        match acked {
+            Some(acked) if !finished => {
+                acked.send_replace(true);
+            }
+            Some(acked) => {
+                acked.send_replace(true);
+                self.end_turn(task_id, reason);
+            }
+            None => self.end_turn(task_id, reason),
+        }
+    }
+
     /// Ends the prompt turn, if one is running.
     fn end_turn(&self, task_id: &str, reason: StopReason) {
         let turn = match self.state.lock() {
@@ -715,104 +740,6 @@ impl Session {
             let _ = turn.send(reason);
         }
     }
-}
-
-/// Sends a task's events to the client as `session/update`s, in order, and ends the turn where
-/// the task says; approvals are asked in tasks of their own.
-async fn pump(session: Arc<Session>, task_id: String, mut events: crate::engine::EventReceiver) {
-    let mut mapper = map::Mapper::new(session.set.clone(), session.workspace.clone());
-    while let Some(event) = events.recv().await {
-        if let TaskEvent::Approval(request) = event {
-            tokio::spawn(ask_permission(session.clone(), *request));
-            continue;
-        }
-        for update in mapper.map(&event) {
-            session.notify(client_io::keep_terminal(update, &session.terminals));
-        }
-        if let Some(reason) = map::turn_end(&event) {
-            // The interrupt of a cancel ends the cancelled turn, which has ended already.
-            let acked = session
-                .state
-                .lock()
-                .ok()
-                .and_then(|mut s| s.interrupting.take());
-            match acked {
-                Some(acked) if !matches!(event, TaskEvent::Finished { .. }) => {
-                    acked.send_replace(true);
-                }
-                Some(acked) => {
-                    acked.send_replace(true);
-                    session.end_turn(&task_id, reason);
-                }
-                None => session.end_turn(&task_id, reason),
-            }
-        }
-    }
-}
-
-/// Asks the client about a blocked call (`session/request_permission`), within the approval
-/// timeout. When the task stops waiting first (that timeout: `reject_once`, or a cancel) the
-/// stream says so and the call does not run.
-async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
-    let ApprovalRequest {
-        tool_call_id,
-        tool,
-        input,
-        phase,
-        reason,
-        detail,
-        summary,
-        timeout,
-        mut reply,
-        ..
-    } = request;
-    // The words for people (the gate's reason is written for the model).
-    let reason = if detail.trim().is_empty() {
-        reason
-    } else {
-        detail
-    };
-    let params = RequestPermissionRequest::new(
-        session.id.clone(),
-        map::permission_tool_call(
-            &tool_call_id,
-            &tool,
-            &input,
-            &phase,
-            &reason,
-            &summary,
-            &session.workspace,
-        ),
-        map::permission_options(),
-    );
-    // The task stops waiting at the same timeout (it started counting first), so `reply`
-    // closes first; the bound here only makes sure nothing waits past it.
-    let sent = client_io::within(
-        "session/request_permission",
-        timeout,
-        session.cx.send_request(params).block_task(),
-    );
-    let answer = tokio::select! {
-        answer = sent => match answer {
-            Ok(response) => map::approval_answer(&response.outcome),
-            Err(crate::tools::ClientError::Answered(e)) => {
-                tracing::warn!("the client answered the permission request with an error: {e}");
-                ApprovalAnswer::Cancelled
-            }
-            Err(crate::tools::ClientError::NoAnswer(_)) => {
-                session.message(map::approval_timeout_line(&summary));
-                return;
-            }
-        },
-        () = reply.closed() => {
-            session.message(map::approval_timeout_line(&summary));
-            return;
-        }
-    };
-    if let Some(line) = map::approval_line(answer, &summary) {
-        session.message(line);
-    }
-    let _ = reply.send(answer);
 }
 
 type Reader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
