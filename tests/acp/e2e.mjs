@@ -50,9 +50,12 @@ emoji: "🔨"
 Write the code. Then call workflow_step.
 `;
 
-/** A fresh workspace with the workflow, a scripted provider playing `script`, and its own XDG dirs. */
+/**
+ * A fresh workspace with the workflow, a scripted provider playing `script`, and its own XDG dirs.
+ * `extra` is added to the workspace's settings; `providers` replaces the user's providers.
+ */
 const roots = [];
-function workspace(script, extra = {}) {
+function workspace(script, extra = {}, providers = [{ name: 'scripted', script: '.rawko/script.yaml' }]) {
   const root = mkdtempSync(join(tmpdir(), 'rawko-acp-'));
   roots.push(root);
   const ws = join(root, 'project');
@@ -88,7 +91,7 @@ function workspace(script, extra = {}) {
   mkdirSync(join(env.XDG_CONFIG_HOME, 'rawko'), { recursive: true });
   writeFileSync(
     join(env.XDG_CONFIG_HOME, 'rawko', 'config.json'),
-    JSON.stringify({ providers: [{ name: 'scripted', script: '.rawko/script.yaml' }] }),
+    JSON.stringify({ providers }),
   );
   return { root, ws, env };
 }
@@ -289,13 +292,17 @@ function assert(cond, message) {
 const scenarios = [];
 const scenario = (name, fn) => scenarios.push({ name, fn });
 
-scenario('initialize names rawko and offers session/load', async () => {
+scenario('initialize names rawko and offers session/load, list, resume and close', async () => {
   const place = workspace('turns: []\n');
   const { c, init } = await start(place);
   try {
     assert(init.protocolVersion === PROTOCOL_VERSION, `protocol ${init.protocolVersion}`);
     assert(init.agentInfo?.name === 'rawko', `agentInfo ${JSON.stringify(init.agentInfo)}`);
     assert(init.agentCapabilities?.loadSession === true, 'loadSession capability');
+    const caps = init.agentCapabilities?.sessionCapabilities ?? {};
+    for (const cap of ['list', 'resume', 'close']) {
+      assert(caps[cap] && typeof caps[cap] === 'object', `sessionCapabilities.${cap}: ${JSON.stringify(caps)}`);
+    }
   } finally {
     await c.close();
   }
@@ -659,6 +666,276 @@ scenario('every update rawko sends before a request reaches the client before it
     assert(writeCall < write, `the Write's tool_call arrived after fs/write_text_file:\n  ${order}`);
     assert(build < write, `the plan update out of the read-only phase arrived after the write:\n  ${order}`);
     assert(readFileSync(join(ws, 'RELEASE.md'), 'utf8') === 'v1\n', 'RELEASE.md written through the editor');
+  } finally {
+    await c.close();
+  }
+});
+
+const option = (options, id) => (options ?? []).find((o) => o.id === id);
+const optionUpdates = (c) => c.updates.filter((u) => u.sessionUpdate === 'config_option_update');
+
+scenario('the workflow is a config option of category mode; set_config_option chooses it', async () => {
+  const place = workspace('turns: []\n');
+  const { c } = await start(place);
+  try {
+    const s = await withLimit(c.conn.newSession({ cwd: place.ws, mcpServers: [] }), 'session/new');
+    const workflow = option(s.configOptions, 'workflow');
+    assert(workflow, `configOptions: ${JSON.stringify(s.configOptions)}`);
+    assert(workflow.category === 'mode' && workflow.type === 'select', `the option: ${JSON.stringify(workflow)}`);
+    assert(workflow.currentValue === 'none', `current ${workflow.currentValue}`);
+    const values = workflow.options.map((o) => o.value);
+    assert(values[0] === 'none' && values.includes('feature'), `values ${values}`);
+    assert(s.modes?.availableModes?.some((m) => m.id === 'feature'), 'modes are still there for older clients');
+    assert(!option(s.configOptions, 'model'), 'no model option with one provider');
+    const r = await withLimit(
+      c.conn.setConfigOption({ sessionId: s.sessionId, configId: 'workflow', value: 'feature' }),
+      'set_config_option',
+    );
+    assert(option(r.configOptions, 'workflow')?.currentValue === 'feature', `answer: ${JSON.stringify(r)}`);
+    await c.until('current_mode_update for the clients of modes', () =>
+      c.updates.some((u) => u.sessionUpdate === 'current_mode_update' && u.currentModeId === 'feature'),
+    );
+    let refused;
+    await c.conn
+      .setConfigOption({ sessionId: s.sessionId, configId: 'workflow', value: 'nope' })
+      .catch((e) => (refused = e));
+    assert(refused?.code === -32602 && /unknown mode "nope"/.test(refused.message), `refused: ${refused?.message}`);
+    // set_mode, the older way, tells the clients of config options too.
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'none' });
+    await c.until('config_option_update after set_mode', () =>
+      optionUpdates(c).some((u) => option(u.configOptions, 'workflow')?.currentValue === 'none'),
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('with two providers the model is a config option, and the chosen one runs the task', async () => {
+  const place = workspace('turns:\n  - text: "From the first script."\n', {}, [
+    { name: 'scripted', model: 'first', script: '.rawko/script.yaml' },
+    { name: 'scripted', model: 'second', script: '.rawko/second.yaml' },
+  ]);
+  writeFileSync(join(place.ws, '.rawko/second.yaml'), 'turns:\n  - text: "From the second script."\n');
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const model = option(s.configOptions, 'model');
+    assert(model?.category === 'model' && model.type === 'select', `configOptions: ${JSON.stringify(s.configOptions)}`);
+    const values = model.options.map((o) => o.value);
+    assert(values.length === 2 && model.currentValue === values[0], `model option ${JSON.stringify(model)}`);
+    const r = await c.conn.setConfigOption({ sessionId: s.sessionId, configId: 'model', value: values[1] });
+    assert(option(r.configOptions, 'model')?.currentValue === values[1], `answer ${JSON.stringify(r)}`);
+    const turn = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Which one?' }] }),
+      'the prompt turn',
+    );
+    assert(turn.stopReason === 'end_turn', `stopReason ${turn.stopReason}`);
+    const said = text(c.updates, 'agent_message_chunk');
+    assert(said.includes('From the second script.') && !said.includes('first'), `said: ${said}`);
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('a task start names the session and shows its options; the workflow ending returns to none', async () => {
+  const place = workspace(WORKFLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setConfigOption({ sessionId: s.sessionId, configId: 'workflow', value: 'feature' });
+    const before = optionUpdates(c).length;
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Build the thing\nwith details' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const info = c.updates.filter((u) => u.sessionUpdate === 'session_info_update');
+    assert(info[0]?.title === 'Build the thing', `session_info_update: ${JSON.stringify(info)}`);
+    assert(!Number.isNaN(Date.parse(info[0].updatedAt)), `updatedAt ${info[0].updatedAt}`);
+    const kinds = c.updates.map((u) => u.sessionUpdate);
+    const titled = kinds.indexOf('session_info_update');
+    assert(titled >= 0 && titled < kinds.indexOf('plan'), `the title before the task's first plan: ${kinds}`);
+    const updates = optionUpdates(c).slice(before).map((u) => option(u.configOptions, 'workflow').currentValue);
+    assert(updates[0] === 'feature', `at the start: ${updates}`);
+    assert(updates[updates.length - 1] === 'none', `once the workflow ended: ${updates}`);
+    assert(
+      c.updates.some((u) => u.sessionUpdate === 'current_mode_update' && u.currentModeId === 'none'),
+      'the modes follow',
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+scenario("session/list shows this workspace's sessions newest first with their task and time", async () => {
+  const place = workspace('turns:\n  - text: "Done."\n  - text: "Done again."\n');
+  const other = workspace('turns:\n  - text: "Elsewhere."\n');
+  // Both workspaces keep their state in the first one's state directory.
+  Object.assign(other.env, { XDG_STATE_HOME: place.env.XDG_STATE_HOME });
+  const { c } = await start(place);
+  try {
+    const first = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await withLimit(c.conn.prompt({ sessionId: first.sessionId, prompt: [{ type: 'text', text: 'The first task' }] }), 'first');
+    await new Promise((res) => setTimeout(res, 20));
+    const second = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await withLimit(c.conn.prompt({ sessionId: second.sessionId, prompt: [{ type: 'text', text: 'The second task' }] }), 'second');
+    const idle = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const elsewhere = await c.conn.newSession({ cwd: other.ws, mcpServers: [] });
+    await withLimit(
+      c.conn.prompt({ sessionId: elsewhere.sessionId, prompt: [{ type: 'text', text: 'Another folder' }] }),
+      'elsewhere',
+    );
+    const listed = await withLimit(c.conn.listSessions({ cwd: place.ws }), 'session/list');
+    const ids = listed.sessions.map((x) => x.sessionId);
+    assert(
+      JSON.stringify(ids) === JSON.stringify([second.sessionId, first.sessionId]),
+      `listed ${JSON.stringify(listed)} (idle ${idle.sessionId}, elsewhere ${elsewhere.sessionId})`,
+    );
+    assert(listed.sessions[0].title === 'The second task', `title ${listed.sessions[0].title}`);
+    assert(listed.sessions[0].cwd === realpathSync(place.ws), `cwd ${listed.sessions[0].cwd}`);
+    const [a, b] = listed.sessions.map((x) => Date.parse(x.updatedAt));
+    assert(a >= b && !Number.isNaN(b), `updatedAt ${listed.sessions.map((x) => x.updatedAt)}`);
+    assert(listed.nextCursor == null, `one page: ${listed.nextCursor}`);
+    const there = await c.conn.listSessions({ cwd: other.ws });
+    assert(
+      there.sessions.length === 1 && there.sessions[0].title === 'Another folder',
+      `the other folder: ${JSON.stringify(there)}`,
+    );
+    let refused;
+    await c.conn.listSessions({ cwd: place.ws, cursor: 'nonsense' }).catch((e) => (refused = e));
+    assert(refused?.code === -32602, `a bad cursor: ${refused?.message}`);
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('session/resume after a SIGKILL goes on without the replay', async () => {
+  const script = `turns:
+  - text: "First turn."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Second turn after the restart."
+    delay_ms: 3000
+`;
+  const place = workspace(script);
+  let sessionId;
+  {
+    const { c } = await start(place);
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    sessionId = s.sessionId;
+    c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Remember me' }] }).catch(() => {});
+    await c.until('the Read finished', () =>
+      c.updates.some((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed'),
+    );
+    c.child.kill('SIGKILL');
+    await c.exited;
+  }
+  const { c } = await start(place);
+  try {
+    const r = await withLimit(c.conn.resumeSession({ sessionId, cwd: place.ws, mcpServers: [] }), 'session/resume');
+    assert(option(r.configOptions, 'workflow'), `configOptions on resume: ${JSON.stringify(r)}`);
+    const kinds = c.updates.map((u) => u.sessionUpdate);
+    assert(
+      !kinds.some((k) => ['user_message_chunk', 'agent_message_chunk', 'tool_call', 'plan'].includes(k)),
+      `nothing replayed: ${kinds}`,
+    );
+    const turn = await withLimit(
+      c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Go on' }] }),
+      'the turn after resume',
+    );
+    assert(turn.stopReason === 'end_turn', `stopReason ${turn.stopReason}`);
+    assert(text(c.updates, 'agent_message_chunk').includes('Second turn'), 'the task went on');
+    assert(!text(c.updates, 'agent_message_chunk').includes('First turn.'), 'the first turn was not replayed');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('session/close ends the turn and the session; it can be loaded again', async () => {
+  const place = workspace(SLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const turn = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Go slowly' }] });
+    await c.until('the task started', () => c.updates.some((u) => u.sessionUpdate === 'session_info_update'));
+    await withLimit(c.conn.closeSession({ sessionId: s.sessionId }), 'session/close');
+    const r = await withLimit(turn, 'the closed turn');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    let refused;
+    await c.conn
+      .prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Still there?' }] })
+      .catch((e) => (refused = e));
+    assert(refused && /unknown session/.test(refused.message), `a prompt after close: ${refused?.message}`);
+    await withLimit(c.conn.loadSession({ sessionId: s.sessionId, cwd: place.ws, mcpServers: [] }), 'session/load');
+    assert(text(c.updates, 'user_message_chunk').includes('Go slowly'), 'the closed session loads');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario("a client's $/cancel_request of a prompt ends its turn cancelled", async () => {
+  const place = workspace(SLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const abort = new AbortController();
+    const turn = c.conn.prompt(
+      { sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Go slowly' }] },
+      { cancellationSignal: abort.signal },
+    );
+    await c.until('the task started', () => c.updates.some((u) => u.sessionUpdate === 'session_info_update'));
+    abort.abort();
+    const r = await withLimit(turn, 'the turn after $/cancel_request');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    // The task waits, as after session/cancel: the next prompt goes on with it.
+    assert(!text(c.updates, 'agent_message_chunk').includes('Never seen.'), 'the slow turn was stopped');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('rawko withdraws a permission request it no longer needs ($/cancel_request)', async () => {
+  const place = workspace(BLOCKED_SCRIPT, { approvalTimeoutSeconds: 1 });
+  const { c } = await start(place, { permission: () => 'never' });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    const turn = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Try writing' }] });
+    // The approval times out: the client's prompt is withdrawn.
+    await c.until('the first request withdrawn', () =>
+      c.cancelled.some((x) => x.method === 'session/request_permission'),
+    );
+    assert(
+      c.cancelled[0].toolCallId === c.permissions[0].toolCall.toolCallId,
+      `withdrawn: ${JSON.stringify(c.cancelled)}`,
+    );
+    await c.until('the stream says why', () => text(c.updates, 'agent_message_chunk').includes('No answer in time'));
+    // A cancel while the second one is open withdraws it too.
+    await c.until('the second request', () => c.permissions.length >= 2);
+    await c.conn.cancel({ sessionId: s.sessionId });
+    await c.until('the second request withdrawn', () =>
+      c.cancelled.filter((x) => x.method === 'session/request_permission').length >= 2,
+    );
+    const r = await withLimit(turn, 'the cancelled turn');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    assert(!existsSync(join(place.ws, 'denied.txt')) && !existsSync(join(place.ws, 'allowed.txt')), 'nothing written');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('rawko withdraws an fs request the editor did not answer in time ($/cancel_request)', async () => {
+  const place = workspace(SILENT_SCRIPT, { editorRequestSeconds: 1 });
+  const { c } = await start(place, { silentRead: true }, { fs: true });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Read it' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    await c.until('the read withdrawn', () => c.cancelled.some((x) => x.method === 'fs/read_text_file'));
+    assert(c.cancelled[0].path.endsWith('README.md'), `withdrawn: ${JSON.stringify(c.cancelled)}`);
   } finally {
     await c.close();
   }

@@ -270,6 +270,14 @@ pub fn prompt_text(prompt: &[ContentBlock]) -> String {
     parts.join("\n")
 }
 
+/// The most characters of a task's description a session's title shows.
+const TITLE_CHARS: usize = 120;
+
+/// A session's title: its task's description on one line, clipped.
+pub fn session_title(description: &str) -> String {
+    clip_line(description.trim(), TITLE_CHARS).into_owned()
+}
+
 /// The session's modes: "no workflow" and every workflow a user can run, the current one marked.
 pub fn modes(set: &WorkflowSet, current: &str) -> SessionModeState {
     let mut available = vec![SessionMode::new(NO_WORKFLOW, "No workflow")

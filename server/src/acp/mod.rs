@@ -10,7 +10,9 @@
 
 mod client_io;
 mod map;
+mod options;
 mod outgoing;
+mod session;
 mod sessions;
 #[cfg(test)]
 mod tests;
@@ -23,17 +25,20 @@ use std::sync::{Arc, Mutex, Weak};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionNotification, SessionUpdate, SetSessionModeRequest,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionInfo, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
-use crate::workflow::WorkflowSet;
+use session::{Session, SessionState};
 
 type Connection = agent_client_protocol::v1::ConnectionTo<Client>;
 
@@ -58,37 +63,6 @@ struct Face {
     offers: Mutex<crate::tools::ClientOffers>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     next: AtomicU64,
-}
-
-/// One ACP session: its task service, the workflows it offers as modes, the task it runs.
-struct Session {
-    id: String,
-    cx: Connection,
-    workspace: PathBuf,
-    set: Arc<WorkflowSet>,
-    tasks: Arc<Tasks>,
-    state: Mutex<SessionState>,
-    /// The terminals Bash calls ran in, by tool call id (shown in the call's last update).
-    terminals: client_io::Terminals,
-    /// The pumps of the session's tasks, which a request to the client waits for.
-    outbox: outgoing::Outbox,
-}
-
-#[derive(Default)]
-struct SessionState {
-    /// The mode: a workflow key or [`map::NO_WORKFLOW`].
-    mode: String,
-    /// The task the session runs (the last one started).
-    task: Option<String>,
-    /// The prompt turn waiting for its end.
-    turn: Option<oneshot::Sender<StopReason>>,
-    /// A cancel interrupted the task, whose "waiting for you" status has not come yet: it ends
-    /// the cancelled turn, not the next one (the task announces it once it is on disk, which may
-    /// be after the next prompt came).
-    interrupting: Option<tokio::sync::watch::Sender<bool>>,
-    /// What the workspace's untrusted config leaves out, said once, before the first prompt's
-    /// answer (the client shows nothing of rawko's stderr).
-    untrusted_note: Option<String>,
 }
 
 /// Runs the face on stdin/stdout until the client closes it.
@@ -139,20 +113,16 @@ async fn serve(
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
     let transport = transport::lines(input, output);
-    let (f0, f1, f2, f3, f4, f5) = (
-        face.clone(),
-        face.clone(),
-        face.clone(),
-        face.clone(),
-        face.clone(),
-        face.clone(),
-    );
+    // Each handler owns a reference to the face.
+    let f = || face.clone();
+    let (f_init, f_new, f_load, f_resume, f_close, f_list) = (f(), f(), f(), f(), f(), f());
+    let (f_prompt, f_mode, f_option, f_cancel) = (f(), f(), f(), f());
     let result = Agent
         .v1()
         .name("rawko")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
-                if let Ok(mut offers) = f0.offers.lock() {
+                if let Ok(mut offers) = f_init.offers.lock() {
                     *offers = client_io::offers(&request.client_capabilities);
                 }
                 responder.respond(initialize(&request))
@@ -160,28 +130,34 @@ async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: NewSessionRequest, responder, cx| {
-                let face = f1.clone();
-                match face.new_session(request, cx).await {
-                    Ok((response, session)) => {
-                        responder.respond(response)?;
-                        session.notify(SessionUpdate::AvailableCommandsUpdate(
-                            AvailableCommandsUpdate::new(map::available_commands()),
-                        ));
-                        Ok(())
-                    }
-                    Err(e) => responder.respond_with_error(e),
+            async move |request: NewSessionRequest, responder, cx| match f_new
+                .new_session(request, cx)
+                .await
+            {
+                Ok((response, session)) => {
+                    responder.respond(response)?;
+                    session.notify(SessionUpdate::AvailableCommandsUpdate(
+                        AvailableCommandsUpdate::new(map::available_commands()),
+                    ));
+                    Ok(())
                 }
+                Err(e) => responder.respond_with_error(e),
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
                 // The replay is sent before the answer, as ACP asks: from a task of its own.
-                let face = f5.clone();
+                let face = f_load.clone();
                 tokio::spawn(async move {
-                    match face.load_session(request, cx).await {
-                        Ok((response, session)) => {
+                    let opened = face
+                        .reopen(&request.session_id.0, &request.cwd, true, cx)
+                        .await;
+                    match opened {
+                        Ok(session) => {
+                            let response = LoadSessionResponse::new()
+                                .modes(session.modes())
+                                .config_options(session.config_options());
                             let _ = responder.respond(response);
                             session.notify(SessionUpdate::AvailableCommandsUpdate(
                                 AvailableCommandsUpdate::new(map::available_commands()),
@@ -197,11 +173,62 @@ async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: PromptRequest, responder, _cx| {
-                // The turn lasts until the task ends it: answered from a task of its own.
-                let face = f2.clone();
+            async move |request: ResumeSessionRequest, responder, cx| match f_resume
+                .reopen(&request.session_id.0, &request.cwd, false, cx)
+                .await
+            {
+                Ok(session) => {
+                    let response = ResumeSessionResponse::new()
+                        .modes(session.modes())
+                        .config_options(session.config_options());
+                    responder.respond(response)?;
+                    session.notify(SessionUpdate::AvailableCommandsUpdate(
+                        AvailableCommandsUpdate::new(map::available_commands()),
+                    ));
+                    Ok(())
+                }
+                Err(e) => responder.respond_with_error(e),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest, responder, _cx| {
+                let face = f_close.clone();
                 tokio::spawn(async move {
-                    let _ = responder.respond_with_result(face.prompt(request).await);
+                    let _ = responder.respond_with_result(face.close(&request.session_id.0).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder, _cx| {
+                let face = f_list.clone();
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(face.list(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, _cx| {
+                // The turn lasts until the task ends it: answered from a task of its own. A
+                // `$/cancel_request` of the prompt cancels its turn, as `session/cancel` does.
+                let face = f_prompt.clone();
+                let cancellation = responder.cancellation();
+                tokio::spawn(async move {
+                    let session_id = request.session_id.0.to_string();
+                    let turn = face.prompt(request);
+                    tokio::pin!(turn);
+                    let result = tokio::select! {
+                        result = &mut turn => result,
+                        () = cancellation.cancelled() => {
+                            face.cancel(&session_id);
+                            turn.await
+                        }
+                    };
+                    let _ = responder.respond_with_result(result);
                 });
                 Ok(())
             },
@@ -209,7 +236,7 @@ async fn serve(
         )
         .on_receive_request(
             async move |request: SetSessionModeRequest, responder, _cx| {
-                let face = f3.clone();
+                let face = f_mode.clone();
                 tokio::spawn(async move {
                     let _ = responder.respond_with_result(face.set_mode(request).await);
                 });
@@ -217,9 +244,19 @@ async fn serve(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest, responder, _cx| {
+                let face = f_option.clone();
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(face.set_config_option(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |notification: CancelNotification, _cx| {
-                f4.cancel(&notification.session_id.0);
+                f_cancel.cancel(&notification.session_id.0);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -236,8 +273,15 @@ fn initialize(_request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
-                // A session whose task this machine keeps loads (docs/acp.md).
+                // A session whose task this machine keeps loads (docs/acp.md), or resumes
+                // without the replay; the sessions of a workspace are listed; a session closes.
                 .load_session(true)
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new()),
+                )
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
         .agent_info(
@@ -298,42 +342,38 @@ impl Face {
                 cx,
             )
             .await?;
-        let response = NewSessionResponse::new(id).modes(session.modes());
+        let response = NewSessionResponse::new(id)
+            .modes(session.modes())
+            .config_options(session.config_options());
         Ok((response, session))
     }
 
-    /// `session/load`: a session of an earlier `rawko acp` whose task this machine keeps. Its
-    /// conversation and where it stands are replayed as updates; the next prompt resumes an
-    /// unfinished task with the prompt as a message (a finished one: a new task starts).
-    async fn load_session(
+    /// `session/load` (`replay`) and `session/resume`: a session of this or an earlier `rawko
+    /// acp` whose task this machine keeps. With `replay` its conversation and where it stands
+    /// are replayed as updates first. The next prompt resumes an unfinished task with the prompt
+    /// as a message (after a finished one, a new task starts).
+    async fn reopen(
         &self,
-        request: LoadSessionRequest,
+        id: &str,
+        cwd: &std::path::Path,
+        replay: bool,
         cx: Connection,
-    ) -> Result<(LoadSessionResponse, Arc<Session>), Error> {
-        let id = request.session_id.0.to_string();
+    ) -> Result<Arc<Session>, Error> {
         let not_found = || {
             Error::new(
                 ErrorCode::RESOURCE_NOT_FOUND,
-                format!("unknown session \"{}\"", crate::clip::clip(&id)),
+                format!("unknown session \"{}\"", crate::clip::clip(id)),
             )
         };
-        if self.session(&id).is_ok() {
+        if self.session(id).is_ok() {
             return Err(Error::new(
                 ErrorCode::INVALID_REQUEST,
-                format!("session \"{}\" is already open", crate::clip::clip(&id)),
+                format!("session \"{}\" is already open", crate::clip::clip(id)),
             ));
         }
         let store = crate::store::state_dir(env).ok_or_else(not_found)?;
-        let task_id = sessions::task_of(&store, &id).ok_or_else(not_found)?;
-        let session = self
-            .open_session(
-                id.clone(),
-                &request.cwd,
-                request.mcp_servers.len(),
-                None,
-                cx,
-            )
-            .await?;
+        let task_id = sessions::task_of(&store, id).ok_or_else(not_found)?;
+        let session = self.open_session(id.to_owned(), cwd, 0, None, cx).await?;
         let snapshot = session.tasks.get(&task_id).await.map_err(task_error)?;
         if let Ok(mut state) = session.state.lock() {
             state.task = Some(task_id.clone());
@@ -341,12 +381,24 @@ impl Face {
                 state.mode = key.clone();
             }
         }
-        // The conversation as it was (the prompts, the agent's text, its tool calls and their
-        // results), then where the task stands (its status line and plan).
-        // Drawn from the task's own (pinned) workflows, not this folder's.
-        let task_set = session.tasks.task_definitions(&task_id).await;
-        let summary = map::replay(&snapshot, &task_set);
-        let summary = match session.tasks.conversation(&task_id).await {
+        if replay {
+            self.replay(&session, &task_id, &snapshot).await;
+        }
+        Ok(session)
+    }
+
+    /// The conversation of a loaded session's task as it was (the prompts, the agent's text, its
+    /// tool calls and their results), then where the task stands (its status line and plan),
+    /// drawn from the task's own (pinned) workflows, not this folder's.
+    async fn replay(
+        &self,
+        session: &Session,
+        task_id: &str,
+        snapshot: &crate::engine::TaskSnapshot,
+    ) {
+        let task_set = session.tasks.task_definitions(task_id).await;
+        let summary = map::replay(snapshot, &task_set);
+        let summary = match session.tasks.conversation(task_id).await {
             Ok(conversation) => {
                 for update in sessions::replay_updates(&conversation.messages, &session.workspace) {
                     session.notify(update);
@@ -362,7 +414,87 @@ impl Face {
         for update in summary {
             session.notify(update);
         }
-        Ok((LoadSessionResponse::new().modes(session.modes()), session))
+    }
+
+    /// `session/close`: the session's turn ends as with `session/cancel`, its unfinished task
+    /// is cancelled (nothing would show it any more), and the session is forgotten here; it
+    /// stays in `session/list` and can be loaded again.
+    async fn close(&self, id: &str) -> Result<CloseSessionResponse, Error> {
+        let session = self
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|mut s| s.remove(id))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("unknown session \"{}\"", crate::clip::clip(id)),
+                )
+            })?;
+        let (turn, running) = match session.state.lock() {
+            Ok(mut state) => (state.turn.take(), session.running_task(&state)),
+            Err(_) => (None, None),
+        };
+        if let Some(turn) = turn {
+            let _ = turn.send(StopReason::Cancelled);
+        }
+        if let Some(task) = running {
+            if let Err(e) = session.tasks.cancel(&task) {
+                tracing::debug!("session/close: {e}");
+            }
+        }
+        session.tasks.end_session(None).await;
+        Ok(CloseSessionResponse::new())
+    }
+
+    /// `session/list`: the sessions of a workspace (`cwd`, else `--workspace`, else the folder
+    /// `rawko acp` runs in) that ran a task, newest first, a page at a time.
+    async fn list(&self, request: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+        let workspace = match (&request.cwd, &self.options.workspace) {
+            (Some(cwd), _) if !cwd.is_absolute() => {
+                return Err(invalid_params(format!(
+                    "cwd must be an absolute path, not \"{}\"",
+                    crate::clip::clip_path(cwd)
+                )))
+            }
+            (Some(cwd), _) => cwd.clone(),
+            (None, Some(w)) => w.clone(),
+            (None, None) => std::env::current_dir().map_err(|e| {
+                Error::new(ErrorCode::INTERNAL_ERROR, format!("no working folder: {e}"))
+            })?,
+        };
+        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        let Some(store) = crate::store::state_dir(env) else {
+            return Ok(ListSessionsResponse::new(Vec::new()));
+        };
+        // A task that runs here is newer than its snapshot on disk.
+        let live: HashMap<String, crate::engine::TaskSnapshot> = self
+            .sessions
+            .lock()
+            .map(|s| {
+                s.values()
+                    .filter_map(|session| {
+                        let task = session.state.lock().ok()?.task.clone()?;
+                        let handle = session.tasks.handle(&task)?;
+                        Some((session.id.clone(), handle.snapshot()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let all = tokio::task::spawn_blocking(move || sessions::listed(&store, &workspace, &live))
+            .await
+            .unwrap_or_default();
+        let (page, next) = sessions::page(all, request.cursor.as_deref(), sessions::PAGE)
+            .map_err(invalid_params)?;
+        let infos = page
+            .into_iter()
+            .map(|s| {
+                SessionInfo::new(s.id, s.cwd)
+                    .title(map::session_title(&s.title))
+                    .updated_at(crate::workflow::texts::iso_timestamp(s.updated_at))
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(infos).next_cursor(next))
     }
 
     /// A session for `cwd` (or `--workspace`): its settings, trust, workflows (the modes) and a
@@ -465,6 +597,13 @@ impl Face {
             let tasks = Tasks::new(place, store, sink);
             tasks.set_trust(Some(trust.allows()));
             tasks.record_session("acp");
+            // The configured providers to choose from, unless `rawko acp` was given its own.
+            let o = &self.options;
+            let models = if o.provider.is_some() || o.script.is_some() || o.model.is_some() {
+                Vec::new()
+            } else {
+                options::model_choices(&tasks.settings().providers)
+            };
             if offers != crate::tools::ClientOffers::default() {
                 tasks.set_client_io(Some(Arc::new(client_io::AcpClientIo {
                     cx: cx.clone(),
@@ -483,6 +622,7 @@ impl Face {
                 workspace,
                 set,
                 tasks,
+                models,
                 state: Mutex::new(SessionState {
                     mode,
                     untrusted_note,
@@ -548,17 +688,32 @@ impl Face {
         let result = match running {
             Some(id) => session.tasks.send_message(&id, text),
             None => {
-                let options = &self.options;
+                // The provider the user chose among several, else the one `rawko acp` was given.
+                let o = &self.options;
+                let (provider, model, script, base_url) = match session.model_choice() {
+                    Some(c) => (
+                        Some(c.spec.name.clone()),
+                        c.spec.model.clone(),
+                        c.spec.script.clone(),
+                        c.spec.base_url.clone(),
+                    ),
+                    None => (
+                        o.provider.clone(),
+                        o.model.clone(),
+                        o.script.clone(),
+                        o.base_url.clone(),
+                    ),
+                };
                 session
                     .tasks
                     .start(StartRequest {
                         description: text,
                         workflow: map::mode_workflow(&session.set, &mode).ok().flatten(),
                         agent: None,
-                        provider: options.provider.clone(),
-                        model: options.model.clone(),
-                        script: options.script.clone(),
-                        base_url: options.base_url.clone(),
+                        provider,
+                        model,
+                        script,
+                        base_url,
                         agent_command: None,
                     })
                     .await
@@ -581,6 +736,46 @@ impl Face {
     ) -> Result<SetSessionModeResponse, Error> {
         let session = self.session(&request.session_id.0)?;
         let mode = request.mode_id.0.to_string();
+        map::mode_workflow(&session.set, &mode).map_err(invalid_params)?;
+        self.choose_workflow(&session, mode, true).await?;
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// `session/set_config_option`: the workflow (as `set_mode`) or the provider and model the
+    /// next task runs with; answered with every option as it stands.
+    async fn set_config_option(
+        &self,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let session = self.session(&request.session_id.0)?;
+        let choice = options::choice(
+            &request.config_id.0,
+            &request.value,
+            &session.set,
+            &session.models,
+        )
+        .map_err(invalid_params)?;
+        match choice {
+            options::Choice::Workflow(mode) => self.choose_workflow(&session, mode, false).await?,
+            options::Choice::Model(value) => {
+                if let Ok(mut state) = session.state.lock() {
+                    state.model = Some(value);
+                }
+            }
+        }
+        Ok(SetSessionConfigOptionResponse::new(
+            session.config_options(),
+        ))
+    }
+
+    /// The session's workflow becomes `mode` (checked): a running task that runs none yet starts
+    /// it now; one already in a workflow keeps it (an error says how to end it).
+    async fn choose_workflow(
+        &self,
+        session: &Session,
+        mode: String,
+        tell_options: bool,
+    ) -> Result<(), Error> {
         let key = map::mode_workflow(&session.set, &mode).map_err(invalid_params)?;
         let running = session
             .state
@@ -601,13 +796,8 @@ impl Face {
                 .map_err(task_error)?;
             session.message(format!("\n{text}\n"));
         }
-        if let Ok(mut state) = session.state.lock() {
-            state.mode = mode.clone();
-        }
-        session.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode,
-        )));
-        Ok(SetSessionModeResponse::new())
+        session.set_mode(mode, tell_options);
+        Ok(())
     }
 
     /// `session/cancel`: the turn ends `cancelled` at once, and the task stops its turn and
@@ -638,106 +828,6 @@ impl Face {
         }
         if let Some(turn) = turn {
             let _ = turn.send(StopReason::Cancelled);
-        }
-    }
-}
-
-impl Session {
-    fn notify(&self, update: SessionUpdate) {
-        if let Err(e) = self
-            .cx
-            .send_notification(SessionNotification::new(self.id.clone(), update))
-        {
-            tracing::debug!("cannot send a session update: {e}");
-        }
-    }
-
-    fn message(&self, text: String) {
-        self.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-            ContentBlock::from(text),
-        )));
-    }
-
-    /// The session's modes, the current one marked.
-    fn modes(&self) -> agent_client_protocol::v1::schema::SessionModeState {
-        let mode = self
-            .state
-            .lock()
-            .map(|s| s.mode.clone())
-            .unwrap_or_else(|_| map::NO_WORKFLOW.to_owned());
-        map::modes(&self.set, &mode)
-    }
-
-    /// A loaded session's task, found unfinished in the store, going on again; its id.
-    async fn resume_stored(&self) -> Option<String> {
-        let id = self.state.lock().ok()?.task.clone()?;
-        if self.tasks.handle(&id).is_some() {
-            return None;
-        }
-        match self.tasks.resume(&id).await {
-            Ok(_) => Some(id),
-            Err(e) => {
-                tracing::debug!("the session's task does not resume: {e}");
-                None
-            }
-        }
-    }
-
-    /// The session's task, if it has not ended.
-    fn running_task(&self, state: &SessionState) -> Option<String> {
-        let id = state.task.clone()?;
-        let handle = self.tasks.handle(&id)?;
-        (!handle.state().is_finished()).then_some(id)
-    }
-
-    /// A slash command: its answer is shown, and the turn ends.
-    async fn command(&self, command: map::SlashCommand) {
-        let running = self.state.lock().ok().and_then(|s| self.running_task(&s));
-        let Some(id) = running else {
-            self.message("No task is running: your next prompt starts one.\n".to_owned());
-            return;
-        };
-        let answer = match command {
-            map::SlashCommand::Step(action) => self.tasks.step(&id, action).await,
-            map::SlashCommand::Interrupt => self
-                .tasks
-                .interrupt(&id)
-                .map(|()| "Interrupted: the task waits for your next message.".to_owned()),
-        };
-        match answer {
-            Ok(text) => self.message(format!("{text}\n")),
-            Err(e) => self.message(format!("⚠️ {e}\n")),
-        }
-    }
-
-    /// The task's events ended the turn (`finished`: the task ended). The interrupt of a cancel
-    /// ends the cancelled turn, which has ended already.
-    fn turn_ended(&self, task_id: &str, reason: StopReason, finished: bool) {
-        let acked = self
-            .state
-            .lock()
-            .ok()
-            .and_then(|mut s| s.interrupting.take());
-        match acked {
-            Some(acked) if !finished => {
-                acked.send_replace(true);
-            }
-            Some(acked) => {
-                acked.send_replace(true);
-                self.end_turn(task_id, reason);
-            }
-            None => self.end_turn(task_id, reason),
-        }
-    }
-
-    /// Ends the prompt turn, if one is running.
-    fn end_turn(&self, task_id: &str, reason: StopReason) {
-        let turn = match self.state.lock() {
-            Ok(mut state) if state.task.as_deref() == Some(task_id) => state.turn.take(),
-            _ => None,
-        };
-        if let Some(turn) = turn {
-            let _ = turn.send(reason);
         }
     }
 }

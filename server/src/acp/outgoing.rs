@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{client_io, map, Session};
+use super::session::Session;
+use super::{client_io, map};
 use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
 
 /// A pump's end of the flush requests: each is answered once what came before it was sent.
@@ -86,6 +87,7 @@ impl Outbox {
 /// Starts the pump of a task of `session`: its events become `session/update`s, in order.
 pub fn start_pump(session: Arc<Session>, task_id: String, events: crate::engine::EventReceiver) {
     let flushes = session.outbox.register();
+    session.task_started(&task_id);
     tokio::spawn(pump(session, task_id, events, flushes));
 }
 
@@ -124,6 +126,9 @@ fn send(session: &Arc<Session>, task_id: &str, mapper: &mut map::Mapper, event: 
     }
     for update in mapper.map(&event) {
         session.notify(client_io::keep_terminal(update, &session.terminals));
+    }
+    if let TaskEvent::Finished { outcome, .. } = &event {
+        session.task_finished(task_id, *outcome);
     }
     if let Some(reason) = map::turn_end(&event) {
         session.turn_ended(task_id, reason, matches!(event, TaskEvent::Finished { .. }));
