@@ -941,6 +941,34 @@ scenario('rawko withdraws an fs request the editor did not answer in time ($/can
   }
 });
 
+scenario('the usage a provider reports is a usage_update', async () => {
+  const script = `turns:
+  - text: "Reading."
+    usage: {input_tokens: 1200, output_tokens: 80, context_window: 200000}
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Done."
+    usage: {input_tokens: 1500, output_tokens: 20}
+`;
+  const place = workspace(script);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Count' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const usage = c.updates.filter((u) => u.sessionUpdate === 'usage_update');
+    assert(
+      usage.length === 1 && usage[0].used === 1280 && usage[0].size === 200000,
+      `usage updates (the second turn names no window): ${JSON.stringify(usage)}`,
+    );
+  } finally {
+    await c.close();
+  }
+});
+
 // --- runner ---------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     RequestPermissionOutcome, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UnstructuredCommandInput,
+    ToolKind, UnstructuredCommandInput, UsageUpdate,
 };
 use serde_json::Value;
 
@@ -526,6 +526,11 @@ impl Mapper {
             TaskEvent::Handoff { text, .. } => vec![message(format!("\n{text}\n"))],
             TaskEvent::Approval(_) => Vec::new(),
             TaskEvent::Finished { .. } => Vec::new(),
+            // ACP's update needs the window: without it there is nothing to show it against.
+            TaskEvent::Usage { used, window } => window
+                .map(|size| SessionUpdate::UsageUpdate(UsageUpdate::new(*used, size)))
+                .into_iter()
+                .collect(),
         }
     }
 

@@ -690,3 +690,25 @@ fn a_sessions_title_is_its_tasks_first_line_clipped() {
     let long = "x".repeat(300);
     assert!(map::session_title(&long).chars().count() <= 121);
 }
+
+#[test]
+fn reported_usage_is_a_usage_update_when_the_window_is_known() {
+    let mut m = mapper();
+    let shown = m.map(&TaskEvent::Usage {
+        used: 1280,
+        window: Some(200_000),
+    });
+    assert_eq!(shown.len(), 1);
+    let u = wire(&shown[0]);
+    assert_eq!(u["sessionUpdate"], "usage_update");
+    assert_eq!(u["used"], 1280);
+    assert_eq!(u["size"], 200_000);
+    assert!(
+        m.map(&TaskEvent::Usage {
+            used: 5,
+            window: None
+        })
+        .is_empty(),
+        "without the window there is nothing to show it against"
+    );
+}

@@ -102,6 +102,8 @@ pub struct Failover {
     cooldown: Duration,
     /// Called when a turn moves to another provider (for the task's output).
     on_switch: Option<SwitchCallback>,
+    /// The provider that answered the last turn.
+    answered: Option<usize>,
 }
 
 impl Failover {
@@ -116,6 +118,7 @@ impl Failover {
             cooldowns,
             cooldown,
             on_switch: None,
+            answered: None,
         }
     }
 
@@ -134,6 +137,10 @@ impl Provider for Failover {
         for (_, p) in &mut self.providers {
             p.resume_after(turns);
         }
+    }
+
+    fn context_usage(&self) -> Option<super::ContextUsage> {
+        self.providers.get(self.answered?)?.1.context_usage()
     }
 
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
@@ -156,7 +163,10 @@ impl Provider for Failover {
                     tools: request.tools,
                 };
                 match self.providers[i].1.turn(req, on_text).await {
-                    Ok(turn) => return Ok(turn),
+                    Ok(turn) => {
+                        self.answered = Some(i);
+                        return Ok(turn);
+                    }
                     Err(e) if e.kind == ErrorKind::RateLimited => {
                         // The configured cooldown, or longer when the provider asks for longer.
                         let cooldown = e
