@@ -279,6 +279,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_usage_reported_is_the_answering_providers() {
+        use crate::provider::scripted::ScriptedProvider;
+        let a = ScriptedProvider::parse(
+            "turns:\n  - error: rate_limited\n    usage: {input_tokens: 99, output_tokens: 1}\n",
+        )
+        .unwrap();
+        let b = ScriptedProvider::parse(
+            "turns:\n  - text: hi\n    usage: {input_tokens: 10, output_tokens: 2, context_window: 1000}\n",
+        )
+        .unwrap();
+        let mut f = Failover::new(
+            vec![("a".into(), Box::new(a)), ("b".into(), Box::new(b))],
+            Cooldowns::default(),
+            Duration::from_secs(600),
+        );
+        assert_eq!(f.context_usage(), None, "nothing before a turn");
+        f.turn(request(), &|_| {}).await.unwrap();
+        assert_eq!(
+            f.context_usage(),
+            Some(crate::provider::ContextUsage {
+                used: 12,
+                window: Some(1000)
+            })
+        );
+    }
+
+    #[tokio::test]
     async fn when_every_provider_cools_down_the_error_names_the_first_back() {
         let (a, _) = fixed(Err(ErrorKind::RateLimited));
         let (b, _) = fixed(Err(ErrorKind::RateLimited));

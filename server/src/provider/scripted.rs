@@ -312,6 +312,27 @@ mod tests {
         assert!(e.message.starts_with("script exhausted"), "{e}");
     }
 
+    #[tokio::test]
+    async fn a_turn_reports_the_usage_its_script_gives() {
+        let mut p = ScriptedProvider::parse(
+            "turns:\n  - text: counted\n    usage: {input_tokens: 1200, output_tokens: 80, context_window: 200000}\n  - text: uncounted\n",
+        )
+        .unwrap();
+        assert_eq!(p.context_usage(), None, "nothing before a turn");
+        p.turn(request(), &|_| {}).await.unwrap();
+        assert_eq!(
+            p.context_usage(),
+            Some(super::super::ContextUsage {
+                used: 1280,
+                window: Some(200_000)
+            })
+        );
+        p.turn(request(), &|_| {}).await.unwrap();
+        assert_eq!(p.context_usage(), None, "a turn without usage reports none");
+        let e = ScriptedProvider::parse("turns:\n  - usage: {tokens: 5}\n").unwrap_err();
+        assert!(e.1.contains("unknown field `tokens`"), "{}", e.1);
+    }
+
     #[test]
     fn json_scripts_load_too() {
         let p = ScriptedProvider::parse(r#"{"turns":[{"text":"hi"},{"tool_calls":[{"name":"workflow_step","input":{"action":"next"}}]}]}"#).unwrap();
