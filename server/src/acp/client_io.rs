@@ -34,8 +34,9 @@ const AFTER_KILL: Duration = Duration::from_secs(5);
 /// reason in the user's words.
 ///
 /// When the bound passes, the request is abandoned by dropping `answer`: the SDK
-/// (agent-client-protocol 5) then sends `$/cancel_request` for it on its own. Whatever more the
-/// client is to be told when rawko gives up (issue 31) belongs here: every request rawko sends
+/// (agent-client-protocol 5) then sends `$/cancel_request` for it on its own, which is all a
+/// client needs to close its prompt (the TypeScript SDK's client sees it as its handler's
+/// aborted signal; tests/acp and tests/acp_e2e.rs assert it arrives). Every request rawko sends
 /// the client waits through this function, bar `terminal/wait_for_exit` (bounded by the command's
 /// own time limit, then `terminal/kill`).
 pub async fn within<T>(
