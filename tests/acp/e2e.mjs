@@ -3,8 +3,10 @@
 // over pipes in a fresh workspace with a scripted provider, and checks what the SDK hands the
 // client: modes, plan updates, streamed chunks, permission requests and their effect on disk,
 // cancel, session/load after a SIGKILL, the client's fs and terminal methods serving rawko's
-// Read, Write, Edit and Bash (still gated, still confined), and lines rawko cannot read and an
-// editor that does not answer (each fails alone; the session goes on).
+// Read, Write, Edit and Bash (still gated, still confined), lines rawko cannot read and an
+// editor that does not answer (each fails alone; the session goes on), the order of updates
+// before a request, config options, session/list, resume and close, session_info_update,
+// $/cancel_request both ways, and usage_update.
 //
 //   RAWKO_BIN=target/debug/rawko node tests/acp/e2e.mjs [name-filter]
 //
