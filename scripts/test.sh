@@ -36,5 +36,7 @@ echo "==> Neovim plugin (scripts/test-nvim.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-nvim.sh
 echo "==> VS Code extension (scripts/test-vscode.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-vscode.sh
+echo "==> ACP face driven by CodeCompanion.nvim (scripts/test-codecompanion.sh; skipped unless RAWKO_CODECOMPANION names a checkout)"
+RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-codecompanion.sh
 echo "==> ACP face driven by the official TypeScript SDK (scripts/test-acp.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-acp.sh

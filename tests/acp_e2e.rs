@@ -733,6 +733,7 @@ fn a_client_that_never_answers(ignored: &str, script: &str) -> String {
     );
     // Answers what a terminal needs, except `ignored`.
     let mut terminals = 0;
+    let mut unanswered = None;
     let response = loop {
         let m = acp.next();
         if m.get("method").is_none() && m["id"] == json!(id) {
@@ -742,6 +743,7 @@ fn a_client_that_never_answers(ignored: &str, script: &str) -> String {
             continue;
         };
         if method == ignored {
+            unanswered = Some(request.clone());
             continue;
         }
         let result = match method {
@@ -779,6 +781,15 @@ fn a_client_that_never_answers(ignored: &str, script: &str) -> String {
         })
         .collect();
     assert_eq!(failed.len(), 1, "{:#?}", acp.seen);
+    // rawko withdrew the request it gave up on, so the editor can drop it.
+    let unanswered = unanswered.expect("the ignored request was sent");
+    assert!(
+        acp.seen[from..]
+            .iter()
+            .any(|m| m["method"] == "$/cancel_request" && m["params"]["requestId"] == unanswered),
+        "a $/cancel_request of {ignored} {unanswered}: {:#?}",
+        acp.seen
+    );
     acp.close();
     failed[0].clone()
 }

@@ -1,10 +1,12 @@
-// `rawko acp` driven by a client no one here wrote: the official ACP TypeScript SDK's
-// ClientSideConnection (pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
+// `rawko acp` driven by a client no one here wrote: the official ACP TypeScript SDK's client app
+// (`client()`, pinned in package.json). Each scenario starts the real binary ($RAWKO_BIN)
 // over pipes in a fresh workspace with a scripted provider, and checks what the SDK hands the
 // client: modes, plan updates, streamed chunks, permission requests and their effect on disk,
 // cancel, session/load after a SIGKILL, the client's fs and terminal methods serving rawko's
-// Read, Write, Edit and Bash (still gated, still confined), and lines rawko cannot read and an
-// editor that does not answer (each fails alone; the session goes on).
+// Read, Write, Edit and Bash (still gated, still confined), lines rawko cannot read and an
+// editor that does not answer (each fails alone; the session goes on), the order of updates
+// before a request, config options, session/list, resume and close, session_info_update,
+// $/cancel_request both ways, and usage_update.
 //
 //   RAWKO_BIN=target/debug/rawko node tests/acp/e2e.mjs [name-filter]
 //
@@ -15,7 +17,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { ClientSideConnection, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+import { client, methods, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 
 const RAWKO = process.env.RAWKO_BIN;
 if (!RAWKO || !existsSync(RAWKO)) {
@@ -50,9 +52,12 @@ emoji: "🔨"
 Write the code. Then call workflow_step.
 `;
 
-/** A fresh workspace with the workflow, a scripted provider playing `script`, and its own XDG dirs. */
+/**
+ * A fresh workspace with the workflow, a scripted provider playing `script`, and its own XDG dirs.
+ * `extra` is added to the workspace's settings; `providers` replaces the user's providers.
+ */
 const roots = [];
-function workspace(script, extra = {}) {
+function workspace(script, extra = {}, providers = [{ name: 'scripted', script: '.rawko/script.yaml' }]) {
   const root = mkdtempSync(join(tmpdir(), 'rawko-acp-'));
   roots.push(root);
   const ws = join(root, 'project');
@@ -88,7 +93,7 @@ function workspace(script, extra = {}) {
   mkdirSync(join(env.XDG_CONFIG_HOME, 'rawko'), { recursive: true });
   writeFileSync(
     join(env.XDG_CONFIG_HOME, 'rawko', 'config.json'),
-    JSON.stringify({ providers: [{ name: 'scripted', script: '.rawko/script.yaml' }] }),
+    JSON.stringify({ providers }),
   );
   return { root, ws, env };
 }
@@ -96,9 +101,10 @@ function workspace(script, extra = {}) {
 // --- the client -----------------------------------------------------------------------------
 
 /**
- * Starts `rawko acp` and connects the SDK's ClientSideConnection to it. `policy.permission`
- * chooses the option for each permission request; `fs`/`terminal` say which client
- * capabilities the client offers (served for real, inside the workspace).
+ * Starts `rawko acp` and connects the SDK's client app to it. `policy.permission` chooses the
+ * option for each permission request; `fs`/`terminal` say which client capabilities the client
+ * offers (served for real, inside the workspace). Every message rawko sends is also recorded as
+ * it arrives (`arrivals`), before the SDK dispatches it, so a scenario can assert their order.
  */
 function connect(place, policy = {}) {
   const child = spawn(RAWKO, ['acp'], { cwd: place.ws, env: place.env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -109,6 +115,8 @@ function connect(place, policy = {}) {
   const updates = [];
   const permissions = [];
   const fsCalls = [];
+  const arrivals = [];
+  const cancelled = [];
   const terminals = new Map();
   const waiters = [];
   const notify = () => {
@@ -119,35 +127,49 @@ function connect(place, policy = {}) {
       }
     }
   };
-  const client = {
-    async sessionUpdate(params) {
+  // A request rawko gave up on: the SDK aborts the handler's signal when `$/cancel_request` for
+  // it arrives.
+  const watchCancel = (method, signal, extra = {}) =>
+    signal.addEventListener('abort', () => {
+      cancelled.push({ method, ...extra });
+      notify();
+    });
+  const app = client({ name: 'rawko-e2e' })
+    .onNotification(methods.client.session.update, ({ params }) => {
       updates.push(params.update);
       notify();
-    },
-    async requestPermission(params) {
+    })
+    .onRequest(methods.client.session.requestPermission, async ({ params, signal }) => {
       permissions.push(params);
+      watchCancel('session/request_permission', signal, { toolCallId: params.toolCall.toolCallId });
       notify();
       const choice = policy.permission ? policy.permission(params, permissions.length) : 'reject_once';
+      // An editor whose user never answers: the prompt stays until rawko withdraws it.
+      if (choice === 'never') {
+        await new Promise((res) => signal.addEventListener('abort', res));
+        return { outcome: { outcome: 'cancelled' } };
+      }
       if (choice === 'cancelled') return { outcome: { outcome: 'cancelled' } };
       const option = params.options.find((o) => o.kind === choice);
       return { outcome: { outcome: 'selected', optionId: option.optionId } };
-    },
-    async readTextFile(params) {
+    })
+    .onRequest(methods.client.fs.readTextFile, async ({ params, signal }) => {
       fsCalls.push({ method: 'read', path: params.path });
+      watchCancel('fs/read_text_file', signal, { path: params.path });
       notify();
       // An editor that never answers.
       if (policy.silentRead) return new Promise(() => {});
       // An "unsaved buffer" the editor holds for a file, if the scenario gave one.
       if (policy.buffers && params.path in policy.buffers) return { content: policy.buffers[params.path] };
       return { content: readFileSync(params.path, 'utf8') };
-    },
-    async writeTextFile(params) {
+    })
+    .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
       fsCalls.push({ method: 'write', path: params.path });
       writeFileSync(params.path, params.content);
       notify();
       return {};
-    },
-    async createTerminal(params) {
+    })
+    .onRequest(methods.client.terminal.create, async ({ params }) => {
       const id = `term-${terminals.size + 1}`;
       const env = { ...place.env, ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
       const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? place.ws, env, shell: false });
@@ -159,32 +181,55 @@ function connect(place, policy = {}) {
       fsCalls.push({ method: 'terminal', id, command: params.command, args: params.args ?? [] });
       notify();
       return { terminalId: id };
-    },
-    async terminalOutput(params) {
+    })
+    .onRequest(methods.client.terminal.output, async ({ params }) => {
       const t = terminals.get(params.terminalId);
       return { output: t.output, truncated: false, exitStatus: t.exit ?? undefined };
-    },
-    async waitForTerminalExit(params) {
-      return await terminals.get(params.terminalId).done;
-    },
-    async killTerminal(params) {
+    })
+    .onRequest(methods.client.terminal.waitForExit, async ({ params }) => await terminals.get(params.terminalId).done)
+    .onRequest(methods.client.terminal.kill, async ({ params }) => {
       fsCalls.push({ method: 'kill', id: params.terminalId });
       notify();
       // As editors do: the command gets SIGTERM (rawko's helper ends everything below it).
       terminals.get(params.terminalId).proc.kill('SIGTERM');
       return {};
-    },
-    async releaseTerminal(params) {
+    })
+    .onRequest(methods.client.terminal.release, async ({ params }) => {
       const t = terminals.get(params.terminalId);
       fsCalls.push({ method: 'release', id: params.terminalId, output: t?.output, exit: t?.exit });
       notify();
       if (t && t.exit === null) t.proc.kill('SIGTERM');
       terminals.delete(params.terminalId);
       return {};
-    },
-  };
+    });
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const conn = new ClientSideConnection(() => client, stream);
+  const tapped = {
+    writable: stream.writable,
+    readable: stream.readable.pipeThrough(
+      new TransformStream({
+        transform(message, out) {
+          arrivals.push(message);
+          out.enqueue(message);
+        },
+      }),
+    ),
+  };
+  const connection = app.connect(tapped);
+  const agent = connection.agent;
+  const a = methods.agent;
+  // The agent's methods under the names the scenarios use.
+  const conn = {
+    initialize: (p) => agent.request(a.initialize, p),
+    newSession: (p) => agent.request(a.session.new, p),
+    loadSession: (p) => agent.request(a.session.load, p),
+    resumeSession: (p) => agent.request(a.session.resume, p),
+    closeSession: (p) => agent.request(a.session.close, p),
+    listSessions: (p) => agent.request(a.session.list, p),
+    setSessionMode: (p) => agent.request(a.session.setMode, p),
+    setConfigOption: (p) => agent.request(a.session.setConfigOption, p),
+    prompt: (p, options) => agent.request(a.session.prompt, p, options),
+    cancel: (p) => agent.notify(a.session.cancel, p),
+  };
   const exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
   return {
     child,
@@ -192,6 +237,8 @@ function connect(place, policy = {}) {
     updates,
     permissions,
     fsCalls,
+    arrivals,
+    cancelled,
     exited,
     stderr: () => stderr,
     /** Resolves once `test()` holds (checked after each update or request), or fails after LIMIT_MS. */
@@ -204,6 +251,7 @@ function connect(place, policy = {}) {
       const t = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(t);
+      connection.close();
     },
   };
 }
@@ -246,13 +294,17 @@ function assert(cond, message) {
 const scenarios = [];
 const scenario = (name, fn) => scenarios.push({ name, fn });
 
-scenario('initialize names rawko and offers session/load', async () => {
+scenario('initialize names rawko and offers session/load, list, resume and close', async () => {
   const place = workspace('turns: []\n');
   const { c, init } = await start(place);
   try {
     assert(init.protocolVersion === PROTOCOL_VERSION, `protocol ${init.protocolVersion}`);
     assert(init.agentInfo?.name === 'rawko', `agentInfo ${JSON.stringify(init.agentInfo)}`);
     assert(init.agentCapabilities?.loadSession === true, 'loadSession capability');
+    const caps = init.agentCapabilities?.sessionCapabilities ?? {};
+    for (const cap of ['list', 'resume', 'close']) {
+      assert(caps[cap] && typeof caps[cap] === 'object', `sessionCapabilities.${cap}: ${JSON.stringify(caps)}`);
+    }
   } finally {
     await c.close();
   }
@@ -558,6 +610,362 @@ scenario('bad lines get their errors and an editor that does not answer fails th
       `the Read failed with the reason: ${JSON.stringify(failed)}`,
     );
     assert(text(c.updates, 'agent_message_chunk').includes('Went on after it.'), 'the turn went on');
+  } finally {
+    await c.close();
+  }
+});
+
+const ORDER_SCRIPT = `turns:
+  - text: "Reading first."
+    tool_calls:
+      - {name: Read, input: {file_path: README.md}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Writing the release notes."
+    tool_calls:
+      - {name: Write, input: {file_path: RELEASE.md, content: "v1\\n"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "All done."
+`;
+
+scenario('every update rawko sends before a request reaches the client before it', async () => {
+  const place = workspace(ORDER_SCRIPT);
+  const { c } = await start(place, {}, { fs: true });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Write the release notes' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const ws = realpathSync(place.ws);
+    // What reached the client, in the order it arrived.
+    const seen = c.arrivals.filter((m) => m.method).map((m) => {
+      const u = m.params?.update;
+      if (m.method !== 'session/update') return { what: `${m.method} ${m.params?.path ?? ''}`.trim() };
+      if (u.sessionUpdate === 'plan') {
+        return { what: `plan ${u.entries.findIndex((e) => e.status === 'in_progress')}` };
+      }
+      return { what: u.sessionUpdate, id: u.toolCallId, paths: (u.locations ?? []).map((l) => l.path) };
+    });
+    const at = (test, what) => {
+      const i = seen.findIndex(test);
+      assert(i >= 0, `${what} never arrived: ${JSON.stringify(seen.map((x) => x.what))}`);
+      return i;
+    };
+    const read = at((x) => x.what === `fs/read_text_file ${join(ws, 'README.md')}`, 'the Read');
+    const readCall = at((x) => x.what === 'tool_call' && x.paths.includes(join(ws, 'README.md')), "the Read's tool_call");
+    const write = at((x) => x.what === `fs/write_text_file ${join(ws, 'RELEASE.md')}`, 'the Write');
+    const writeCall = at(
+      (x) => x.what === 'tool_call' && x.paths.includes(join(ws, 'RELEASE.md')),
+      "the Write's tool_call",
+    );
+    const build = at((x) => x.what === 'plan 1', 'the plan update into Build');
+    const order = seen.map((x) => x.what).join('\n  ');
+    assert(readCall < read, `the Read's tool_call arrived after fs/read_text_file:\n  ${order}`);
+    assert(writeCall < write, `the Write's tool_call arrived after fs/write_text_file:\n  ${order}`);
+    assert(build < write, `the plan update out of the read-only phase arrived after the write:\n  ${order}`);
+    assert(readFileSync(join(ws, 'RELEASE.md'), 'utf8') === 'v1\n', 'RELEASE.md written through the editor');
+  } finally {
+    await c.close();
+  }
+});
+
+const option = (options, id) => (options ?? []).find((o) => o.id === id);
+const optionUpdates = (c) => c.updates.filter((u) => u.sessionUpdate === 'config_option_update');
+
+scenario('the workflow is a config option of category mode; set_config_option chooses it', async () => {
+  const place = workspace('turns: []\n');
+  const { c } = await start(place);
+  try {
+    const s = await withLimit(c.conn.newSession({ cwd: place.ws, mcpServers: [] }), 'session/new');
+    const workflow = option(s.configOptions, 'workflow');
+    assert(workflow, `configOptions: ${JSON.stringify(s.configOptions)}`);
+    assert(workflow.category === 'mode' && workflow.type === 'select', `the option: ${JSON.stringify(workflow)}`);
+    assert(workflow.currentValue === 'none', `current ${workflow.currentValue}`);
+    const values = workflow.options.map((o) => o.value);
+    assert(values[0] === 'none' && values.includes('feature'), `values ${values}`);
+    assert(s.modes?.availableModes?.some((m) => m.id === 'feature'), 'modes are still there for older clients');
+    assert(!option(s.configOptions, 'model'), 'no model option with one provider');
+    const r = await withLimit(
+      c.conn.setConfigOption({ sessionId: s.sessionId, configId: 'workflow', value: 'feature' }),
+      'set_config_option',
+    );
+    assert(option(r.configOptions, 'workflow')?.currentValue === 'feature', `answer: ${JSON.stringify(r)}`);
+    await c.until('current_mode_update for the clients of modes', () =>
+      c.updates.some((u) => u.sessionUpdate === 'current_mode_update' && u.currentModeId === 'feature'),
+    );
+    let refused;
+    await c.conn
+      .setConfigOption({ sessionId: s.sessionId, configId: 'workflow', value: 'nope' })
+      .catch((e) => (refused = e));
+    assert(refused?.code === -32602 && /unknown mode "nope"/.test(refused.message), `refused: ${refused?.message}`);
+    // set_mode, the older way, tells the clients of config options too.
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'none' });
+    await c.until('config_option_update after set_mode', () =>
+      optionUpdates(c).some((u) => option(u.configOptions, 'workflow')?.currentValue === 'none'),
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('with two providers the model is a config option, and the chosen one runs the task', async () => {
+  const place = workspace('turns:\n  - text: "From the first script."\n', {}, [
+    { name: 'scripted', model: 'first', script: '.rawko/script.yaml' },
+    { name: 'scripted', model: 'second', script: '.rawko/second.yaml' },
+  ]);
+  writeFileSync(join(place.ws, '.rawko/second.yaml'), 'turns:\n  - text: "From the second script."\n');
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const model = option(s.configOptions, 'model');
+    assert(model?.category === 'model' && model.type === 'select', `configOptions: ${JSON.stringify(s.configOptions)}`);
+    const values = model.options.map((o) => o.value);
+    assert(values.length === 2 && model.currentValue === values[0], `model option ${JSON.stringify(model)}`);
+    const r = await c.conn.setConfigOption({ sessionId: s.sessionId, configId: 'model', value: values[1] });
+    assert(option(r.configOptions, 'model')?.currentValue === values[1], `answer ${JSON.stringify(r)}`);
+    const turn = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Which one?' }] }),
+      'the prompt turn',
+    );
+    assert(turn.stopReason === 'end_turn', `stopReason ${turn.stopReason}`);
+    const said = text(c.updates, 'agent_message_chunk');
+    assert(said.includes('From the second script.') && !said.includes('first'), `said: ${said}`);
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('a task start names the session and shows its options; the workflow ending returns to none', async () => {
+  const place = workspace(WORKFLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setConfigOption({ sessionId: s.sessionId, configId: 'workflow', value: 'feature' });
+    const before = optionUpdates(c).length;
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Build the thing\nwith details' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const info = c.updates.filter((u) => u.sessionUpdate === 'session_info_update');
+    assert(info[0]?.title === 'Build the thing', `session_info_update: ${JSON.stringify(info)}`);
+    assert(!Number.isNaN(Date.parse(info[0].updatedAt)), `updatedAt ${info[0].updatedAt}`);
+    const kinds = c.updates.map((u) => u.sessionUpdate);
+    const titled = kinds.indexOf('session_info_update');
+    assert(titled >= 0 && titled < kinds.indexOf('plan'), `the title before the task's first plan: ${kinds}`);
+    const updates = optionUpdates(c).slice(before).map((u) => option(u.configOptions, 'workflow').currentValue);
+    assert(updates[0] === 'feature', `at the start: ${updates}`);
+    assert(updates[updates.length - 1] === 'none', `once the workflow ended: ${updates}`);
+    assert(
+      c.updates.some((u) => u.sessionUpdate === 'current_mode_update' && u.currentModeId === 'none'),
+      'the modes follow',
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+scenario("session/list shows this workspace's sessions newest first with their task and time", async () => {
+  const place = workspace('turns:\n  - text: "Done."\n  - text: "Done again."\n');
+  const other = workspace('turns:\n  - text: "Elsewhere."\n');
+  // Both workspaces keep their state in the first one's state directory.
+  Object.assign(other.env, { XDG_STATE_HOME: place.env.XDG_STATE_HOME });
+  const { c } = await start(place);
+  try {
+    const first = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await withLimit(c.conn.prompt({ sessionId: first.sessionId, prompt: [{ type: 'text', text: 'The first task' }] }), 'first');
+    await new Promise((res) => setTimeout(res, 20));
+    const second = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await withLimit(c.conn.prompt({ sessionId: second.sessionId, prompt: [{ type: 'text', text: 'The second task' }] }), 'second');
+    const idle = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const elsewhere = await c.conn.newSession({ cwd: other.ws, mcpServers: [] });
+    await withLimit(
+      c.conn.prompt({ sessionId: elsewhere.sessionId, prompt: [{ type: 'text', text: 'Another folder' }] }),
+      'elsewhere',
+    );
+    const listed = await withLimit(c.conn.listSessions({ cwd: place.ws }), 'session/list');
+    const ids = listed.sessions.map((x) => x.sessionId);
+    assert(
+      JSON.stringify(ids) === JSON.stringify([second.sessionId, first.sessionId]),
+      `listed ${JSON.stringify(listed)} (idle ${idle.sessionId}, elsewhere ${elsewhere.sessionId})`,
+    );
+    assert(listed.sessions[0].title === 'The second task', `title ${listed.sessions[0].title}`);
+    assert(listed.sessions[0].cwd === realpathSync(place.ws), `cwd ${listed.sessions[0].cwd}`);
+    const [a, b] = listed.sessions.map((x) => Date.parse(x.updatedAt));
+    assert(a >= b && !Number.isNaN(b), `updatedAt ${listed.sessions.map((x) => x.updatedAt)}`);
+    assert(listed.nextCursor == null, `one page: ${listed.nextCursor}`);
+    const there = await c.conn.listSessions({ cwd: other.ws });
+    assert(
+      there.sessions.length === 1 && there.sessions[0].title === 'Another folder',
+      `the other folder: ${JSON.stringify(there)}`,
+    );
+    let refused;
+    await c.conn.listSessions({ cwd: place.ws, cursor: 'nonsense' }).catch((e) => (refused = e));
+    assert(refused?.code === -32602, `a bad cursor: ${refused?.message}`);
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('session/resume after a SIGKILL goes on without the replay', async () => {
+  const script = `turns:
+  - text: "First turn."
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Second turn after the restart."
+    delay_ms: 3000
+`;
+  const place = workspace(script);
+  let sessionId;
+  {
+    const { c } = await start(place);
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    sessionId = s.sessionId;
+    c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Remember me' }] }).catch(() => {});
+    await c.until('the Read finished', () =>
+      c.updates.some((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed'),
+    );
+    c.child.kill('SIGKILL');
+    await c.exited;
+  }
+  const { c } = await start(place);
+  try {
+    const r = await withLimit(c.conn.resumeSession({ sessionId, cwd: place.ws, mcpServers: [] }), 'session/resume');
+    assert(option(r.configOptions, 'workflow'), `configOptions on resume: ${JSON.stringify(r)}`);
+    const kinds = c.updates.map((u) => u.sessionUpdate);
+    assert(
+      !kinds.some((k) => ['user_message_chunk', 'agent_message_chunk', 'tool_call', 'plan'].includes(k)),
+      `nothing replayed: ${kinds}`,
+    );
+    const turn = await withLimit(
+      c.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Go on' }] }),
+      'the turn after resume',
+    );
+    assert(turn.stopReason === 'end_turn', `stopReason ${turn.stopReason}`);
+    assert(text(c.updates, 'agent_message_chunk').includes('Second turn'), 'the task went on');
+    assert(!text(c.updates, 'agent_message_chunk').includes('First turn.'), 'the first turn was not replayed');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('session/close ends the turn and the session; it can be loaded again', async () => {
+  const place = workspace(SLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const turn = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Go slowly' }] });
+    await c.until('the task started', () => c.updates.some((u) => u.sessionUpdate === 'session_info_update'));
+    await withLimit(c.conn.closeSession({ sessionId: s.sessionId }), 'session/close');
+    const r = await withLimit(turn, 'the closed turn');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    let refused;
+    await c.conn
+      .prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Still there?' }] })
+      .catch((e) => (refused = e));
+    assert(refused && /unknown session/.test(refused.message), `a prompt after close: ${refused?.message}`);
+    await withLimit(c.conn.loadSession({ sessionId: s.sessionId, cwd: place.ws, mcpServers: [] }), 'session/load');
+    assert(text(c.updates, 'user_message_chunk').includes('Go slowly'), 'the closed session loads');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario("a client's $/cancel_request of a prompt ends its turn cancelled", async () => {
+  const place = workspace(SLOW_SCRIPT);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const abort = new AbortController();
+    const turn = c.conn.prompt(
+      { sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Go slowly' }] },
+      { cancellationSignal: abort.signal },
+    );
+    await c.until('the task started', () => c.updates.some((u) => u.sessionUpdate === 'session_info_update'));
+    abort.abort();
+    const r = await withLimit(turn, 'the turn after $/cancel_request');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    // The task waits, as after session/cancel: the next prompt goes on with it.
+    assert(!text(c.updates, 'agent_message_chunk').includes('Never seen.'), 'the slow turn was stopped');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('rawko withdraws a permission request it no longer needs ($/cancel_request)', async () => {
+  const place = workspace(BLOCKED_SCRIPT, { approvalTimeoutSeconds: 1 });
+  const { c } = await start(place, { permission: () => 'never' });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    await c.conn.setSessionMode({ sessionId: s.sessionId, modeId: 'feature' });
+    const turn = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Try writing' }] });
+    // The approval times out: the client's prompt is withdrawn.
+    await c.until('the first request withdrawn', () =>
+      c.cancelled.some((x) => x.method === 'session/request_permission'),
+    );
+    assert(
+      c.cancelled[0].toolCallId === c.permissions[0].toolCall.toolCallId,
+      `withdrawn: ${JSON.stringify(c.cancelled)}`,
+    );
+    await c.until('the stream says why', () => text(c.updates, 'agent_message_chunk').includes('No answer in time'));
+    // A cancel while the second one is open withdraws it too.
+    await c.until('the second request', () => c.permissions.length >= 2);
+    await c.conn.cancel({ sessionId: s.sessionId });
+    await c.until('the second request withdrawn', () =>
+      c.cancelled.filter((x) => x.method === 'session/request_permission').length >= 2,
+    );
+    const r = await withLimit(turn, 'the cancelled turn');
+    assert(r.stopReason === 'cancelled', `stopReason ${r.stopReason}`);
+    assert(!existsSync(join(place.ws, 'denied.txt')) && !existsSync(join(place.ws, 'allowed.txt')), 'nothing written');
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('rawko withdraws an fs request the editor did not answer in time ($/cancel_request)', async () => {
+  const place = workspace(SILENT_SCRIPT, { editorRequestSeconds: 1 });
+  const { c } = await start(place, { silentRead: true }, { fs: true });
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Read it' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    await c.until('the read withdrawn', () => c.cancelled.some((x) => x.method === 'fs/read_text_file'));
+    assert(c.cancelled[0].path.endsWith('README.md'), `withdrawn: ${JSON.stringify(c.cancelled)}`);
+  } finally {
+    await c.close();
+  }
+});
+
+scenario('the usage a provider reports is a usage_update', async () => {
+  const script = `turns:
+  - text: "Reading."
+    usage: {input_tokens: 1200, output_tokens: 80, context_window: 200000}
+    tool_calls:
+      - {name: Read, input: {path: README.md}}
+  - text: "Done."
+    usage: {input_tokens: 1500, output_tokens: 20}
+`;
+  const place = workspace(script);
+  const { c } = await start(place);
+  try {
+    const s = await c.conn.newSession({ cwd: place.ws, mcpServers: [] });
+    const r = await withLimit(
+      c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Count' }] }),
+      'the prompt turn',
+    );
+    assert(r.stopReason === 'end_turn', `stopReason ${r.stopReason}`);
+    const usage = c.updates.filter((u) => u.sessionUpdate === 'usage_update');
+    assert(
+      usage.length === 1 && usage[0].used === 1280 && usage[0].size === 200000,
+      `usage updates (the second turn names no window): ${JSON.stringify(usage)}`,
+    );
   } finally {
     await c.close();
   }

@@ -1,5 +1,5 @@
 // A small scripted ACP agent for the fault cases of rawko's `acp` provider, written with the
-// official TypeScript SDK's AgentSideConnection (tests/acp/package.json pins it). rawko is its
+// official TypeScript SDK's agent app (`agent()`; tests/acp/package.json pins it). rawko is its
 // client. The first argument chooses how it misbehaves:
 //
 //   crash      writes a line to stderr and exits 3 in the middle of the first prompt
@@ -32,7 +32,7 @@
 // FAULT_LOAD=1 they can load sessions (the `remember` mode's session/load, without its files).
 
 import { Readable, Writable } from 'node:stream';
-import { AgentSideConnection, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+import { agent, methods, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 
 const [mode, arg1, arg2] = process.argv.slice(2);
 
@@ -303,5 +303,32 @@ class Agent {
   }
 }
 
+// The SDK's agent app: each ACP method the class above implements, by its name there; the client's
+// methods it calls through `this.conn`, under the names it uses.
+const clientOf = (cx) => ({
+  sessionUpdate: (params) => cx.notify(methods.client.session.update, params),
+  requestPermission: (params) => cx.request(methods.client.session.requestPermission, params),
+  readTextFile: (params) => cx.request(methods.client.fs.readTextFile, params),
+  writeTextFile: (params) => cx.request(methods.client.fs.writeTextFile, params),
+  createTerminal: (params) => cx.createTerminal(params),
+});
+let impl;
+const app = agent({ name: 'fault-agent' });
+const s = methods.agent.session;
+const requests = {
+  initialize: methods.agent.initialize,
+  authenticate: methods.agent.authenticate,
+  newSession: s.new,
+  loadSession: s.load,
+  setSessionMode: s.setMode,
+  setSessionConfigOption: s.setConfigOption,
+  prompt: s.prompt,
+};
+for (const [name, method] of Object.entries(requests)) {
+  if (typeof Agent.prototype[name] === 'function') {
+    app.onRequest(method, ({ params }) => impl[name](params));
+  }
+}
+app.onNotification(s.cancel, ({ params }) => impl.cancel(params));
 const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-new AgentSideConnection((conn) => new Agent(conn), stream);
+impl = new Agent(clientOf(app.connect(stream).client));

@@ -34,8 +34,9 @@ const AFTER_KILL: Duration = Duration::from_secs(5);
 /// reason in the user's words.
 ///
 /// When the bound passes, the request is abandoned by dropping `answer`: the SDK
-/// (agent-client-protocol 5) then sends `$/cancel_request` for it on its own. Whatever more the
-/// client is to be told when rawko gives up (issue 31) belongs here: every request rawko sends
+/// (agent-client-protocol 5) then sends `$/cancel_request` for it on its own, which is all a
+/// client needs to close its prompt (the TypeScript SDK's client sees it as its handler's
+/// aborted signal; tests/acp and tests/acp_e2e.rs assert it arrives). Every request rawko sends
 /// the client waits through this function, bar `terminal/wait_for_exit` (bounded by the command's
 /// own time limit, then `terminal/kill`).
 pub async fn within<T>(
@@ -107,6 +108,8 @@ pub struct AcpClientIo {
     pub session_id: String,
     pub offers: ClientOffers,
     pub terminals: Terminals,
+    /// The session's pumps: a request waits until they sent what the task produced before it.
+    pub outbox: super::outgoing::Outbox,
     /// The bound of each file and terminal control request (`editorRequestSeconds`).
     pub bound: Duration,
 }
@@ -131,12 +134,11 @@ impl ClientIo for AcpClientIo {
     }
 
     fn read_text_file(&self, path: PathBuf) -> ClientFuture<Result<String, ClientError>> {
-        let sent = self
-            .cx
-            .send_request(ReadTextFileRequest::new(self.session_id.clone(), path))
-            .block_task();
-        let bound = self.bound;
+        let (cx, outbox, bound) = (self.cx.clone(), self.outbox.clone(), self.bound);
+        let request = ReadTextFileRequest::new(self.session_id.clone(), path);
         Box::pin(async move {
+            outbox.flush().await;
+            let sent = cx.send_request(request).block_task();
             within("fs/read_text_file", bound, sent)
                 .await
                 .map(|r| r.content)
@@ -148,16 +150,13 @@ impl ClientIo for AcpClientIo {
         path: PathBuf,
         content: String,
     ) -> ClientFuture<Result<(), ClientError>> {
-        let sent = self
-            .cx
-            .send_request(WriteTextFileRequest::new(
-                self.session_id.clone(),
-                path,
-                content,
-            ))
-            .block_task();
-        let bound = self.bound;
-        Box::pin(async move { within("fs/write_text_file", bound, sent).await.map(drop) })
+        let (cx, outbox, bound) = (self.cx.clone(), self.outbox.clone(), self.bound);
+        let request = WriteTextFileRequest::new(self.session_id.clone(), path, content);
+        Box::pin(async move {
+            outbox.flush().await;
+            let sent = cx.send_request(request).block_task();
+            within("fs/write_text_file", bound, sent).await.map(drop)
+        })
     }
 
     fn run_in_terminal(
@@ -169,7 +168,12 @@ impl ClientIo for AcpClientIo {
             session: self.session_id.clone(),
             bound: self.bound,
         };
-        Box::pin(run(requests, self.terminals.clone(), command))
+        let outbox = self.outbox.clone();
+        let terminals = self.terminals.clone();
+        Box::pin(async move {
+            outbox.flush().await;
+            run(requests, terminals, command).await
+        })
     }
 }
 

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     RequestPermissionOutcome, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UnstructuredCommandInput,
+    ToolKind, UnstructuredCommandInput, UsageUpdate,
 };
 use serde_json::Value;
 
@@ -270,6 +270,14 @@ pub fn prompt_text(prompt: &[ContentBlock]) -> String {
     parts.join("\n")
 }
 
+/// The most characters of a task's description a session's title shows.
+const TITLE_CHARS: usize = 120;
+
+/// A session's title: its task's description on one line, clipped.
+pub fn session_title(description: &str) -> String {
+    clip_line(description.trim(), TITLE_CHARS).into_owned()
+}
+
 /// The session's modes: "no workflow" and every workflow a user can run, the current one marked.
 pub fn modes(set: &WorkflowSet, current: &str) -> SessionModeState {
     let mut available = vec![SessionMode::new(NO_WORKFLOW, "No workflow")
@@ -518,6 +526,11 @@ impl Mapper {
             TaskEvent::Handoff { text, .. } => vec![message(format!("\n{text}\n"))],
             TaskEvent::Approval(_) => Vec::new(),
             TaskEvent::Finished { .. } => Vec::new(),
+            // ACP's update needs the window: without it there is nothing to show it against.
+            TaskEvent::Usage { used, window } => window
+                .map(|size| SessionUpdate::UsageUpdate(UsageUpdate::new(*used, size)))
+                .into_iter()
+                .collect(),
         }
     }
 

@@ -9,7 +9,11 @@
 //! so nothing else waits for the user.
 
 mod client_io;
+mod lifecycle;
 mod map;
+mod options;
+mod outgoing;
+mod session;
 mod sessions;
 #[cfg(test)]
 mod tests;
@@ -17,23 +21,24 @@ mod transport;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, PromptCapabilities, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
-use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
-use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
-use crate::workflow::WorkflowSet;
+use crate::engine::tasks::{StartRequest, TaskError};
+use session::Session;
 
 type Connection = agent_client_protocol::v1::ConnectionTo<Client>;
 
@@ -58,35 +63,6 @@ struct Face {
     offers: Mutex<crate::tools::ClientOffers>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     next: AtomicU64,
-}
-
-/// One ACP session: its task service, the workflows it offers as modes, the task it runs.
-struct Session {
-    id: String,
-    cx: Connection,
-    workspace: PathBuf,
-    set: Arc<WorkflowSet>,
-    tasks: Arc<Tasks>,
-    state: Mutex<SessionState>,
-    /// The terminals Bash calls ran in, by tool call id (shown in the call's last update).
-    terminals: client_io::Terminals,
-}
-
-#[derive(Default)]
-struct SessionState {
-    /// The mode: a workflow key or [`map::NO_WORKFLOW`].
-    mode: String,
-    /// The task the session runs (the last one started).
-    task: Option<String>,
-    /// The prompt turn waiting for its end.
-    turn: Option<oneshot::Sender<StopReason>>,
-    /// A cancel interrupted the task, whose "waiting for you" status has not come yet: it ends
-    /// the cancelled turn, not the next one (the task announces it once it is on disk, which may
-    /// be after the next prompt came).
-    interrupting: Option<tokio::sync::watch::Sender<bool>>,
-    /// What the workspace's untrusted config leaves out, said once, before the first prompt's
-    /// answer (the client shows nothing of rawko's stderr).
-    untrusted_note: Option<String>,
 }
 
 /// Runs the face on stdin/stdout until the client closes it.
@@ -137,20 +113,16 @@ async fn serve(
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
     let transport = transport::lines(input, output);
-    let (f0, f1, f2, f3, f4, f5) = (
-        face.clone(),
-        face.clone(),
-        face.clone(),
-        face.clone(),
-        face.clone(),
-        face.clone(),
-    );
+    // Each handler owns a reference to the face.
+    let f = || face.clone();
+    let (f_init, f_new, f_load, f_resume, f_close, f_list) = (f(), f(), f(), f(), f(), f());
+    let (f_prompt, f_mode, f_option, f_cancel) = (f(), f(), f(), f());
     let result = Agent
         .v1()
         .name("rawko")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
-                if let Ok(mut offers) = f0.offers.lock() {
+                if let Ok(mut offers) = f_init.offers.lock() {
                     *offers = client_io::offers(&request.client_capabilities);
                 }
                 responder.respond(initialize(&request))
@@ -158,28 +130,34 @@ async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: NewSessionRequest, responder, cx| {
-                let face = f1.clone();
-                match face.new_session(request, cx).await {
-                    Ok((response, session)) => {
-                        responder.respond(response)?;
-                        session.notify(SessionUpdate::AvailableCommandsUpdate(
-                            AvailableCommandsUpdate::new(map::available_commands()),
-                        ));
-                        Ok(())
-                    }
-                    Err(e) => responder.respond_with_error(e),
+            async move |request: NewSessionRequest, responder, cx| match f_new
+                .new_session(request, cx)
+                .await
+            {
+                Ok((response, session)) => {
+                    responder.respond(response)?;
+                    session.notify(SessionUpdate::AvailableCommandsUpdate(
+                        AvailableCommandsUpdate::new(map::available_commands()),
+                    ));
+                    Ok(())
                 }
+                Err(e) => responder.respond_with_error(e),
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
                 // The replay is sent before the answer, as ACP asks: from a task of its own.
-                let face = f5.clone();
+                let face = f_load.clone();
                 tokio::spawn(async move {
-                    match face.load_session(request, cx).await {
-                        Ok((response, session)) => {
+                    let opened = face
+                        .reopen(&request.session_id.0, &request.cwd, true, cx)
+                        .await;
+                    match opened {
+                        Ok(session) => {
+                            let response = LoadSessionResponse::new()
+                                .modes(session.modes())
+                                .config_options(session.config_options());
                             let _ = responder.respond(response);
                             session.notify(SessionUpdate::AvailableCommandsUpdate(
                                 AvailableCommandsUpdate::new(map::available_commands()),
@@ -195,11 +173,62 @@ async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: PromptRequest, responder, _cx| {
-                // The turn lasts until the task ends it: answered from a task of its own.
-                let face = f2.clone();
+            async move |request: ResumeSessionRequest, responder, cx| match f_resume
+                .reopen(&request.session_id.0, &request.cwd, false, cx)
+                .await
+            {
+                Ok(session) => {
+                    let response = ResumeSessionResponse::new()
+                        .modes(session.modes())
+                        .config_options(session.config_options());
+                    responder.respond(response)?;
+                    session.notify(SessionUpdate::AvailableCommandsUpdate(
+                        AvailableCommandsUpdate::new(map::available_commands()),
+                    ));
+                    Ok(())
+                }
+                Err(e) => responder.respond_with_error(e),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest, responder, _cx| {
+                let face = f_close.clone();
                 tokio::spawn(async move {
-                    let _ = responder.respond_with_result(face.prompt(request).await);
+                    let _ = responder.respond_with_result(face.close(&request.session_id.0).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder, _cx| {
+                let face = f_list.clone();
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(face.list(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, _cx| {
+                // The turn lasts until the task ends it: answered from a task of its own. A
+                // `$/cancel_request` of the prompt cancels its turn, as `session/cancel` does.
+                let face = f_prompt.clone();
+                let cancellation = responder.cancellation();
+                tokio::spawn(async move {
+                    let session_id = request.session_id.0.to_string();
+                    let turn = face.prompt(request);
+                    tokio::pin!(turn);
+                    let result = tokio::select! {
+                        result = &mut turn => result,
+                        () = cancellation.cancelled() => {
+                            face.cancel(&session_id);
+                            turn.await
+                        }
+                    };
+                    let _ = responder.respond_with_result(result);
                 });
                 Ok(())
             },
@@ -207,7 +236,7 @@ async fn serve(
         )
         .on_receive_request(
             async move |request: SetSessionModeRequest, responder, _cx| {
-                let face = f3.clone();
+                let face = f_mode.clone();
                 tokio::spawn(async move {
                     let _ = responder.respond_with_result(face.set_mode(request).await);
                 });
@@ -215,9 +244,19 @@ async fn serve(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest, responder, _cx| {
+                let face = f_option.clone();
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(face.set_config_option(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |notification: CancelNotification, _cx| {
-                f4.cancel(&notification.session_id.0);
+                f_cancel.cancel(&notification.session_id.0);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -234,8 +273,15 @@ fn initialize(_request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
-                // A session whose task this machine keeps loads (docs/acp.md).
+                // A session whose task this machine keeps loads (docs/acp.md), or resumes
+                // without the replay; the sessions of a workspace are listed; a session closes.
                 .load_session(true)
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new()),
+                )
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
         )
         .agent_info(
@@ -272,223 +318,6 @@ impl Face {
             .ok()
             .and_then(|s| s.get(id).cloned())
             .ok_or_else(|| invalid_params(format!("unknown session \"{}\"", crate::clip::clip(id))))
-    }
-
-    /// `session/new`: the session's workspace is its `cwd` (or `--workspace`), with its settings,
-    /// trust, workflows (the modes) and a task service of its own.
-    async fn new_session(
-        &self,
-        request: NewSessionRequest,
-        cx: Connection,
-    ) -> Result<(NewSessionResponse, Arc<Session>), Error> {
-        let id = format!(
-            "acp-{}-{}-{}",
-            crate::clock::now_millis(),
-            std::process::id(),
-            self.next.fetch_add(1, Ordering::Relaxed)
-        );
-        let session = self
-            .open_session(
-                id.clone(),
-                &request.cwd,
-                request.mcp_servers.len(),
-                None,
-                cx,
-            )
-            .await?;
-        let response = NewSessionResponse::new(id).modes(session.modes());
-        Ok((response, session))
-    }
-
-    /// `session/load`: a session of an earlier `rawko acp` whose task this machine keeps. Its
-    /// conversation and where it stands are replayed as updates; the next prompt resumes an
-    /// unfinished task with the prompt as a message (a finished one: a new task starts).
-    async fn load_session(
-        &self,
-        request: LoadSessionRequest,
-        cx: Connection,
-    ) -> Result<(LoadSessionResponse, Arc<Session>), Error> {
-        let id = request.session_id.0.to_string();
-        let not_found = || {
-            Error::new(
-                ErrorCode::RESOURCE_NOT_FOUND,
-                format!("unknown session \"{}\"", crate::clip::clip(&id)),
-            )
-        };
-        if self.session(&id).is_ok() {
-            return Err(Error::new(
-                ErrorCode::INVALID_REQUEST,
-                format!("session \"{}\" is already open", crate::clip::clip(&id)),
-            ));
-        }
-        let store = crate::store::state_dir(env).ok_or_else(not_found)?;
-        let task_id = sessions::task_of(&store, &id).ok_or_else(not_found)?;
-        let session = self
-            .open_session(
-                id.clone(),
-                &request.cwd,
-                request.mcp_servers.len(),
-                None,
-                cx,
-            )
-            .await?;
-        let snapshot = session.tasks.get(&task_id).await.map_err(task_error)?;
-        if let Ok(mut state) = session.state.lock() {
-            state.task = Some(task_id.clone());
-            if let Some(key) = &snapshot.workflow {
-                state.mode = key.clone();
-            }
-        }
-        // The conversation as it was (the prompts, the agent's text, its tool calls and their
-        // results), then where the task stands (its status line and plan).
-        // Drawn from the task's own (pinned) workflows, not this folder's.
-        let task_set = session.tasks.task_definitions(&task_id).await;
-        let summary = map::replay(&snapshot, &task_set);
-        let summary = match session.tasks.conversation(&task_id).await {
-            Ok(conversation) => {
-                for update in sessions::replay_updates(&conversation.messages, &session.workspace) {
-                    session.notify(update);
-                }
-                // The conversation began with the description: the summary need not repeat it.
-                summary.into_iter().skip(1).collect()
-            }
-            Err(e) => {
-                tracing::warn!("session/load: the conversation of {task_id} cannot be read: {e}");
-                summary
-            }
-        };
-        for update in summary {
-            session.notify(update);
-        }
-        Ok((LoadSessionResponse::new().modes(session.modes()), session))
-    }
-
-    /// A session for `cwd` (or `--workspace`): its settings, trust, workflows (the modes) and a
-    /// task service of its own, whose tasks' events go to this session.
-    async fn open_session(
-        &self,
-        id: String,
-        cwd: &std::path::Path,
-        mcp_servers: usize,
-        mode: Option<String>,
-        cx: Connection,
-    ) -> Result<Arc<Session>, Error> {
-        let workspace = match &self.options.workspace {
-            Some(w) => w.clone(),
-            None if cwd.is_absolute() => cwd.to_path_buf(),
-            None => {
-                return Err(invalid_params(format!(
-                    "cwd must be an absolute path, not \"{}\"",
-                    crate::clip::clip_path(cwd)
-                )))
-            }
-        };
-        if !workspace.is_dir() {
-            return Err(invalid_params(format!(
-                "cwd \"{}\" is not a directory",
-                crate::clip::clip_path(&workspace)
-            )));
-        }
-        if mcp_servers > 0 {
-            tracing::info!(
-                "the client offers {mcp_servers} MCP server(s); rawko's tasks do not use them yet"
-            );
-        }
-        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
-        let (place, problems) = Place::load(workspace.clone(), None, &env);
-        for p in &problems {
-            tracing::warn!("rawko config: {p}");
-        }
-        use crate::hooks::trust;
-        let trust = trust::check(
-            trust::store_path(env).as_deref(),
-            &place.workspace,
-            place.settings.trust_section().as_ref(),
-        );
-        // No question can be asked here: an untrusted workspace's hooks and settings that need
-        // trust are left out, and the session says so.
-        let untrusted_note = match place.settings.untrusted_text(&place.workspace) {
-            Some(left_out) if !trust.allows() => {
-                let note = format!(
-                    "{left_out}: {} (`rawko trust` in it trusts it)",
-                    trust.reason()
-                );
-                tracing::warn!("{note}");
-                Some(note)
-            }
-            _ => None,
-        };
-        let default_mode = mode
-            .or_else(|| self.options.workflow.clone())
-            .or_else(|| place.settings.default_workflow.clone());
-        let roots = place.workflow_roots.clone();
-        let set = Arc::new(
-            tokio::task::spawn_blocking(move || crate::workflow::load(&roots).workflows)
-                .await
-                .unwrap_or_default(),
-        );
-        let mode = match default_mode {
-            Some(key) => match map::mode_workflow(&set, &key) {
-                Ok(_) => key,
-                Err(why) => {
-                    tracing::warn!("{why}; the session starts without a workflow");
-                    map::NO_WORKFLOW.to_owned()
-                }
-            },
-            None => map::NO_WORKFLOW.to_owned(),
-        };
-        let store = crate::store::state_dir(env);
-        let offers = self.offers.lock().map(|o| *o).unwrap_or_default();
-        let editor_bound = place.settings.editor_request_timeout;
-        let terminals = client_io::Terminals::default();
-        let session = Arc::new_cyclic(|me: &Weak<Session>| {
-            let me = me.clone();
-            let store_dir = store.clone();
-            let sink: Sink = Arc::new(move |task_id, events| {
-                if let Some(session) = me.upgrade() {
-                    if let Ok(mut state) = session.state.lock() {
-                        state.task = Some(task_id.clone());
-                    }
-                    if let Some(store) = &store_dir {
-                        if let Err(e) = sessions::record(store, &session.id, &task_id) {
-                            tracing::warn!(
-                                "cannot record the session's task (no session/load): {e}"
-                            );
-                        }
-                    }
-                    tokio::spawn(pump(session, task_id, events));
-                }
-            });
-            let tasks = Tasks::new(place, store, sink);
-            tasks.set_trust(Some(trust.allows()));
-            tasks.record_session("acp");
-            if offers != crate::tools::ClientOffers::default() {
-                tasks.set_client_io(Some(Arc::new(client_io::AcpClientIo {
-                    cx: cx.clone(),
-                    session_id: id.clone(),
-                    offers,
-                    terminals: terminals.clone(),
-                    bound: editor_bound,
-                })));
-            }
-            Session {
-                id: id.clone(),
-                cx,
-                terminals,
-                workspace,
-                set,
-                tasks,
-                state: Mutex::new(SessionState {
-                    mode,
-                    untrusted_note,
-                    ..SessionState::default()
-                }),
-            }
-        });
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id, session.clone());
-        }
-        Ok(session)
     }
 
     /// `session/prompt`: the first prompt starts the task, later ones are messages to it; the
@@ -543,17 +372,32 @@ impl Face {
         let result = match running {
             Some(id) => session.tasks.send_message(&id, text),
             None => {
-                let options = &self.options;
+                // The provider the user chose among several, else the one `rawko acp` was given.
+                let o = &self.options;
+                let (provider, model, script, base_url) = match session.model_choice() {
+                    Some(c) => (
+                        Some(c.spec.name.clone()),
+                        c.spec.model.clone(),
+                        c.spec.script.clone(),
+                        c.spec.base_url.clone(),
+                    ),
+                    None => (
+                        o.provider.clone(),
+                        o.model.clone(),
+                        o.script.clone(),
+                        o.base_url.clone(),
+                    ),
+                };
                 session
                     .tasks
                     .start(StartRequest {
                         description: text,
                         workflow: map::mode_workflow(&session.set, &mode).ok().flatten(),
                         agent: None,
-                        provider: options.provider.clone(),
-                        model: options.model.clone(),
-                        script: options.script.clone(),
-                        base_url: options.base_url.clone(),
+                        provider,
+                        model,
+                        script,
+                        base_url,
                         agent_command: None,
                     })
                     .await
@@ -576,6 +420,46 @@ impl Face {
     ) -> Result<SetSessionModeResponse, Error> {
         let session = self.session(&request.session_id.0)?;
         let mode = request.mode_id.0.to_string();
+        map::mode_workflow(&session.set, &mode).map_err(invalid_params)?;
+        self.choose_workflow(&session, mode, true).await?;
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// `session/set_config_option`: the workflow (as `set_mode`) or the provider and model the
+    /// next task runs with; answered with every option as it stands.
+    async fn set_config_option(
+        &self,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let session = self.session(&request.session_id.0)?;
+        let choice = options::choice(
+            &request.config_id.0,
+            &request.value,
+            &session.set,
+            &session.models,
+        )
+        .map_err(invalid_params)?;
+        match choice {
+            options::Choice::Workflow(mode) => self.choose_workflow(&session, mode, false).await?,
+            options::Choice::Model(value) => {
+                if let Ok(mut state) = session.state.lock() {
+                    state.model = Some(value);
+                }
+            }
+        }
+        Ok(SetSessionConfigOptionResponse::new(
+            session.config_options(),
+        ))
+    }
+
+    /// The session's workflow becomes `mode` (checked): a running task that runs none yet starts
+    /// it now; one already in a workflow keeps it (an error says how to end it).
+    async fn choose_workflow(
+        &self,
+        session: &Session,
+        mode: String,
+        tell_options: bool,
+    ) -> Result<(), Error> {
         let key = map::mode_workflow(&session.set, &mode).map_err(invalid_params)?;
         let running = session
             .state
@@ -596,13 +480,8 @@ impl Face {
                 .map_err(task_error)?;
             session.message(format!("\n{text}\n"));
         }
-        if let Ok(mut state) = session.state.lock() {
-            state.mode = mode.clone();
-        }
-        session.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode,
-        )));
-        Ok(SetSessionModeResponse::new())
+        session.set_mode(mode, tell_options);
+        Ok(())
     }
 
     /// `session/cancel`: the turn ends `cancelled` at once, and the task stops its turn and
@@ -635,184 +514,6 @@ impl Face {
             let _ = turn.send(StopReason::Cancelled);
         }
     }
-}
-
-impl Session {
-    fn notify(&self, update: SessionUpdate) {
-        if let Err(e) = self
-            .cx
-            .send_notification(SessionNotification::new(self.id.clone(), update))
-        {
-            tracing::debug!("cannot send a session update: {e}");
-        }
-    }
-
-    fn message(&self, text: String) {
-        self.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-            ContentBlock::from(text),
-        )));
-    }
-
-    /// The session's modes, the current one marked.
-    fn modes(&self) -> agent_client_protocol::v1::schema::SessionModeState {
-        let mode = self
-            .state
-            .lock()
-            .map(|s| s.mode.clone())
-            .unwrap_or_else(|_| map::NO_WORKFLOW.to_owned());
-        map::modes(&self.set, &mode)
-    }
-
-    /// A loaded session's task, found unfinished in the store, going on again; its id.
-    async fn resume_stored(&self) -> Option<String> {
-        let id = self.state.lock().ok()?.task.clone()?;
-        if self.tasks.handle(&id).is_some() {
-            return None;
-        }
-        match self.tasks.resume(&id).await {
-            Ok(_) => Some(id),
-            Err(e) => {
-                tracing::debug!("the session's task does not resume: {e}");
-                None
-            }
-        }
-    }
-
-    /// The session's task, if it has not ended.
-    fn running_task(&self, state: &SessionState) -> Option<String> {
-        let id = state.task.clone()?;
-        let handle = self.tasks.handle(&id)?;
-        (!handle.state().is_finished()).then_some(id)
-    }
-
-    /// A slash command: its answer is shown, and the turn ends.
-    async fn command(&self, command: map::SlashCommand) {
-        let running = self.state.lock().ok().and_then(|s| self.running_task(&s));
-        let Some(id) = running else {
-            self.message("No task is running: your next prompt starts one.\n".to_owned());
-            return;
-        };
-        let answer = match command {
-            map::SlashCommand::Step(action) => self.tasks.step(&id, action).await,
-            map::SlashCommand::Interrupt => self
-                .tasks
-                .interrupt(&id)
-                .map(|()| "Interrupted: the task waits for your next message.".to_owned()),
-        };
-        match answer {
-            Ok(text) => self.message(format!("{text}\n")),
-            Err(e) => self.message(format!("⚠️ {e}\n")),
-        }
-    }
-
-    /// Ends the prompt turn, if one is running.
-    fn end_turn(&self, task_id: &str, reason: StopReason) {
-        let turn = match self.state.lock() {
-            Ok(mut state) if state.task.as_deref() == Some(task_id) => state.turn.take(),
-            _ => None,
-        };
-        if let Some(turn) = turn {
-            let _ = turn.send(reason);
-        }
-    }
-}
-
-/// Sends a task's events to the client as `session/update`s, in order, and ends the turn where
-/// the task says; approvals are asked in tasks of their own.
-async fn pump(session: Arc<Session>, task_id: String, mut events: crate::engine::EventReceiver) {
-    let mut mapper = map::Mapper::new(session.set.clone(), session.workspace.clone());
-    while let Some(event) = events.recv().await {
-        if let TaskEvent::Approval(request) = event {
-            tokio::spawn(ask_permission(session.clone(), *request));
-            continue;
-        }
-        for update in mapper.map(&event) {
-            session.notify(client_io::keep_terminal(update, &session.terminals));
-        }
-        if let Some(reason) = map::turn_end(&event) {
-            // The interrupt of a cancel ends the cancelled turn, which has ended already.
-            let acked = session
-                .state
-                .lock()
-                .ok()
-                .and_then(|mut s| s.interrupting.take());
-            match acked {
-                Some(acked) if !matches!(event, TaskEvent::Finished { .. }) => {
-                    acked.send_replace(true);
-                }
-                Some(acked) => {
-                    acked.send_replace(true);
-                    session.end_turn(&task_id, reason);
-                }
-                None => session.end_turn(&task_id, reason),
-            }
-        }
-    }
-}
-
-/// Asks the client about a blocked call (`session/request_permission`), within the approval
-/// timeout. When the task stops waiting first (that timeout: `reject_once`, or a cancel) the
-/// stream says so and the call does not run.
-async fn ask_permission(session: Arc<Session>, request: ApprovalRequest) {
-    let ApprovalRequest {
-        tool_call_id,
-        tool,
-        input,
-        phase,
-        reason,
-        detail,
-        summary,
-        timeout,
-        mut reply,
-        ..
-    } = request;
-    // The words for people (the gate's reason is written for the model).
-    let reason = if detail.trim().is_empty() {
-        reason
-    } else {
-        detail
-    };
-    let params = RequestPermissionRequest::new(
-        session.id.clone(),
-        map::permission_tool_call(
-            &tool_call_id,
-            &tool,
-            &input,
-            &phase,
-            &reason,
-            &summary,
-            &session.workspace,
-        ),
-        map::permission_options(),
-    );
-    // The task stops waiting at the same timeout (it started counting first), so `reply`
-    // closes first; the bound here only makes sure nothing waits past it.
-    let sent = client_io::within(
-        "session/request_permission",
-        timeout,
-        session.cx.send_request(params).block_task(),
-    );
-    let answer = tokio::select! {
-        answer = sent => match answer {
-            Ok(response) => map::approval_answer(&response.outcome),
-            Err(crate::tools::ClientError::Answered(e)) => {
-                tracing::warn!("the client answered the permission request with an error: {e}");
-                ApprovalAnswer::Cancelled
-            }
-            Err(crate::tools::ClientError::NoAnswer(_)) => {
-                session.message(map::approval_timeout_line(&summary));
-                return;
-            }
-        },
-        () = reply.closed() => {
-            session.message(map::approval_timeout_line(&summary));
-            return;
-        }
-    };
-    if let Some(line) = map::approval_line(answer, &summary) {
-        session.message(line);
-    }
-    let _ = reply.send(answer);
 }
 
 type Reader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;

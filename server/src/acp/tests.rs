@@ -599,3 +599,116 @@ fn a_loaded_session_replays_the_description_where_the_task_stands_and_its_plan()
     // Without a workflow there is no plan.
     assert_eq!(map::replay(&snapshot(None, Vec::new()), &set).len(), 2);
 }
+
+#[test]
+fn the_workflow_is_a_mode_option_and_a_choice_of_providers_a_model_option() {
+    use super::options::{choice, config_options, model_choices, Choice};
+    use agent_client_protocol::v1::schema::SessionConfigOptionValue;
+    let set = starter();
+    let spec = |name: &str, model: Option<&str>| crate::provider::ProviderSpec {
+        name: name.to_owned(),
+        model: model.map(str::to_owned),
+        ..Default::default()
+    };
+    // One provider: nothing to choose, only the workflow.
+    assert!(model_choices(&[spec("anthropic", None)]).is_empty());
+    let options = serde_json::to_value(config_options(&set, "feature", &[], None)).unwrap();
+    assert_eq!(options.as_array().unwrap().len(), 1, "{options}");
+    let workflow = &options[0];
+    assert_eq!(workflow["id"], "workflow");
+    assert_eq!(workflow["category"], "mode");
+    assert_eq!(workflow["type"], "select");
+    assert_eq!(workflow["currentValue"], "feature");
+    let values: Vec<&str> = workflow["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values[0], "none");
+    assert!(
+        values.contains(&"feature") && !values.contains(&"review"),
+        "{values:?}"
+    );
+    // Two entries of one provider are told apart by their labels.
+    let models = model_choices(&[
+        spec("anthropic", Some("claude-sonnet-4-5")),
+        spec("openai", None),
+        spec("openai", None),
+    ]);
+    let labels: Vec<&str> = models.iter().map(|c| c.value.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["anthropic:claude-sonnet-4-5", "openai", "openai#2"]
+    );
+    let options =
+        serde_json::to_value(config_options(&set, "none", &models, Some("openai#2"))).unwrap();
+    assert_eq!(options[1]["id"], "model");
+    assert_eq!(options[1]["category"], "model");
+    assert_eq!(options[1]["currentValue"], "openai#2");
+    let first = serde_json::to_value(config_options(&set, "none", &models, Some("gone"))).unwrap();
+    assert_eq!(
+        first[1]["currentValue"], "anthropic:claude-sonnet-4-5",
+        "an unknown choice shows the first"
+    );
+    // What the client may choose, and the words for what it may not.
+    let value = |v: &str| SessionConfigOptionValue::value_id(v.to_owned());
+    assert_eq!(
+        choice("workflow", &value("feature"), &set, &models),
+        Ok(Choice::Workflow("feature".into()))
+    );
+    assert_eq!(
+        choice("model", &value("openai"), &set, &models),
+        Ok(Choice::Model("openai".into()))
+    );
+    let err = choice("model", &value("gpt"), &set, &models).unwrap_err();
+    assert_eq!(
+        err,
+        "unknown model \"gpt\"; the models are anthropic:claude-sonnet-4-5, openai, openai#2"
+    );
+    let err = choice("model", &value("openai"), &set, &[]).unwrap_err();
+    assert_eq!(err, "unknown option \"model\"; the options are workflow");
+    let err = choice(
+        "workflow",
+        &SessionConfigOptionValue::boolean(true),
+        &set,
+        &models,
+    )
+    .unwrap_err();
+    assert!(err.contains("not true or false"), "{err}");
+    assert!(choice("workflow", &value("review"), &set, &models)
+        .unwrap_err()
+        .starts_with("unknown mode \"review\""));
+}
+
+#[test]
+fn a_sessions_title_is_its_tasks_first_line_clipped() {
+    assert_eq!(
+        map::session_title("  Fix the bug\nin detail"),
+        "Fix the bug"
+    );
+    let long = "x".repeat(300);
+    assert!(map::session_title(&long).chars().count() <= 121);
+}
+
+#[test]
+fn reported_usage_is_a_usage_update_when_the_window_is_known() {
+    let mut m = mapper();
+    let shown = m.map(&TaskEvent::Usage {
+        used: 1280,
+        window: Some(200_000),
+    });
+    assert_eq!(shown.len(), 1);
+    let u = wire(&shown[0]);
+    assert_eq!(u["sessionUpdate"], "usage_update");
+    assert_eq!(u["used"], 1280);
+    assert_eq!(u["size"], 200_000);
+    assert!(
+        m.map(&TaskEvent::Usage {
+            used: 5,
+            window: None
+        })
+        .is_empty(),
+        "without the window there is nothing to show it against"
+    );
+}

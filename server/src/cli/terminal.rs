@@ -226,6 +226,8 @@ impl<'a> Printer<'a> {
                 self.end_text()?;
                 writeln!(self.out, "  {text}")?;
             }
+            // A terminal run does not show the context's fill.
+            TaskEvent::Usage { .. } => {}
             TaskEvent::Countdown { seconds_left, .. } => {
                 self.end_text()?;
                 writeln!(

@@ -230,6 +230,13 @@ pub enum TaskEvent {
         outcome: Outcome,
         summary: String,
     },
+    /// How full the model's context is after a turn, as its provider reported it (not logged: a
+    /// face may show it).
+    Usage {
+        used: u64,
+        /// The model's context window, when the provider knows it.
+        window: Option<u64>,
+    },
 }
 
 /// What a face can ask of a running task.

@@ -87,6 +87,8 @@ pub(super) async fn write_events(
             TaskEvent::Approval(request) => {
                 tokio::spawn(ask_approval(out.clone(), task_id.clone(), *request));
             }
+            // rawko's editor protocol has no usage notification (the ACP face shows it).
+            TaskEvent::Usage { .. } => {}
         }
     }
 }

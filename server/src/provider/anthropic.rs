@@ -161,9 +161,19 @@ impl http::Streaming for AnthropicProvider {
     }
 }
 
+/// The context window of the Claude models (their standard one: 200k tokens).
+pub const CONTEXT_WINDOW: u64 = 200_000;
+
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn context_usage(&self) -> Option<super::ContextUsage> {
+        self.last_usage.map(|u| super::ContextUsage {
+            used: u.input_tokens + u.output_tokens,
+            window: Some(CONTEXT_WINDOW),
+        })
     }
 
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {

@@ -102,6 +102,8 @@ pub struct Failover {
     cooldown: Duration,
     /// Called when a turn moves to another provider (for the task's output).
     on_switch: Option<SwitchCallback>,
+    /// The provider that answered the last turn.
+    answered: Option<usize>,
 }
 
 impl Failover {
@@ -116,6 +118,7 @@ impl Failover {
             cooldowns,
             cooldown,
             on_switch: None,
+            answered: None,
         }
     }
 
@@ -134,6 +137,10 @@ impl Provider for Failover {
         for (_, p) in &mut self.providers {
             p.resume_after(turns);
         }
+    }
+
+    fn context_usage(&self) -> Option<super::ContextUsage> {
+        self.providers.get(self.answered?)?.1.context_usage()
     }
 
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
@@ -156,7 +163,10 @@ impl Provider for Failover {
                     tools: request.tools,
                 };
                 match self.providers[i].1.turn(req, on_text).await {
-                    Ok(turn) => return Ok(turn),
+                    Ok(turn) => {
+                        self.answered = Some(i);
+                        return Ok(turn);
+                    }
                     Err(e) if e.kind == ErrorKind::RateLimited => {
                         // The configured cooldown, or longer when the provider asks for longer.
                         let cooldown = e
@@ -266,6 +276,33 @@ mod tests {
         assert_eq!(f.turn(request(), &sink).await.unwrap().text, "from b");
         assert_eq!(*a_calls.lock().unwrap(), 1);
         assert_eq!(*b_calls.lock().unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_usage_reported_is_the_answering_providers() {
+        use crate::provider::scripted::ScriptedProvider;
+        let a = ScriptedProvider::parse(
+            "turns:\n  - error: rate_limited\n    usage: {input_tokens: 99, output_tokens: 1}\n",
+        )
+        .unwrap();
+        let b = ScriptedProvider::parse(
+            "turns:\n  - text: hi\n    usage: {input_tokens: 10, output_tokens: 2, context_window: 1000}\n",
+        )
+        .unwrap();
+        let mut f = Failover::new(
+            vec![("a".into(), Box::new(a)), ("b".into(), Box::new(b))],
+            Cooldowns::default(),
+            Duration::from_secs(600),
+        );
+        assert_eq!(f.context_usage(), None, "nothing before a turn");
+        f.turn(request(), &|_| {}).await.unwrap();
+        assert_eq!(
+            f.context_usage(),
+            Some(crate::provider::ContextUsage {
+                used: 12,
+                window: Some(1000)
+            })
+        );
     }
 
     #[tokio::test]

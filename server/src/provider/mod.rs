@@ -72,6 +72,15 @@ pub enum StopReason {
     MaxTokens,
 }
 
+/// How full the model's context is after a turn, as the provider reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextUsage {
+    /// Tokens in the context: the turn's input and its output.
+    pub used: u64,
+    /// The model's context window in tokens, when it is known.
+    pub window: Option<u64>,
+}
+
 /// Who runs the tool calls of a turn.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Runner {
@@ -208,6 +217,10 @@ pub trait Provider: Send {
     /// turn; an agent already running is started again (its session loaded) when the phase's
     /// access to the workspace changed.
     fn confine(&mut self, _confinement: &Confinement) {}
+    /// The context usage the provider reported for its last turn, if it reports any.
+    fn context_usage(&self) -> Option<ContextUsage> {
+        None
+    }
 }
 
 /// How to build a task's provider again, as written in its log.

@@ -189,6 +189,14 @@ impl Provider for OpenAiProvider {
         "openai"
     }
 
+    /// The window of an OpenAI-compatible server's model is not known (it is the server's).
+    fn context_usage(&self) -> Option<super::ContextUsage> {
+        self.last_usage.map(|u| super::ContextUsage {
+            used: u.input_tokens + u.output_tokens,
+            window: None,
+        })
+    }
+
     fn turn<'a>(&'a mut self, request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
             let body = self.request_body(&request);

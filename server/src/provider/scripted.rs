@@ -10,6 +10,8 @@
 //!   - text: "Thinking…"
 //!     delay_ms: 200                # rawko's extension: wait before the turn
 //!   - panic: "a bug"               # fault injection: the turn panics inside the task's actor
+//!   - text: "Counted."
+//!     usage: {input_tokens: 1200, output_tokens: 80, context_window: 200000}  # as reported
 //! ```
 
 use std::collections::HashMap;
@@ -52,6 +54,22 @@ pub struct ScriptTurn {
     /// hold that no fault leaves a task running (invariant 8).
     #[serde(default)]
     pub panic: Option<String>,
+    /// The token usage the "server" reports for this turn (a model API's `usage`).
+    #[serde(default)]
+    pub usage: Option<ScriptUsage>,
+}
+
+/// A scripted turn's reported token usage.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptUsage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// The model's context window, when the script says it.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -88,6 +106,8 @@ pub struct ScriptedProvider {
     turns: Arc<[ScriptTurn]>,
     next: usize,
     calls: usize,
+    /// What the last turn played reported of its usage.
+    usage: Option<ScriptUsage>,
 }
 
 impl ScriptedProvider {
@@ -96,6 +116,7 @@ impl ScriptedProvider {
             turns: turns.into(),
             next: 0,
             calls: 0,
+            usage: None,
         }
     }
 
@@ -119,6 +140,7 @@ impl ScriptedProvider {
                 turns,
                 next: 0,
                 calls: 0,
+                usage: None,
             });
         }
         let provider = Self::parse(&text).map_err(|(line, message)| err(line, message))?;
@@ -191,9 +213,17 @@ impl Provider for ScriptedProvider {
         self.next = turns.min(self.turns.len());
     }
 
+    fn context_usage(&self) -> Option<super::ContextUsage> {
+        self.usage.map(|u| super::ContextUsage {
+            used: u.input_tokens + u.output_tokens,
+            window: u.context_window,
+        })
+    }
+
     fn turn<'a>(&'a mut self, _request: TurnRequest<'a>, on_text: TextSink<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
             let (turn, index) = self.play()?;
+            self.usage = turn.usage;
             if let Some(ms) = turn.delay_ms {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
             }
@@ -280,6 +310,27 @@ mod tests {
         assert_eq!(t.stop_reason, StopReason::EndTurn);
         let e = p.turn(request(), &sink).await.unwrap_err();
         assert!(e.message.starts_with("script exhausted"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_turn_reports_the_usage_its_script_gives() {
+        let mut p = ScriptedProvider::parse(
+            "turns:\n  - text: counted\n    usage: {input_tokens: 1200, output_tokens: 80, context_window: 200000}\n  - text: uncounted\n",
+        )
+        .unwrap();
+        assert_eq!(p.context_usage(), None, "nothing before a turn");
+        p.turn(request(), &|_| {}).await.unwrap();
+        assert_eq!(
+            p.context_usage(),
+            Some(super::super::ContextUsage {
+                used: 1280,
+                window: Some(200_000)
+            })
+        );
+        p.turn(request(), &|_| {}).await.unwrap();
+        assert_eq!(p.context_usage(), None, "a turn without usage reports none");
+        let e = ScriptedProvider::parse("turns:\n  - usage: {tokens: 5}\n").unwrap_err();
+        assert!(e.1.contains("unknown field `tokens`"), "{}", e.1);
     }
 
     #[test]

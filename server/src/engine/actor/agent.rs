@@ -214,6 +214,12 @@ impl Control {
                     })
                     .collect(),
             });
+            if let Some(usage) = provider.context_usage() {
+                self.emit(crate::engine::TaskEvent::Usage {
+                    used: usage.used,
+                    window: usage.window,
+                });
+            }
             if !turn.text.trim().is_empty() {
                 self.last_output = turn.text.clone();
             }

@@ -48,6 +48,7 @@ impl Control {
                     s.scrub(text);
                 }
                 TaskEvent::Finished { summary, .. } => s.scrub(summary),
+                TaskEvent::Usage { .. } => {}
             }
         }
         // The face may have gone (the editor closed); the task still runs to its end.

@@ -1,0 +1,203 @@
+//! What `rawko acp` sends the client in a session, in the order the task produced it: the task's
+//! events as `session/update`s (the pump), its blocked calls as `session/request_permission`, and
+//! the `fs/*` and `terminal/*` requests its tools make.
+//!
+//! Everything goes out through the SDK's one outgoing queue per connection, in the order it is
+//! put there. The task's events reach that queue late: each is announced once its record in the
+//! task's log is durable (invariant 6), and then through the session's pump, which runs apart
+//! from the task. A tool of the task that asks the client something would overtake them (a
+//! Write's `fs/write_text_file` before the `tool_call` of that Write and before the plan that
+//! leaves the read-only phase). So a request first waits until what the task logged before it
+//! is announced and every pump of the session has sent it ([`Outbox::flush`]); a permission
+//! request is put in the queue by the pump itself, between the updates before it and after it.
+
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse};
+use tokio::sync::{mpsc, oneshot};
+
+use super::session::Session;
+use super::{client_io, map};
+use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
+
+/// A pump's end of the flush requests: each is answered once what came before it was sent.
+type Flushes = mpsc::UnboundedReceiver<oneshot::Sender<()>>;
+
+/// The pumps of one session's tasks, which a request waits for ([`Outbox::flush`]).
+#[derive(Clone, Default)]
+pub struct Outbox {
+    pumps: Arc<Mutex<Vec<mpsc::UnboundedSender<oneshot::Sender<()>>>>>,
+    /// The session's tasks are logged: their events are announced once durable.
+    logged: bool,
+}
+
+impl std::fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Outbox")
+    }
+}
+
+impl Outbox {
+    /// The outbox of a session whose tasks are logged (`logged`) or kept in memory only.
+    pub fn new(logged: bool) -> Self {
+        Outbox {
+            logged,
+            ..Outbox::default()
+        }
+    }
+
+    /// A new pump's end of the flush requests (taken before the pump starts, so that no request
+    /// of its task can miss it).
+    fn register(&self) -> Flushes {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut pumps) = self.pumps.lock() {
+            pumps.retain(|p| !p.is_closed());
+            pumps.push(tx);
+        }
+        rx
+    }
+
+    /// Returns once every pump of the session has sent the updates of everything its task
+    /// produced before this call. A pump whose task has ended answers at once (its end drops the
+    /// request).
+    pub async fn flush(&self) {
+        if self.logged {
+            // Every event logged so far is durable, so announced: in its pump's queue.
+            crate::store::journal().flush().await;
+        }
+        let waits: Vec<oneshot::Receiver<()>> = match self.pumps.lock() {
+            Ok(mut pumps) => {
+                pumps.retain(|p| !p.is_closed());
+                pumps
+                    .iter()
+                    .filter_map(|p| {
+                        let (tx, rx) = oneshot::channel();
+                        p.send(tx).ok().map(|()| rx)
+                    })
+                    .collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for wait in waits {
+            let _ = wait.await;
+        }
+    }
+}
+
+/// Starts the pump of a task of `session`: its events become `session/update`s, in order.
+pub fn start_pump(session: Arc<Session>, task_id: String, events: crate::engine::EventReceiver) {
+    let flushes = session.outbox.register();
+    session.task_started(&task_id);
+    tokio::spawn(pump(session, task_id, events, flushes));
+}
+
+/// Sends a task's events to the client as `session/update`s, in order, and ends the turn where
+/// the task says. A flush request is answered once every event queued before it was sent.
+async fn pump(
+    session: Arc<Session>,
+    task_id: String,
+    mut events: crate::engine::EventReceiver,
+    mut flushes: Flushes,
+) {
+    let mut mapper = map::Mapper::new(session.set.clone(), session.workspace.clone());
+    loop {
+        tokio::select! {
+            biased;
+            event = events.recv() => match event {
+                Some(event) => send(&session, &task_id, &mut mapper, event),
+                None => break,
+            },
+            Some(done) = flushes.recv() => {
+                // The task queued its events before it asked: they are all here now.
+                while let Ok(event) = events.try_recv() {
+                    send(&session, &task_id, &mut mapper, event);
+                }
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// Sends what one event shows (or asks), and ends the turn where it says.
+fn send(session: &Arc<Session>, task_id: &str, mapper: &mut map::Mapper, event: TaskEvent) {
+    if let TaskEvent::Approval(request) = event {
+        ask_permission(session, *request);
+        return;
+    }
+    for update in mapper.map(&event) {
+        session.notify(client_io::keep_terminal(update, &session.terminals));
+    }
+    if let TaskEvent::Finished { outcome, .. } = &event {
+        session.task_finished(task_id, *outcome);
+    }
+    if let Some(reason) = map::turn_end(&event) {
+        session.turn_ended(task_id, reason, matches!(event, TaskEvent::Finished { .. }));
+    }
+}
+
+/// Asks the client about a blocked call (`session/request_permission`): the request is queued
+/// now, after the updates before it; its answer is waited for in a task of its own, within the
+/// approval timeout. When the task stops waiting first (that timeout: `reject_once`, or a
+/// cancel) the stream says so, the call does not run, and the request is withdrawn
+/// (`$/cancel_request`) so the client closes its prompt.
+fn ask_permission(session: &Arc<Session>, request: ApprovalRequest) {
+    let ApprovalRequest {
+        tool_call_id,
+        tool,
+        input,
+        phase,
+        reason,
+        detail,
+        summary,
+        timeout,
+        mut reply,
+        ..
+    } = request;
+    // The words for people (the gate's reason is written for the model).
+    let reason = if detail.trim().is_empty() {
+        reason
+    } else {
+        detail
+    };
+    let params = RequestPermissionRequest::new(
+        session.id.clone(),
+        map::permission_tool_call(
+            &tool_call_id,
+            &tool,
+            &input,
+            &phase,
+            &reason,
+            &summary,
+            &session.workspace,
+        ),
+        map::permission_options(),
+    );
+    let sent = session.cx.send_request(params);
+    let session = session.clone();
+    tokio::spawn(async move {
+        // The task stops waiting at the same timeout (it started counting first), so `reply`
+        // closes first; the bound here only makes sure nothing waits past it.
+        let answer = tokio::select! {
+            answer = client_io::within("session/request_permission", timeout, sent.block_task()) => answer,
+            () = reply.closed() => {
+                session.message(map::approval_timeout_line(&summary));
+                return;
+            }
+        };
+        let answer = match answer {
+            Ok(RequestPermissionResponse { outcome, .. }) => map::approval_answer(&outcome),
+            Err(crate::tools::ClientError::Answered(e)) => {
+                tracing::warn!("the client answered the permission request with an error: {e}");
+                ApprovalAnswer::Cancelled
+            }
+            Err(crate::tools::ClientError::NoAnswer(_)) => {
+                session.message(map::approval_timeout_line(&summary));
+                return;
+            }
+        };
+        if let Some(line) = map::approval_line(answer, &summary) {
+            session.message(line);
+        }
+        let _ = reply.send(answer);
+    });
+}
