@@ -1,11 +1,15 @@
 //! The pure part of the `acp` provider's turn: command lines, the names of the agent's tools,
 //! permission answers, and Bash results as terminal exits.
 
+use std::path::Path;
+
 use agent_client_protocol::v1::schema::{
     ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolKind,
+    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolCallLocation, ToolKind,
 };
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+use crate::provider::ToolResult;
 
 /// The most of a tool result the agent reported that rawko keeps.
 const RESULT_BYTES: usize = 4000;
@@ -131,6 +135,9 @@ pub(super) fn tool_name(
             .strip_prefix("mcp__acp__")
             .map_or(said.clone(), str::to_owned);
     }
+    if let Some(name) = title.and_then(mcp_tool_of_title) {
+        return name;
+    }
     match kind {
         Some(ToolKind::Read) => "Read".to_owned(),
         Some(ToolKind::Edit) if input.get("old_string").is_some() => "Edit".to_owned(),
@@ -144,6 +151,76 @@ pub(super) fn tool_name(
             .unwrap_or("AgentTool")
             .to_owned(),
     }
+}
+
+/// An MCP tool's name, as Claude Code writes it (`mcp__{server}__{tool}`), from the title Gemini
+/// CLI gives a call of it (`{tool} ({server} MCP Server)`): rawko's own `workflow_step` must be
+/// known for rawko's, never taken for a call of rawko's tool the agent asks to run.
+fn mcp_tool_of_title(title: &str) -> Option<String> {
+    let (tool, server) = title.strip_suffix(" MCP Server)")?.split_once(" (")?;
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    (word(tool) && word(server)).then(|| format!("mcp__{server}__{tool}"))
+}
+
+/// The input of an agent's tool call, as rawko decides and shows it: the agent's `rawInput`, else
+/// what the call's content and locations say (Gemini CLI sends no `rawInput`): a diff's path and
+/// new text (a write, so that the editor sees what it approves and the approval covers exactly
+/// that file), a command's title (a shell command, which Gemini CLI titles with the command), the
+/// arguments an MCP tool's call shows as its text, or the first location (a read).
+pub(super) fn call_input(
+    raw_input: Option<&Value>,
+    kind: Option<ToolKind>,
+    title: Option<&str>,
+    content: &[ToolCallContent],
+    locations: &[ToolCallLocation],
+) -> Value {
+    if let Some(input) = raw_input.filter(|i| !i.is_null()) {
+        return input.clone();
+    }
+    let diff = content.iter().find_map(|c| match c {
+        ToolCallContent::Diff(d) => Some(d),
+        _ => None,
+    });
+    if let Some(diff) = diff {
+        return json!({"file_path": diff.path.to_string_lossy(), "content": diff.new_text});
+    }
+    if kind == Some(ToolKind::Execute) {
+        if let Some(command) = title.filter(|t| !t.trim().is_empty()) {
+            return json!({"command": command});
+        }
+    }
+    let arguments = content.iter().find_map(|c| match c {
+        ToolCallContent::Content(c) => match &c.content {
+            ContentBlock::Text(t) => serde_json::from_str::<Value>(&t.text)
+                .ok()
+                .filter(Value::is_object),
+            _ => None,
+        },
+        _ => None,
+    });
+    if let Some(arguments) = arguments {
+        return arguments;
+    }
+    match locations.first() {
+        Some(at) => json!({"file_path": at.path.to_string_lossy()}),
+        None => json!({}),
+    }
+}
+
+/// Whether rawko's Read of `path` for the agent (`fs/read_text_file`) failed only because
+/// nothing is there, beneath the workspace (the Read tool's words for it). The agent is then
+/// answered an empty file, as Zed answers for a file of the project that is not on disk (it
+/// opens a new buffer for it): Gemini CLI reads a file before it writes it, a new one too, and
+/// fails the write on any error it is answered (google-gemini/gemini-cli#9280).
+pub(super) fn missing_beneath(path: &Path, workspace: &Path, result: &ToolResult) -> bool {
+    result.is_error
+        && result.content == format!("file \"{}\" does not exist", path.to_string_lossy())
+        && super::grants::beneath(workspace, path).is_some()
+        && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 pub(super) fn text_of(content: &[ToolCallContent]) -> String {
@@ -216,8 +293,8 @@ mod tests {
             ["claude-code-acp"]
         );
         assert_eq!(
-            split_command("  gemini   --experimental-acp ").unwrap(),
-            ["gemini", "--experimental-acp"]
+            split_command("  gemini   --acp ").unwrap(),
+            ["gemini", "--acp"]
         );
         assert_eq!(
             split_command(r#"node "/a b/index.js" 'x y' z\ w"#).unwrap(),
@@ -267,6 +344,119 @@ mod tests {
             tool_name(None, None, Some(ToolKind::Other), Some("`ls`"), &json!({})),
             "AgentTool"
         );
+    }
+
+    #[test]
+    fn gemini_clis_mcp_tools_are_named_as_mcp_tools() {
+        // Gemini CLI names an MCP tool only in its title; rawko's own must never be taken for a
+        // call of rawko's `workflow_step` that the agent asks to run.
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("workflow_step (rawko MCP Server)"),
+                &json!({})
+            ),
+            "mcp__rawko__workflow_step"
+        );
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("search_issues (git-hub MCP Server)"),
+                &json!({})
+            ),
+            "mcp__git-hub__search_issues"
+        );
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("run it (my server) MCP Server)"),
+                &json!({})
+            ),
+            "run"
+        );
+    }
+
+    #[test]
+    fn a_call_without_raw_input_takes_its_input_from_its_content_and_locations() {
+        use agent_client_protocol::v1::schema::{Content, Diff};
+        let diff = ToolCallContent::Diff(Diff::new("/ws/a.txt", "new text\n").old_text("old\n"));
+        let at = [ToolCallLocation::new("/ws/a.txt")];
+        let raw = json!({"file_path": "/ws/b.txt", "content": "x"});
+        assert_eq!(
+            call_input(
+                Some(&raw),
+                Some(ToolKind::Edit),
+                None,
+                std::slice::from_ref(&diff),
+                &at
+            ),
+            raw,
+            "the agent's rawInput comes first"
+        );
+        assert_eq!(
+            call_input(
+                None,
+                Some(ToolKind::Edit),
+                Some("Writing to a.txt"),
+                &[diff],
+                &at
+            ),
+            json!({"file_path": "/ws/a.txt", "content": "new text\n"})
+        );
+        let cwd = ToolCallContent::Content(Content::new("[current working directory /ws] (write)"));
+        assert_eq!(
+            call_input(
+                None,
+                Some(ToolKind::Execute),
+                Some("echo hi > out.txt"),
+                &[cwd],
+                &[]
+            ),
+            json!({"command": "echo hi > out.txt"})
+        );
+        let args = ToolCallContent::Content(Content::new(r#"{"action":"next"}"#));
+        assert_eq!(
+            call_input(None, Some(ToolKind::Other), Some("x"), &[args], &[]),
+            json!({"action": "next"})
+        );
+        assert_eq!(
+            call_input(None, Some(ToolKind::Read), Some("a.txt"), &[], &at),
+            json!({"file_path": "/ws/a.txt"})
+        );
+        assert_eq!(
+            call_input(Some(&Value::Null), Some(ToolKind::Other), None, &[], &[]),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn only_a_read_of_a_file_that_is_not_there_beneath_the_workspace_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(ws.join("here.txt"), "x").unwrap();
+        let result = |path: &Path, is_error| ToolResult {
+            tool_call_id: "r".into(),
+            content: format!("file \"{}\" does not exist", path.display()),
+            is_error,
+        };
+        let new = ws.join("new.txt");
+        assert!(missing_beneath(&new, &ws, &result(&new, true)));
+        let refused = ToolResult {
+            content: "[workflow] The tool \"Read\" is blocked".into(),
+            ..result(&new, true)
+        };
+        assert!(!missing_beneath(&new, &ws, &refused), "a refusal stays one");
+        let here = ws.join("here.txt");
+        assert!(!missing_beneath(&here, &ws, &result(&here, true)));
+        let outside = dir.path().parent().unwrap().join("nope-rawko-test.txt");
+        assert!(!missing_beneath(&outside, &ws, &result(&outside, true)));
+        assert!(!missing_beneath(&new, &ws, &result(&new, false)));
     }
 
     #[test]

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
-use super::calls::{choose, join_command, terminal_result, text_of, tool_name};
+use super::calls::{
+    call_input, choose, join_command, missing_beneath, terminal_result, text_of, tool_name,
+};
 use super::AcpAgentProvider;
 use crate::provider::{
     Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
@@ -34,7 +36,8 @@ pub(super) enum Pending {
         options: Vec<PermissionOption>,
         call: ToolCall,
     },
-    Read(Reply<ReadTextFileResponse>),
+    /// The file it asked for.
+    Read(Reply<ReadTextFileResponse>, std::path::PathBuf),
     Write(Reply<WriteTextFileResponse>),
     Terminal(Reply<CreateTerminalResponse>),
     Step(oneshot::Sender<(String, bool)>),
@@ -48,6 +51,11 @@ pub(super) struct AgentCall {
     /// rawko has decided on it (a permission request) or it is rawko's own: its end is not
     /// reported again.
     pub handled: bool,
+}
+
+/// An input that says nothing yet (none, or `{}`).
+fn is_empty(input: &Value) -> bool {
+    input.is_null() || input.as_object().is_some_and(|o| o.is_empty())
 }
 
 fn refuse<T: agent_client_protocol::JsonRpcResponse>(responder: Reply<T>, why: &str) {
@@ -216,7 +224,7 @@ impl Provider for AcpAgentProvider {
 fn answered(pending: &Pending, result: &ToolResult) -> String {
     let what = match pending {
         Pending::Permission { call, .. } => format!("permission request for {}", call.name),
-        Pending::Read(_) => "fs/read_text_file request".to_owned(),
+        Pending::Read(..) => "fs/read_text_file request".to_owned(),
         Pending::Write(_) => "fs/write_text_file request".to_owned(),
         Pending::Terminal(_) => "terminal/create request".to_owned(),
         Pending::Step(_) => format!("{} call", crate::workflow::step::TOOL_NAME),
@@ -408,8 +416,14 @@ impl AcpAgentProvider {
                 let id = request.tool_call.tool_call_id.0.to_string();
                 let fields = &request.tool_call.fields;
                 let known = self.known.entry(id.clone()).or_default();
-                if let Some(input) = &fields.raw_input {
-                    known.input = input.clone();
+                if fields.raw_input.is_some() || is_empty(&known.input) {
+                    known.input = call_input(
+                        fields.raw_input.as_ref(),
+                        fields.kind,
+                        fields.title.as_deref(),
+                        fields.content.as_deref().unwrap_or_default(),
+                        fields.locations.as_deref().unwrap_or_default(),
+                    );
                 }
                 if known.name.is_empty() {
                     known.name = tool_name(
@@ -453,7 +467,8 @@ impl AcpAgentProvider {
                 if let Some(limit) = request.limit {
                     input["limit"] = json!(limit.max(1));
                 }
-                self.pending.insert(id.clone(), Pending::Read(responder));
+                self.pending
+                    .insert(id.clone(), Pending::Read(responder, request.path.clone()));
                 let call = ToolCall {
                     id,
                     name: "Read".to_owned(),
@@ -566,7 +581,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
-                let input = call.raw_input.clone().unwrap_or_else(|| json!({}));
+                let input = call_input(
+                    call.raw_input.as_ref(),
+                    Some(call.kind),
+                    Some(&call.title),
+                    &call.content,
+                    &call.locations,
+                );
                 let name = tool_name(
                     call.name.as_deref(),
                     call.meta.as_ref(),
@@ -594,8 +615,20 @@ impl AcpAgentProvider {
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
                 if let Some(known) = self.known.get_mut(&id) {
-                    if let Some(input) = update.fields.raw_input.clone() {
-                        known.input = input;
+                    let f = &update.fields;
+                    // The content of a call that ended is its result, not its input.
+                    let ended = matches!(
+                        f.status,
+                        Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
+                    );
+                    if f.raw_input.is_some() || (is_empty(&known.input) && !ended) {
+                        known.input = call_input(
+                            f.raw_input.as_ref(),
+                            f.kind,
+                            f.title.as_deref(),
+                            f.content.as_deref().unwrap_or_default(),
+                            f.locations.as_deref().unwrap_or_default(),
+                        );
                     }
                 }
                 match update.fields.status {
@@ -666,8 +699,11 @@ impl AcpAgentProvider {
                 }
                 let _ = responder.respond(RequestPermissionResponse::new(choose(&options, allow)));
             }
-            Pending::Read(responder) => {
-                if result.is_error {
+            Pending::Read(responder, path) => {
+                if missing_beneath(&path, &self.command.cwd, result) {
+                    // What Zed answers for a file of the project that is not on disk.
+                    let _ = responder.respond(ReadTextFileResponse::new(String::new()));
+                } else if result.is_error {
                     refuse(responder, &result.content);
                 } else {
                     let _ = responder.respond(ReadTextFileResponse::new(result.content.clone()));
@@ -701,7 +737,7 @@ impl AcpAgentProvider {
                     RequestPermissionOutcome::Cancelled,
                 ));
             }
-            Pending::Read(r) => refuse(r, why),
+            Pending::Read(r, _) => refuse(r, why),
             Pending::Write(r) => refuse(r, why),
             Pending::Terminal(r) => refuse(r, why),
             Pending::Step(reply) => {
