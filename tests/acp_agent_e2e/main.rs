@@ -14,6 +14,7 @@ mod support;
 mod confined;
 mod faults;
 mod gate;
+mod gemini;
 
 use std::path::PathBuf;
 use std::time::Duration;
