@@ -166,49 +166,12 @@ fn mcp_tool_of_title(title: &str) -> Option<String> {
     (word(tool) && word(server)).then(|| format!("mcp__{server}__{tool}"))
 }
 
-/// The input of an agent's tool call, as rawko decides and shows it: the agent's `rawInput`, else
-/// what the call's content and locations say (Gemini CLI sends no `rawInput`): a diff's path and
-/// new text (a write, so that the editor sees what it approves and the approval covers exactly
-/// that file), a command's title (a shell command, which Gemini CLI titles with the command), the
-/// arguments an MCP tool's call shows as its text, or the first location (a read).
-pub(super) fn call_input(
-    raw_input: Option<&Value>,
-    kind: Option<ToolKind>,
-    title: Option<&str>,
-    content: &[ToolCallContent],
-    locations: &[ToolCallLocation],
-) -> Value {
-    if let Some(input) = raw_input.filter(|i| !i.is_null()) {
-        return input.clone();
-    }
-    let diff = content.iter().find_map(|c| match c {
-        ToolCallContent::Diff(d) => Some(d),
-        _ => None,
-    });
-    if let Some(diff) = diff {
-        return json!({"file_path": diff.path.to_string_lossy(), "content": diff.new_text});
-    }
-    if kind == Some(ToolKind::Execute) {
-        if let Some(command) = title.filter(|t| !t.trim().is_empty()) {
-            return json!({"command": command});
-        }
-    }
-    let arguments = content.iter().find_map(|c| match c {
-        ToolCallContent::Content(c) => match &c.content {
-            ContentBlock::Text(t) => serde_json::from_str::<Value>(&t.text)
-                .ok()
-                .filter(Value::is_object),
-            _ => None,
-        },
-        _ => None,
-    });
-    if let Some(arguments) = arguments {
-        return arguments;
-    }
-    match locations.first() {
-        Some(at) => json!({"file_path": at.path.to_string_lossy()}),
-        None => json!({}),
-    }
+/// A shell command's input from its title, for a call that says nothing else of it: Gemini CLI
+/// titles its `run_shell_command` with the command and sends no `rawInput`, so the editor is shown
+/// the command it approves.
+pub(super) fn command_of_title(kind: Option<ToolKind>, title: Option<&str>) -> Option<Value> {
+    let command = title.filter(|t| !t.trim().is_empty())?;
+    (kind == Some(ToolKind::Execute)).then(|| json!({"command": command}))
 }
 
 /// Whether rawko's Read of `path` for the agent (`fs/read_text_file`) failed only because
@@ -221,6 +184,59 @@ pub(super) fn missing_beneath(path: &Path, workspace: &Path, result: &ToolResult
         && result.content == format!("file \"{}\" does not exist", path.to_string_lossy())
         && super::grants::beneath(workspace, path).is_some()
         && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The input of an agent's tool call as rawko decides on it and the editor shows it: its
+/// `rawInput` when it sent one; else (Gemini CLI sends none) what its diffs and locations say: a
+/// diff's path and new text (`file_path` and `content`, or with its old text `old_string` and
+/// `new_string`, an edit), else the path it names. Several paths are all under `paths`, and the
+/// `file_path` is the first outside `workspace` when one is (so the workspace check refuses the
+/// call), else the first. `None` when the call says none of these.
+pub(super) fn input_of(
+    raw: Option<&Value>,
+    content: &[ToolCallContent],
+    locations: &[ToolCallLocation],
+    workspace: &Path,
+) -> Option<Value> {
+    if let Some(raw) = raw.filter(|r| !r.is_null() && r.as_object().is_none_or(|o| !o.is_empty())) {
+        return Some(raw.clone());
+    }
+    let diffs: Vec<_> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Diff(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    let mut paths: Vec<&Path> = diffs.iter().map(|d| d.path.as_path()).collect();
+    paths.extend(locations.iter().map(|l| l.path.as_path()));
+    let mut unique: Vec<&Path> = Vec::new();
+    for p in paths {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let named = unique
+        .iter()
+        .find(|p| super::grants::beneath(workspace, p).is_none())
+        .or(unique.first())?;
+    let mut input = json!({"file_path": named.to_string_lossy()});
+    if let Some(diff) = diffs.iter().find(|d| d.path == *named) {
+        match &diff.old_text {
+            Some(old) => {
+                input["old_string"] = json!(old);
+                input["new_string"] = json!(diff.new_text);
+            }
+            None => input["content"] = json!(diff.new_text),
+        }
+    }
+    if unique.len() > 1 {
+        input["paths"] = json!(unique
+            .iter()
+            .map(|p| p.to_string_lossy())
+            .collect::<Vec<_>>());
+    }
+    Some(input)
 }
 
 pub(super) fn text_of(content: &[ToolCallContent]) -> String {
@@ -383,56 +399,14 @@ mod tests {
     }
 
     #[test]
-    fn a_call_without_raw_input_takes_its_input_from_its_content_and_locations() {
-        use agent_client_protocol::v1::schema::{Content, Diff};
-        let diff = ToolCallContent::Diff(Diff::new("/ws/a.txt", "new text\n").old_text("old\n"));
-        let at = [ToolCallLocation::new("/ws/a.txt")];
-        let raw = json!({"file_path": "/ws/b.txt", "content": "x"});
+    fn a_shell_call_without_raw_input_takes_its_command_from_its_title() {
         assert_eq!(
-            call_input(
-                Some(&raw),
-                Some(ToolKind::Edit),
-                None,
-                std::slice::from_ref(&diff),
-                &at
-            ),
-            raw,
-            "the agent's rawInput comes first"
+            command_of_title(Some(ToolKind::Execute), Some("echo hi > out.txt")),
+            Some(json!({"command": "echo hi > out.txt"}))
         );
-        assert_eq!(
-            call_input(
-                None,
-                Some(ToolKind::Edit),
-                Some("Writing to a.txt"),
-                &[diff],
-                &at
-            ),
-            json!({"file_path": "/ws/a.txt", "content": "new text\n"})
-        );
-        let cwd = ToolCallContent::Content(Content::new("[current working directory /ws] (write)"));
-        assert_eq!(
-            call_input(
-                None,
-                Some(ToolKind::Execute),
-                Some("echo hi > out.txt"),
-                &[cwd],
-                &[]
-            ),
-            json!({"command": "echo hi > out.txt"})
-        );
-        let args = ToolCallContent::Content(Content::new(r#"{"action":"next"}"#));
-        assert_eq!(
-            call_input(None, Some(ToolKind::Other), Some("x"), &[args], &[]),
-            json!({"action": "next"})
-        );
-        assert_eq!(
-            call_input(None, Some(ToolKind::Read), Some("a.txt"), &[], &at),
-            json!({"file_path": "/ws/a.txt"})
-        );
-        assert_eq!(
-            call_input(Some(&Value::Null), Some(ToolKind::Other), None, &[], &[]),
-            json!({})
-        );
+        assert_eq!(command_of_title(Some(ToolKind::Execute), Some("  ")), None);
+        assert_eq!(command_of_title(Some(ToolKind::Edit), Some("a.txt")), None);
+        assert_eq!(command_of_title(None, Some("ls")), None);
     }
 
     #[test]
@@ -457,6 +431,58 @@ mod tests {
         let outside = dir.path().parent().unwrap().join("nope-rawko-test.txt");
         assert!(!missing_beneath(&outside, &ws, &result(&outside, true)));
         assert!(!missing_beneath(&new, &ws, &result(&new, false)));
+    }
+
+    #[test]
+    fn an_input_comes_from_raw_input_else_from_diffs_and_locations() {
+        use agent_client_protocol::v1::schema::Diff;
+        let ws = Path::new("/w/p");
+        let raw = json!({"file_path": "/w/p/a.txt", "content": "x"});
+        let diff = |path: &str, old: Option<&str>, new: &str| {
+            ToolCallContent::Diff(Diff::new(path, new).old_text(old.map(str::to_owned)))
+        };
+        let at = |path: &str| ToolCallLocation::new(path);
+        // rawInput wins; an empty one (Claude's first tool_call) says nothing.
+        assert_eq!(
+            input_of(Some(&raw), &[diff("/w/p/b", None, "y")], &[], ws),
+            Some(raw)
+        );
+        assert_eq!(input_of(Some(&json!({})), &[], &[], ws), None);
+        assert_eq!(input_of(Some(&Value::Null), &[], &[], ws), None);
+        // Gemini CLI's Write of a new file, and its edit of an existing one.
+        assert_eq!(
+            input_of(
+                None,
+                &[diff("/w/p/new.txt", None, "hello\n")],
+                &[at("/w/p/new.txt")],
+                ws
+            ),
+            Some(json!({"file_path": "/w/p/new.txt", "content": "hello\n"}))
+        );
+        assert_eq!(
+            input_of(
+                Some(&json!({})),
+                &[diff("/w/p/a.txt", Some("a\n"), "b\n")],
+                &[],
+                ws
+            ),
+            Some(json!({"file_path": "/w/p/a.txt", "old_string": "a\n", "new_string": "b\n"}))
+        );
+        // Only a location: its path.
+        assert_eq!(
+            input_of(None, &[], &[at("/w/p/src")], ws),
+            Some(json!({"file_path": "/w/p/src"}))
+        );
+        // Several paths: one outside the workspace is the one named, so it is refused.
+        assert_eq!(
+            input_of(
+                None,
+                &[diff("/w/p/ok.txt", None, "x")],
+                &[at("/w/p/ok.txt"), at("/etc/passwd")],
+                ws
+            ),
+            Some(json!({"file_path": "/etc/passwd", "paths": ["/w/p/ok.txt", "/etc/passwd"]}))
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@ use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
 use super::calls::{
-    call_input, choose, join_command, missing_beneath, terminal_result, text_of, tool_name,
+    choose, command_of_title, input_of, join_command, missing_beneath, terminal_result, text_of,
+    tool_name,
 };
 use super::AcpAgentProvider;
 use crate::provider::{
@@ -41,6 +42,23 @@ pub(super) enum Pending {
     Write(Reply<WriteTextFileResponse>),
     Terminal(Reply<CreateTerminalResponse>),
     Step(oneshot::Sender<(String, bool)>),
+}
+
+/// What a tool call or its update says of the call's input.
+struct Said {
+    input: Option<Value>,
+    /// It came from `rawInput`, which replaces what was known; an input made from the diffs and
+    /// locations only fills one not known yet (an update's locations do not undo a `rawInput`).
+    raw_given: bool,
+}
+
+impl Said {
+    fn fill(self, known: &mut Value) {
+        let blank = known.is_null() || known.as_object().is_some_and(|o| o.is_empty());
+        if let Some(input) = self.input.filter(|_| self.raw_given || blank) {
+            *known = input;
+        }
+    }
 }
 
 /// One of the agent's tool calls as its notifications described it.
@@ -353,6 +371,17 @@ impl AcpAgentProvider {
                 Next::End(end) => {
                     if let Some(agent) = self.agent.as_mut() {
                         agent.prompt = None;
+                        // The end of the task's first prompt: the agent has had the time to
+                        // start its MCP servers.
+                        let unconnected = !agent.mcp_connected();
+                        if !self.mcp_noted {
+                            self.mcp_noted = true;
+                            if unconnected {
+                                on_text(&super::mcp::never_connected(&super::confine::kinds(
+                                    &self.command,
+                                )));
+                            }
+                        }
                     }
                     return match end {
                         Ok(Ok(response)) => {
@@ -415,15 +444,17 @@ impl AcpAgentProvider {
             FromAgent::Permission(request, responder) => {
                 let id = request.tool_call.tool_call_id.0.to_string();
                 let fields = &request.tool_call.fields;
+                let said = self.input_said(
+                    fields.raw_input.as_ref(),
+                    fields.content.as_deref(),
+                    fields.locations.as_deref(),
+                );
                 let known = self.known.entry(id.clone()).or_default();
-                if fields.raw_input.is_some() || is_empty(&known.input) {
-                    known.input = call_input(
-                        fields.raw_input.as_ref(),
-                        fields.kind,
-                        fields.title.as_deref(),
-                        fields.content.as_deref().unwrap_or_default(),
-                        fields.locations.as_deref().unwrap_or_default(),
-                    );
+                said.fill(&mut known.input);
+                if is_empty(&known.input) {
+                    if let Some(command) = command_of_title(fields.kind, fields.title.as_deref()) {
+                        known.input = command;
+                    }
                 }
                 if known.name.is_empty() {
                     known.name = tool_name(
@@ -560,6 +591,11 @@ impl AcpAgentProvider {
                 };
                 Some(Self::call_turn(std::mem::take(text), call, Runner::Rawko))
             }
+            FromAgent::Note(note) => {
+                // rawko's word, shown, not the agent's text.
+                on_text(&note);
+                None
+            }
             FromAgent::TextCut | FromAgent::Closed(_) => None,
         }
     }
@@ -581,13 +617,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
-                let input = call_input(
+                let mut input = json!({});
+                self.input_said(
                     call.raw_input.as_ref(),
-                    Some(call.kind),
-                    Some(&call.title),
-                    &call.content,
-                    &call.locations,
-                );
+                    Some(&call.content),
+                    Some(&call.locations),
+                )
+                .fill(&mut input);
                 let name = tool_name(
                     call.name.as_deref(),
                     call.meta.as_ref(),
@@ -614,22 +650,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
+                let said = self.input_said(
+                    update.fields.raw_input.as_ref(),
+                    update.fields.content.as_deref(),
+                    update.fields.locations.as_deref(),
+                );
                 if let Some(known) = self.known.get_mut(&id) {
-                    let f = &update.fields;
-                    // The content of a call that ended is its result, not its input.
-                    let ended = matches!(
-                        f.status,
-                        Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
-                    );
-                    if f.raw_input.is_some() || (is_empty(&known.input) && !ended) {
-                        known.input = call_input(
-                            f.raw_input.as_ref(),
-                            f.kind,
-                            f.title.as_deref(),
-                            f.content.as_deref().unwrap_or_default(),
-                            f.locations.as_deref().unwrap_or_default(),
-                        );
-                    }
+                    said.fill(&mut known.input);
                 }
                 match update.fields.status {
                     Some(ToolCallStatus::Completed) | Some(ToolCallStatus::Failed) => {
@@ -647,6 +674,24 @@ impl AcpAgentProvider {
             }
             _ => None,
         }
+    }
+
+    /// What a tool call (or its update) says its input is ([`input_of`]).
+    fn input_said(
+        &self,
+        raw: Option<&Value>,
+        content: Option<&[agent_client_protocol::v1::schema::ToolCallContent]>,
+        locations: Option<&[agent_client_protocol::v1::schema::ToolCallLocation]>,
+    ) -> Said {
+        let raw_given =
+            raw.is_some_and(|r| input_of(Some(r), &[], &[], &self.command.cwd).is_some());
+        let input = input_of(
+            raw,
+            content.unwrap_or_default(),
+            locations.unwrap_or_default(),
+            &self.command.cwd,
+        );
+        Said { input, raw_given }
     }
 
     /// A tool call of the agent ended that rawko was never asked about: shown and logged.
