@@ -106,7 +106,7 @@ fn make_json_file(path: &Path) {
 pub(super) enum Kind {
     /// Claude Code (`claude-code-acp`, `claude-agent-acp`, or `claude` itself).
     Claude,
-    /// Gemini CLI (`gemini --experimental-acp`).
+    /// Gemini CLI (`gemini --acp`).
     Gemini,
     /// Codex (`codex-acp`, `codex`).
     Codex,
