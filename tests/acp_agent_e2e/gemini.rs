@@ -359,3 +359,81 @@ fn gemini_cli_runs_a_workflow_on_rawkos_rails() {
         shown.join(", ")
     );
 }
+
+/// Gemini CLI in a folder it does not trust drops the stdio MCP servers its client gives it,
+/// rawko's `workflow_step` with them, without a word: the task's output says so once, naming the
+/// folder trust, and no process of the agent is left.
+#[test]
+fn gemini_cli_in_an_untrusted_folder_is_named_once() {
+    let Some(entry) = gemini_cli("gemini_cli_in_an_untrusted_folder_is_named_once") else {
+        return;
+    };
+    let project = project();
+    let ws = project.ws.clone();
+    let api = FakeGemini::start(|_: &Request| Turn::text("Nothing to do."));
+    let home = tempfile::TempDir::new().expect("home");
+    gemini_home(home.path(), &ws);
+    std::fs::remove_file(home.path().join(".gemini/trustedFolders.json")).expect("untrust");
+    project.write(
+        ".rawko/config.json",
+        &json!({"countdownSeconds": 1, "maxReminders": 1}).to_string(),
+    );
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({
+        "providers": [{
+            "name": "acp",
+            "command": "node",
+            "args": [entry, "--acp"],
+            "env": {"GOOGLE_GEMINI_BASE_URL": api.url(), "GEMINI_API_KEY": "gemini-rawko-test"},
+        }],
+        "sandbox": {"mode": "auto"},
+    }));
+    let task = ed
+        .request_within(
+            "rawko/startTask",
+            json!({"description": "Change a.txt", "workflow": "gated", "provider": "acp"}),
+            Duration::from_secs(30),
+        )
+        .expect("startTask");
+    let task = task["taskId"].as_str().expect("taskId").to_owned();
+    let finished = ed.wait_for("the task's end", Duration::from_secs(120), |m| {
+        is_note(m, "rawko/taskFinished", &task)
+    });
+    let lines = outputs(&mut ed, &task);
+    let report = format!(
+        "\n{finished}\ntask output:\n{}\nmodel requests:\n{}",
+        lines.join("\n"),
+        api.report()
+    );
+    // The cause is real: the model was never offered workflow_step.
+    let main = api.main_requests();
+    assert!(!main.is_empty(), "{report}");
+    assert!(
+        main.iter()
+            .all(|r| !r.function_names().contains(&"mcp_rawko_workflow_step")),
+        "{report}"
+    );
+    let said: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("never connected to rawko's MCP server"))
+        .collect();
+    assert_eq!(said.len(), 1, "{report}");
+    let full: String = ed
+        .notifications(&task)
+        .iter()
+        .filter(|n| n["method"] == "rawko/output")
+        .filter_map(|n| n["params"]["text"].as_str().map(str::to_owned))
+        .find(|t| t.contains("never connected to rawko's MCP server"))
+        .unwrap_or_default();
+    assert!(
+        full.contains("trustedFolders.json"),
+        "the note names Gemini CLI's folder trust: {full}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut left = started_under(home.path(), ed.pid());
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        left = started_under(home.path(), ed.pid());
+    }
+    assert!(left.is_empty(), "left running: {left:?}");
+}
