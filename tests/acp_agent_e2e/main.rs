@@ -11,9 +11,11 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod asking;
 mod confined;
 mod faults;
 mod gate;
+mod gemini;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -95,7 +95,7 @@ pub enum Command {
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
         /// The agent to run for `--provider acp`, as a command line, e.g. "claude-code-acp" or
-        /// "gemini --experimental-acp" (default: the acp provider's command in config.json)
+        /// "gemini --acp" (default: the acp provider's command in config.json)
         #[arg(long, value_name = "COMMAND")]
         agent_command: Option<String>,
         /// Allow every blocked tool call without asking

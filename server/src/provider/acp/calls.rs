@@ -1,11 +1,15 @@
 //! The pure part of the `acp` provider's turn: command lines, the names of the agent's tools,
 //! permission answers, and Bash results as terminal exits.
 
+use std::path::Path;
+
 use agent_client_protocol::v1::schema::{
     ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolKind,
+    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolCallLocation, ToolKind,
 };
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+use crate::provider::ToolResult;
 
 /// The most of a tool result the agent reported that rawko keeps.
 const RESULT_BYTES: usize = 4000;
@@ -131,6 +135,9 @@ pub(super) fn tool_name(
             .strip_prefix("mcp__acp__")
             .map_or(said.clone(), str::to_owned);
     }
+    if let Some(name) = title.and_then(mcp_tool_of_title) {
+        return name;
+    }
     match kind {
         Some(ToolKind::Read) => "Read".to_owned(),
         Some(ToolKind::Edit) if input.get("old_string").is_some() => "Edit".to_owned(),
@@ -144,6 +151,92 @@ pub(super) fn tool_name(
             .unwrap_or("AgentTool")
             .to_owned(),
     }
+}
+
+/// An MCP tool's name, as Claude Code writes it (`mcp__{server}__{tool}`), from the title Gemini
+/// CLI gives a call of it (`{tool} ({server} MCP Server)`): rawko's own `workflow_step` must be
+/// known for rawko's, never taken for a call of rawko's tool the agent asks to run.
+fn mcp_tool_of_title(title: &str) -> Option<String> {
+    let (tool, server) = title.strip_suffix(" MCP Server)")?.split_once(" (")?;
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    (word(tool) && word(server)).then(|| format!("mcp__{server}__{tool}"))
+}
+
+/// A shell command's input from its title, for a call that says nothing else of it: Gemini CLI
+/// titles its `run_shell_command` with the command and sends no `rawInput`, so the editor is shown
+/// the command it approves.
+pub(super) fn command_of_title(kind: Option<ToolKind>, title: Option<&str>) -> Option<Value> {
+    let command = title.filter(|t| !t.trim().is_empty())?;
+    (kind == Some(ToolKind::Execute)).then(|| json!({"command": command}))
+}
+
+/// Whether rawko's Read of `path` for the agent (`fs/read_text_file`) failed only because
+/// nothing is there, beneath the workspace (the Read tool's words for it). The agent is then
+/// answered an empty file, as Zed answers for a file of the project that is not on disk (it
+/// opens a new buffer for it): Gemini CLI reads a file before it writes it, a new one too, and
+/// fails the write on any error it is answered (google-gemini/gemini-cli#9280).
+pub(super) fn missing_beneath(path: &Path, workspace: &Path, result: &ToolResult) -> bool {
+    result.is_error
+        && result.content == format!("file \"{}\" does not exist", path.to_string_lossy())
+        && super::grants::beneath(workspace, path).is_some()
+        && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The input of an agent's tool call as rawko decides on it and the editor shows it: its
+/// `rawInput` when it sent one; else (Gemini CLI sends none) what its diffs and locations say: a
+/// diff's path and new text (`file_path` and `content`, or with its old text `old_string` and
+/// `new_string`, an edit), else the path it names. Several paths are all under `paths`, and the
+/// `file_path` is the first outside `workspace` when one is (so the workspace check refuses the
+/// call), else the first. `None` when the call says none of these.
+pub(super) fn input_of(
+    raw: Option<&Value>,
+    content: &[ToolCallContent],
+    locations: &[ToolCallLocation],
+    workspace: &Path,
+) -> Option<Value> {
+    if let Some(raw) = raw.filter(|r| !r.is_null() && r.as_object().is_none_or(|o| !o.is_empty())) {
+        return Some(raw.clone());
+    }
+    let diffs: Vec<_> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Diff(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    let mut paths: Vec<&Path> = diffs.iter().map(|d| d.path.as_path()).collect();
+    paths.extend(locations.iter().map(|l| l.path.as_path()));
+    let mut unique: Vec<&Path> = Vec::new();
+    for p in paths {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let named = unique
+        .iter()
+        .find(|p| super::grants::beneath(workspace, p).is_none())
+        .or(unique.first())?;
+    let mut input = json!({"file_path": named.to_string_lossy()});
+    if let Some(diff) = diffs.iter().find(|d| d.path == *named) {
+        match &diff.old_text {
+            Some(old) => {
+                input["old_string"] = json!(old);
+                input["new_string"] = json!(diff.new_text);
+            }
+            None => input["content"] = json!(diff.new_text),
+        }
+    }
+    if unique.len() > 1 {
+        input["paths"] = json!(unique
+            .iter()
+            .map(|p| p.to_string_lossy())
+            .collect::<Vec<_>>());
+    }
+    Some(input)
 }
 
 pub(super) fn text_of(content: &[ToolCallContent]) -> String {
@@ -216,8 +309,8 @@ mod tests {
             ["claude-code-acp"]
         );
         assert_eq!(
-            split_command("  gemini   --experimental-acp ").unwrap(),
-            ["gemini", "--experimental-acp"]
+            split_command("  gemini   --acp ").unwrap(),
+            ["gemini", "--acp"]
         );
         assert_eq!(
             split_command(r#"node "/a b/index.js" 'x y' z\ w"#).unwrap(),
@@ -266,6 +359,129 @@ mod tests {
         assert_eq!(
             tool_name(None, None, Some(ToolKind::Other), Some("`ls`"), &json!({})),
             "AgentTool"
+        );
+    }
+
+    #[test]
+    fn gemini_clis_mcp_tools_are_named_as_mcp_tools() {
+        // Gemini CLI names an MCP tool only in its title; rawko's own must never be taken for a
+        // call of rawko's `workflow_step` that the agent asks to run.
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("workflow_step (rawko MCP Server)"),
+                &json!({})
+            ),
+            "mcp__rawko__workflow_step"
+        );
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("search_issues (git-hub MCP Server)"),
+                &json!({})
+            ),
+            "mcp__git-hub__search_issues"
+        );
+        assert_eq!(
+            tool_name(
+                None,
+                None,
+                Some(ToolKind::Other),
+                Some("run it (my server) MCP Server)"),
+                &json!({})
+            ),
+            "run"
+        );
+    }
+
+    #[test]
+    fn a_shell_call_without_raw_input_takes_its_command_from_its_title() {
+        assert_eq!(
+            command_of_title(Some(ToolKind::Execute), Some("echo hi > out.txt")),
+            Some(json!({"command": "echo hi > out.txt"}))
+        );
+        assert_eq!(command_of_title(Some(ToolKind::Execute), Some("  ")), None);
+        assert_eq!(command_of_title(Some(ToolKind::Edit), Some("a.txt")), None);
+        assert_eq!(command_of_title(None, Some("ls")), None);
+    }
+
+    #[test]
+    fn only_a_read_of_a_file_that_is_not_there_beneath_the_workspace_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(ws.join("here.txt"), "x").unwrap();
+        let result = |path: &Path, is_error| ToolResult {
+            tool_call_id: "r".into(),
+            content: format!("file \"{}\" does not exist", path.display()),
+            is_error,
+        };
+        let new = ws.join("new.txt");
+        assert!(missing_beneath(&new, &ws, &result(&new, true)));
+        let refused = ToolResult {
+            content: "[workflow] The tool \"Read\" is blocked".into(),
+            ..result(&new, true)
+        };
+        assert!(!missing_beneath(&new, &ws, &refused), "a refusal stays one");
+        let here = ws.join("here.txt");
+        assert!(!missing_beneath(&here, &ws, &result(&here, true)));
+        let outside = dir.path().parent().unwrap().join("nope-rawko-test.txt");
+        assert!(!missing_beneath(&outside, &ws, &result(&outside, true)));
+        assert!(!missing_beneath(&new, &ws, &result(&new, false)));
+    }
+
+    #[test]
+    fn an_input_comes_from_raw_input_else_from_diffs_and_locations() {
+        use agent_client_protocol::v1::schema::Diff;
+        let ws = Path::new("/w/p");
+        let raw = json!({"file_path": "/w/p/a.txt", "content": "x"});
+        let diff = |path: &str, old: Option<&str>, new: &str| {
+            ToolCallContent::Diff(Diff::new(path, new).old_text(old.map(str::to_owned)))
+        };
+        let at = |path: &str| ToolCallLocation::new(path);
+        // rawInput wins; an empty one (Claude's first tool_call) says nothing.
+        assert_eq!(
+            input_of(Some(&raw), &[diff("/w/p/b", None, "y")], &[], ws),
+            Some(raw)
+        );
+        assert_eq!(input_of(Some(&json!({})), &[], &[], ws), None);
+        assert_eq!(input_of(Some(&Value::Null), &[], &[], ws), None);
+        // Gemini CLI's Write of a new file, and its edit of an existing one.
+        assert_eq!(
+            input_of(
+                None,
+                &[diff("/w/p/new.txt", None, "hello\n")],
+                &[at("/w/p/new.txt")],
+                ws
+            ),
+            Some(json!({"file_path": "/w/p/new.txt", "content": "hello\n"}))
+        );
+        assert_eq!(
+            input_of(
+                Some(&json!({})),
+                &[diff("/w/p/a.txt", Some("a\n"), "b\n")],
+                &[],
+                ws
+            ),
+            Some(json!({"file_path": "/w/p/a.txt", "old_string": "a\n", "new_string": "b\n"}))
+        );
+        // Only a location: its path.
+        assert_eq!(
+            input_of(None, &[], &[at("/w/p/src")], ws),
+            Some(json!({"file_path": "/w/p/src"}))
+        );
+        // Several paths: one outside the workspace is the one named, so it is refused.
+        assert_eq!(
+            input_of(
+                None,
+                &[diff("/w/p/ok.txt", None, "x")],
+                &[at("/w/p/ok.txt"), at("/etc/passwd")],
+                ws
+            ),
+            Some(json!({"file_path": "/etc/passwd", "paths": ["/w/p/ok.txt", "/etc/passwd"]}))
         );
     }
 

@@ -12,7 +12,10 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
-use super::calls::{choose, join_command, terminal_result, text_of, tool_name};
+use super::calls::{
+    choose, command_of_title, input_of, join_command, missing_beneath, terminal_result, text_of,
+    tool_name,
+};
 use super::AcpAgentProvider;
 use crate::provider::{
     Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
@@ -34,10 +37,28 @@ pub(super) enum Pending {
         options: Vec<PermissionOption>,
         call: ToolCall,
     },
-    Read(Reply<ReadTextFileResponse>),
+    /// The file it asked for.
+    Read(Reply<ReadTextFileResponse>, std::path::PathBuf),
     Write(Reply<WriteTextFileResponse>),
     Terminal(Reply<CreateTerminalResponse>),
     Step(oneshot::Sender<(String, bool)>),
+}
+
+/// What a tool call or its update says of the call's input.
+struct Said {
+    input: Option<Value>,
+    /// It came from `rawInput`, which replaces what was known; an input made from the diffs and
+    /// locations only fills one not known yet (an update's locations do not undo a `rawInput`).
+    raw_given: bool,
+}
+
+impl Said {
+    fn fill(self, known: &mut Value) {
+        let blank = known.is_null() || known.as_object().is_some_and(|o| o.is_empty());
+        if let Some(input) = self.input.filter(|_| self.raw_given || blank) {
+            *known = input;
+        }
+    }
 }
 
 /// One of the agent's tool calls as its notifications described it.
@@ -48,6 +69,11 @@ pub(super) struct AgentCall {
     /// rawko has decided on it (a permission request) or it is rawko's own: its end is not
     /// reported again.
     pub handled: bool,
+}
+
+/// An input that says nothing yet (none, or `{}`).
+fn is_empty(input: &Value) -> bool {
+    input.is_null() || input.as_object().is_some_and(|o| o.is_empty())
 }
 
 fn refuse<T: agent_client_protocol::JsonRpcResponse>(responder: Reply<T>, why: &str) {
@@ -216,7 +242,7 @@ impl Provider for AcpAgentProvider {
 fn answered(pending: &Pending, result: &ToolResult) -> String {
     let what = match pending {
         Pending::Permission { call, .. } => format!("permission request for {}", call.name),
-        Pending::Read(_) => "fs/read_text_file request".to_owned(),
+        Pending::Read(..) => "fs/read_text_file request".to_owned(),
         Pending::Write(_) => "fs/write_text_file request".to_owned(),
         Pending::Terminal(_) => "terminal/create request".to_owned(),
         Pending::Step(_) => format!("{} call", crate::workflow::step::TOOL_NAME),
@@ -345,6 +371,17 @@ impl AcpAgentProvider {
                 Next::End(end) => {
                     if let Some(agent) = self.agent.as_mut() {
                         agent.prompt = None;
+                        // The end of the task's first prompt: the agent has had the time to
+                        // start its MCP servers.
+                        let unconnected = !agent.mcp_connected();
+                        if !self.mcp_noted {
+                            self.mcp_noted = true;
+                            if unconnected {
+                                on_text(&super::mcp::never_connected(&super::confine::kinds(
+                                    &self.command,
+                                )));
+                            }
+                        }
                     }
                     return match end {
                         Ok(Ok(response)) => {
@@ -407,9 +444,17 @@ impl AcpAgentProvider {
             FromAgent::Permission(request, responder) => {
                 let id = request.tool_call.tool_call_id.0.to_string();
                 let fields = &request.tool_call.fields;
+                let said = self.input_said(
+                    fields.raw_input.as_ref(),
+                    fields.content.as_deref(),
+                    fields.locations.as_deref(),
+                );
                 let known = self.known.entry(id.clone()).or_default();
-                if let Some(input) = &fields.raw_input {
-                    known.input = input.clone();
+                said.fill(&mut known.input);
+                if is_empty(&known.input) {
+                    if let Some(command) = command_of_title(fields.kind, fields.title.as_deref()) {
+                        known.input = command;
+                    }
                 }
                 if known.name.is_empty() {
                     known.name = tool_name(
@@ -453,7 +498,8 @@ impl AcpAgentProvider {
                 if let Some(limit) = request.limit {
                     input["limit"] = json!(limit.max(1));
                 }
-                self.pending.insert(id.clone(), Pending::Read(responder));
+                self.pending
+                    .insert(id.clone(), Pending::Read(responder, request.path.clone()));
                 let call = ToolCall {
                     id,
                     name: "Read".to_owned(),
@@ -545,6 +591,11 @@ impl AcpAgentProvider {
                 };
                 Some(Self::call_turn(std::mem::take(text), call, Runner::Rawko))
             }
+            FromAgent::Note(note) => {
+                // rawko's word, shown, not the agent's text.
+                on_text(&note);
+                None
+            }
             FromAgent::TextCut | FromAgent::Closed(_) => None,
         }
     }
@@ -566,7 +617,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
-                let input = call.raw_input.clone().unwrap_or_else(|| json!({}));
+                let mut input = json!({});
+                self.input_said(
+                    call.raw_input.as_ref(),
+                    Some(&call.content),
+                    Some(&call.locations),
+                )
+                .fill(&mut input);
                 let name = tool_name(
                     call.name.as_deref(),
                     call.meta.as_ref(),
@@ -593,10 +650,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
+                let said = self.input_said(
+                    update.fields.raw_input.as_ref(),
+                    update.fields.content.as_deref(),
+                    update.fields.locations.as_deref(),
+                );
                 if let Some(known) = self.known.get_mut(&id) {
-                    if let Some(input) = update.fields.raw_input.clone() {
-                        known.input = input;
-                    }
+                    said.fill(&mut known.input);
                 }
                 match update.fields.status {
                     Some(ToolCallStatus::Completed) | Some(ToolCallStatus::Failed) => {
@@ -614,6 +674,24 @@ impl AcpAgentProvider {
             }
             _ => None,
         }
+    }
+
+    /// What a tool call (or its update) says its input is ([`input_of`]).
+    fn input_said(
+        &self,
+        raw: Option<&Value>,
+        content: Option<&[agent_client_protocol::v1::schema::ToolCallContent]>,
+        locations: Option<&[agent_client_protocol::v1::schema::ToolCallLocation]>,
+    ) -> Said {
+        let raw_given =
+            raw.is_some_and(|r| input_of(Some(r), &[], &[], &self.command.cwd).is_some());
+        let input = input_of(
+            raw,
+            content.unwrap_or_default(),
+            locations.unwrap_or_default(),
+            &self.command.cwd,
+        );
+        Said { input, raw_given }
     }
 
     /// A tool call of the agent ended that rawko was never asked about: shown and logged.
@@ -666,8 +744,11 @@ impl AcpAgentProvider {
                 }
                 let _ = responder.respond(RequestPermissionResponse::new(choose(&options, allow)));
             }
-            Pending::Read(responder) => {
-                if result.is_error {
+            Pending::Read(responder, path) => {
+                if missing_beneath(&path, &self.command.cwd, result) {
+                    // What Zed answers for a file of the project that is not on disk.
+                    let _ = responder.respond(ReadTextFileResponse::new(String::new()));
+                } else if result.is_error {
                     refuse(responder, &result.content);
                 } else {
                     let _ = responder.respond(ReadTextFileResponse::new(result.content.clone()));
@@ -701,7 +782,7 @@ impl AcpAgentProvider {
                     RequestPermissionOutcome::Cancelled,
                 ));
             }
-            Pending::Read(r) => refuse(r, why),
+            Pending::Read(r, _) => refuse(r, why),
             Pending::Write(r) => refuse(r, why),
             Pending::Terminal(r) => refuse(r, why),
             Pending::Step(reply) => {
