@@ -22,6 +22,7 @@
 //! the task drops the turn; the next prompt first sends `session/cancel`.
 
 mod agent;
+mod auth;
 mod calls;
 mod confine;
 mod grants;
