@@ -146,6 +146,30 @@ pub(super) fn tool_name(
     }
 }
 
+/// An MCP tool call as Codex describes it (`rawInput` `{"server", "tool", "arguments"}`, its
+/// title `mcp.<server>.<tool>` or `_meta.is_mcp_tool_call`): the tool's name as the other agents
+/// name MCP tools (`mcp__<server>__<tool>`, so rawko's own `workflow_step` is known as rawko's)
+/// and its arguments as the input.
+pub(super) fn mcp_call(
+    input: &Value,
+    meta: Option<&Map<String, Value>>,
+    title: Option<&str>,
+) -> Option<(String, Value)> {
+    let server = input.get("server")?.as_str()?;
+    let tool = input.get("tool")?.as_str()?;
+    let said = meta.and_then(|m| m.get("is_mcp_tool_call")) == Some(&Value::Bool(true))
+        || title == Some(format!("mcp.{server}.{tool}").as_str());
+    said.then(|| {
+        (
+            format!("mcp__{server}__{tool}"),
+            input
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new())),
+        )
+    })
+}
+
 pub(super) fn text_of(content: &[ToolCallContent]) -> String {
     let mut out = String::new();
     for c in content {
@@ -267,6 +291,26 @@ mod tests {
             tool_name(None, None, Some(ToolKind::Other), Some("`ls`"), &json!({})),
             "AgentTool"
         );
+    }
+
+    #[test]
+    fn codex_names_an_mcp_tool_by_its_server_and_tool() {
+        let input =
+            json!({"server": "rawko", "tool": "workflow_step", "arguments": {"action": "next"}});
+        let meta: Map<String, Value> =
+            serde_json::from_value(json!({"is_mcp_tool_call": true})).unwrap();
+        let named = (
+            "mcp__rawko__workflow_step".to_owned(),
+            json!({"action": "next"}),
+        );
+        assert_eq!(mcp_call(&input, Some(&meta), None), Some(named.clone()));
+        assert_eq!(
+            mcp_call(&input, None, Some("mcp.rawko.workflow_step")),
+            Some(named)
+        );
+        // Another tool's input that happens to have these keys is not one.
+        assert_eq!(mcp_call(&input, None, Some("Run server")), None);
+        assert_eq!(mcp_call(&json!({"command": "ls"}), Some(&meta), None), None);
     }
 
     #[test]

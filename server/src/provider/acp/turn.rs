@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
-use super::calls::{choose, join_command, terminal_result, text_of, tool_name};
+use super::calls::{choose, join_command, mcp_call, terminal_result, text_of, tool_name};
 use super::AcpAgentProvider;
 use crate::provider::{
     Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
@@ -33,6 +33,8 @@ pub(super) enum Pending {
         responder: Reply<RequestPermissionResponse>,
         options: Vec<PermissionOption>,
         call: ToolCall,
+        /// When the agent asked (the decision's latency is logged).
+        asked: std::time::Instant,
     },
     Read(Reply<ReadTextFileResponse>),
     Write(Reply<WriteTextFileResponse>),
@@ -411,7 +413,21 @@ impl AcpAgentProvider {
                 if let Some(input) = &fields.raw_input {
                     known.input = input.clone();
                 }
-                if known.name.is_empty() {
+                if let Some((name, input)) = known
+                    .name
+                    .is_empty()
+                    .then(|| {
+                        mcp_call(
+                            &known.input,
+                            request.tool_call.meta.as_ref(),
+                            fields.title.as_deref(),
+                        )
+                    })
+                    .flatten()
+                {
+                    known.name = name;
+                    known.input = input;
+                } else if known.name.is_empty() {
                     known.name = tool_name(
                         fields.name.as_deref(),
                         request.tool_call.meta.as_ref(),
@@ -440,6 +456,7 @@ impl AcpAgentProvider {
                         responder,
                         options: request.options,
                         call: call.clone(),
+                        asked: std::time::Instant::now(),
                     },
                 );
                 Some(Self::call_turn(std::mem::take(text), call, Runner::Agent))
@@ -567,13 +584,19 @@ impl AcpAgentProvider {
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
                 let input = call.raw_input.clone().unwrap_or_else(|| json!({}));
-                let name = tool_name(
-                    call.name.as_deref(),
-                    call.meta.as_ref(),
-                    Some(call.kind),
-                    Some(&call.title),
-                    &input,
-                );
+                let (name, input) = match mcp_call(&input, call.meta.as_ref(), Some(&call.title)) {
+                    Some(named) => named,
+                    None => (
+                        tool_name(
+                            call.name.as_deref(),
+                            call.meta.as_ref(),
+                            Some(call.kind),
+                            Some(&call.title),
+                            &input,
+                        ),
+                        input,
+                    ),
+                };
                 let handled = name.starts_with("mcp__rawko__");
                 self.known.insert(
                     id.clone(),
@@ -653,8 +676,15 @@ impl AcpAgentProvider {
                 responder,
                 options,
                 call,
+                asked,
             } => {
                 let allow = !result.is_error;
+                tracing::debug!(
+                    "answered the agent's permission request for {} in {} us ({})",
+                    call.name,
+                    asked.elapsed().as_micros(),
+                    if allow { "allowed" } else { "refused" }
+                );
                 if allow {
                     self.grants.allowed(&call, &self.command.cwd);
                 } else {
