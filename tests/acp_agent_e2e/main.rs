@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod codex;
 mod confined;
 mod faults;
 mod gate;
