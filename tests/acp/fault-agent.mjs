@@ -25,6 +25,17 @@
 //   flood      N message chunks of 10 KiB (N in its second argument, default 2048: 20 MiB)
 //   endless    a message chunk every 50 ms, forever
 //   report     reports a Write of reported.txt as done (a completed tool call it never made)
+//   modes      advertises permission modes as the current adapters do and starts in one that
+//              does not ask: its second argument `config` (a config option of category `mode`
+//              and `modes`, as claude-agent-acp), `legacy` (`modes` only) or `noask` (no mode
+//              that asks); says the mode rawko set ("MODE id"), switches itself to `acceptEdits`
+//              (current_mode_update, config_option_update) and says the mode it is in 3 s
+//              later ("BACK id"), each with the method that set it last
+//   norawinput asks permission for a Write of new.txt as Gemini CLI does (no rawInput: a diff
+//              and a location only), then writes new.txt through rawko (fs/write_text_file);
+//              says what it got
+//   mcp        starts the MCP server named in session/new (`rawko mcp`), lists its tools over
+//              MCP, says them ("TOOLS a,b"), and ends
 //
 // The modes from `terminals` on act in the first prompt only (later ones just end), and with
 // FAULT_STEP=N in their environment then move the task's workflow on N times (`workflow_step`
@@ -54,7 +65,51 @@ class Agent {
 
   async newSession(params) {
     this.mcpEnv = params.mcpServers?.[0]?.env ?? [];
+    this.mcpServer = params.mcpServers?.[0];
+    if (mode === 'modes') return { sessionId: `fault-${process.pid}`, ...this.advertise('auto') };
     return { sessionId: `fault-${process.pid}` };
+  }
+
+  // The `modes` mode: what it advertises, in mode `current`.
+  advertise(current) {
+    this.mode = current;
+    const all =
+      arg1 === 'noask'
+        ? [
+            { id: 'auto', name: 'Auto', description: 'Decides by itself' },
+            { id: 'full', name: 'Full access', description: 'Edits and runs anything' },
+            { id: 'acceptEdits', name: 'Accept edits', description: 'Accepts all file edits' },
+          ]
+        : [
+            { id: 'default', name: 'Manual', description: 'Always ask before making changes' },
+            { id: 'acceptEdits', name: 'Accept edits', description: 'Automatically accept all file edits' },
+            { id: 'plan', name: 'Plan', description: 'Ask before planning' },
+            { id: 'auto', name: 'Auto', description: 'Handles permission decisions' },
+          ];
+    const modes = { currentModeId: current, availableModes: all };
+    if (arg1 !== 'config') return { modes };
+    const options = all.map((m) => ({ value: m.id, name: m.name, description: m.description }));
+    return {
+      modes,
+      configOptions: [
+        { id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: 'm', options: [{ value: 'm', name: 'M' }] },
+        { id: 'perm', name: 'Mode', category: 'mode', type: 'select', currentValue: current, options },
+      ],
+    };
+  }
+
+  async setSessionMode(params) {
+    process.stderr.write(`fault-agent: set_mode ${params.modeId}\n`);
+    this.mode = params.modeId;
+    this.via = 'set_mode';
+    return {};
+  }
+
+  async setSessionConfigOption(params) {
+    process.stderr.write(`fault-agent: set_config_option ${params.configId}=${params.value}\n`);
+    if (params.configId === 'perm') this.mode = params.value;
+    this.via = 'set_config_option';
+    return { configOptions: this.advertise(this.mode).configOptions ?? [] };
   }
 
   async loadSession(params) {
@@ -105,7 +160,7 @@ class Agent {
 
   async prompt(params) {
     const sessionId = params.sessionId;
-    const once = ['terminals', 'paths', 'direct', 'detach', 'flood', 'report'];
+    const once = ['terminals', 'paths', 'direct', 'detach', 'flood', 'report', 'modes', 'norawinput', 'mcp'];
     if (once.includes(mode)) {
       if (this.acted) {
         await this.say(sessionId, 'Nothing more.');
@@ -296,6 +351,88 @@ class Agent {
         });
         await this.say(sessionId, 'Wrote reported.txt (not really).');
         return { stopReason: 'end_turn' };
+      case 'modes': {
+        await this.say(sessionId, `MODE ${this.mode} ${this.via ?? 'unset'}\n`);
+        if (arg1 === 'noask') return { stopReason: 'end_turn' };
+        // It leaves the mode by itself, as claude-agent-acp does when a plan is accepted.
+        const { modes, configOptions } = this.advertise('acceptEdits');
+        await this.conn.sessionUpdate({
+          sessionId,
+          update: { sessionUpdate: 'current_mode_update', currentModeId: modes.currentModeId },
+        });
+        if (configOptions) {
+          await this.conn.sessionUpdate({ sessionId, update: { sessionUpdate: 'config_option_update', configOptions } });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        await this.say(sessionId, `BACK ${this.mode} ${this.via ?? 'unset'}\n`);
+        return { stopReason: 'end_turn' };
+      }
+      case 'norawinput': {
+        const results = [];
+        const path = `${process.cwd()}/new.txt`;
+        const perm = await this.conn.requestPermission({
+          sessionId,
+          toolCall: {
+            toolCallId: `write-new-${Date.now()}`,
+            title: 'Writing to new.txt',
+            kind: 'edit',
+            content: [{ type: 'diff', path, oldText: null, newText: 'made by the agent\n' }],
+            locations: [{ path }],
+          },
+          options: [
+            { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },
+            { optionId: 'cancel', name: 'Reject', kind: 'reject_once' },
+          ],
+        });
+        results.push(`permission: ${JSON.stringify(perm.outcome)}`);
+        if (perm.outcome.outcome === 'selected' && perm.outcome.optionId === 'proceed_once') {
+          try {
+            await this.conn.writeTextFile({ sessionId, path, content: 'made by the agent\n' });
+            results.push('write: DONE');
+          } catch (e) {
+            results.push(`write: REFUSED ${e.message ?? JSON.stringify(e)}`);
+          }
+        }
+        await this.say(sessionId, results.join('\n'));
+        return { stopReason: 'end_turn' };
+      }
+      case 'mcp': {
+        const { spawn } = await import('node:child_process');
+        const server = this.mcpServer;
+        const env = { ...process.env, ...Object.fromEntries((server.env ?? []).map((v) => [v.name, v.value])) };
+        const child = spawn(server.command, server.args ?? [], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+        const lines = [];
+        let buffered = '';
+        const answered = (id) =>
+          new Promise((resolve) => {
+            const look = () => {
+              const found = lines.find((l) => l.id === id);
+              if (found) resolve(found);
+              else setTimeout(look, 20);
+            };
+            look();
+          });
+        child.stdout.on('data', (chunk) => {
+          buffered += chunk;
+          let at;
+          while ((at = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, at).trim();
+            buffered = buffered.slice(at + 1);
+            if (line) lines.push(JSON.parse(line));
+          }
+        });
+        const send = (message) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
+        send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fault-agent', version: '1' } } });
+        await answered(1);
+        send({ method: 'notifications/initialized' });
+        send({ id: 2, method: 'tools/list', params: {} });
+        const tools = (await answered(2)).result.tools.map((t) => t.name);
+        await this.say(sessionId, `TOOLS ${tools.join(',')}`);
+        // The task learns of it on the side; a moment for that before the prompt ends.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        child.kill();
+        return { stopReason: 'end_turn' };
+      }
       default:
         process.stderr.write(`fault-agent: unknown mode ${mode}\n`);
         process.exit(2);

@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod asking;
 mod codex;
 mod confined;
 mod faults;

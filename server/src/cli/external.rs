@@ -147,6 +147,7 @@ pub fn mcp(ctx: &mut Context<'_>) -> io::Result<ExitCode> {
         workspace: ctx.workspace.clone(),
         acp_url: var(crate::provider::acp::MCP_URL_VAR),
         acp_token: var(crate::provider::acp::MCP_TOKEN_VAR),
+        told: std::sync::Once::new(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -179,6 +180,8 @@ struct McpServer {
     /// The endpoint of the task whose ACP agent started this server, when one did.
     acp_url: Option<String>,
     acp_token: Option<String>,
+    /// The task was told the agent connected (once).
+    told: std::sync::Once,
 }
 
 fn schema(value: Value) -> std::sync::Arc<serde_json::Map<String, Value>> {
@@ -237,6 +240,19 @@ impl rmcp::ServerHandler for McpServer {
         _request: Option<rmcp::model::PaginatedRequestParams>,
         _context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        if let (Some(url), Some(token)) = (&self.acp_url, &self.acp_token) {
+            // The task of the ACP agent that started this server learns the agent has its tools
+            // (else it tells the user why `workflow_step` may be missing); on the side, as the
+            // answer must not wait for it.
+            self.told.call_once(|| {
+                let (url, token) = (url.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let method = crate::provider::acp::MCP_CONNECTED;
+                    let _ =
+                        endpoint::call(&url, &token, method, &json!({}), Duration::from_secs(5));
+                });
+            });
+        }
         Ok(rmcp::model::ListToolsResult::with_all_items(vec![
             tool(
                 "workflow_step",

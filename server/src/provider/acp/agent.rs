@@ -26,6 +26,7 @@ use agent_client_protocol::{Agent, ByteStreams, Client, Responder};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 
+use super::asking::{Asking, Keeper};
 use super::{auth, confine, mcp, AgentCommand, START_LIMIT};
 use crate::sandbox::{self, Supervised, WorkspaceAccess};
 
@@ -67,6 +68,8 @@ pub(super) enum FromAgent {
     },
     /// The agent's text in this prompt turn reached [`TEXT_CAP`]: the rest is dropped.
     TextCut,
+    /// Something rawko tells the task about the agent (it left the mode that asks).
+    Note(String),
     /// The connection ended: the agent exited or closed its output (why).
     Closed(String),
 }
@@ -134,6 +137,8 @@ pub(super) struct Running {
     budget: Arc<TextBudget>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     mcp: mcp::Endpoint,
+    /// The mode that keeps it asking, held and put back.
+    keeper: Arc<Keeper>,
     connection: tokio::task::JoinHandle<()>,
     /// The agent's process: dropping it ends the agent and everything it started.
     process: Supervised,
@@ -143,6 +148,12 @@ impl Running {
     /// The last lines the agent wrote to stderr.
     pub fn stderr_tail(&self) -> String {
         tail_of(&self.stderr)
+    }
+
+    /// Whether the agent has connected to rawko's MCP server (`rawko mcp` listed its tools, or
+    /// called one).
+    pub fn mcp_connected(&self) -> bool {
+        self.mcp.connected()
     }
 
     /// How the agent's process ended, if it has.
@@ -320,7 +331,14 @@ pub(super) async fn start(
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let (cx_tx, cx_rx) = oneshot::channel();
     let budget = Arc::new(TextBudget::new());
-    let connection = tokio::spawn(connect(transport, tx, cx_tx, budget.clone()));
+    let keeper = Keeper::new(tx.clone());
+    let connection = tokio::spawn(connect(
+        transport,
+        tx,
+        cx_tx,
+        budget.clone(),
+        keeper.clone(),
+    ));
     let cx = match tokio::time::timeout(START_LIMIT, cx_rx).await {
         Ok(Ok(cx)) => cx,
         _ => return Err(not_started(&mut process, &stderr, "did not connect".to_owned()).await),
@@ -373,6 +391,7 @@ pub(super) async fn start(
         budget,
         stderr,
         mcp: endpoint,
+        keeper,
         connection,
         process,
     })
@@ -380,12 +399,13 @@ pub(super) async fn start(
 
 impl Running {
     /// Opens the agent's session: `load` again when the agent can open sessions again (the
-    /// answer says it did), else a new one.
+    /// answer says it did), else a new one; then puts it in the mode that asks
+    /// ([`super::modes`]), which the answer says too.
     pub(super) async fn open(
         &mut self,
         command: &AgentCommand,
         load: Option<&str>,
-    ) -> Result<bool, String> {
+    ) -> Result<(bool, Asking), String> {
         let rawko = std::env::current_exe()
             .map_err(|e| format!("cannot be given rawko's MCP server: {e}"))?;
         let mcp = McpServerStdio::new("rawko", rawko)
@@ -410,19 +430,26 @@ impl Running {
                 }
             }
             match answer {
-                Ok(Ok(())) => {
+                Ok(Ok((modes, config))) => {
                     self.session = SessionId::new(id);
                     // What the agent replayed of the session is the task's past already.
                     let mut kept = 0;
                     while let Ok(message) = self.inbox.try_recv() {
-                        if !matches!(message, FromAgent::Update(_) | FromAgent::TextCut) {
+                        if !matches!(
+                            message,
+                            FromAgent::Update(_) | FromAgent::TextCut | FromAgent::Note(_)
+                        ) {
                             kept += 1;
                         }
                     }
                     if kept > 0 {
                         tracing::debug!("the agent asked {kept} things while loading its session");
                     }
-                    return Ok(true);
+                    let asking = self
+                        .keeper
+                        .start(&self.cx, &self.session, modes.as_ref(), config.as_deref())
+                        .await;
+                    return Ok((true, asking));
                 }
                 Ok(Err(e)) => {
                     tracing::info!("the agent cannot load session {id} ({e}); a new one starts")
@@ -439,8 +466,11 @@ impl Running {
                 answer = self.new_request(command, &servers).await;
             }
         }
-        match answer {
-            Ok(Ok(response)) => self.session = response.session_id,
+        let (modes, config) = match answer {
+            Ok(Ok(response)) => {
+                self.session = response.session_id;
+                (response.modes, response.config_options)
+            }
             Ok(Err(e)) if auth::required(&e) => {
                 // Logged in, it still asks.
                 let method = auth::api_key_method(&self.auth_methods);
@@ -457,8 +487,12 @@ impl Running {
                     START_LIMIT.as_secs()
                 ))
             }
-        }
-        Ok(false)
+        };
+        let asking = self
+            .keeper
+            .start(&self.cx, &self.session, modes.as_ref(), config.as_deref())
+            .await;
+        Ok((false, asking))
     }
 }
 
@@ -469,21 +503,30 @@ impl Running {
         command: &AgentCommand,
         id: &str,
         servers: &[McpServer],
-    ) -> Result<Result<(), agent_client_protocol::Error>, tokio::time::error::Elapsed> {
+    ) -> Result<
+        Result<
+            (
+                Option<agent_client_protocol::v1::schema::SessionModeState>,
+                Option<Vec<agent_client_protocol::v1::schema::SessionConfigOption>>,
+            ),
+            agent_client_protocol::Error,
+        >,
+        tokio::time::error::Elapsed,
+    > {
         if self.reopen == Reopen::Load {
             let request = LoadSessionRequest::new(id.to_owned(), command.cwd.clone())
                 .mcp_servers(servers.to_vec());
             let request = self.cx.send_request(request).block_task();
             tokio::time::timeout(START_LIMIT, request)
                 .await
-                .map(|r| r.map(drop))
+                .map(|r| r.map(|r| (r.modes, r.config_options)))
         } else {
             let request = ResumeSessionRequest::new(id.to_owned(), command.cwd.clone())
                 .mcp_servers(servers.to_vec());
             let request = self.cx.send_request(request).block_task();
             tokio::time::timeout(START_LIMIT, request)
                 .await
-                .map(|r| r.map(drop))
+                .map(|r| r.map(|r| (r.modes, r.config_options)))
         }
     }
 
@@ -532,6 +575,7 @@ async fn connect<T>(
     tx: mpsc::UnboundedSender<FromAgent>,
     cx_tx: oneshot::Sender<ConnectionTo<Agent>>,
     budget: Arc<TextBudget>,
+    keeper: Arc<Keeper>,
 ) where
     T: agent_client_protocol::ConnectTo<Client> + 'static,
 {
@@ -556,10 +600,19 @@ async fn connect<T>(
         .v1()
         .name("rawko")
         .on_receive_notification(
-            async move |notification: SessionNotification, _cx| {
+            async move |notification: SessionNotification, cx: ConnectionTo<Agent>| {
                 // Only what the turn uses is queued: the agent's text up to the cap, its tool
-                // calls. (Thoughts, plans, commands and modes are dropped here, as they come.)
+                // calls. (Thoughts, plans and commands are dropped here, as they come; a mode
+                // the agent left is put back at once.)
                 let update = match notification.update {
+                    SessionUpdate::CurrentModeUpdate(mode) => {
+                        keeper.mode_now(&cx, &mode.current_mode_id.0);
+                        return Ok(());
+                    }
+                    SessionUpdate::ConfigOptionUpdate(config) => {
+                        keeper.config_now(&cx, &config.config_options);
+                        return Ok(());
+                    }
                     SessionUpdate::AgentMessageChunk(mut chunk) => {
                         let ContentBlock::Text(text) = &mut chunk.content else {
                             return Ok(());

@@ -1,11 +1,13 @@
 //! The pure part of the `acp` provider's turn: command lines, the names of the agent's tools,
 //! permission answers, and Bash results as terminal exits.
 
+use std::path::Path;
+
 use agent_client_protocol::v1::schema::{
     ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolKind,
+    SelectedPermissionOutcome, TerminalExitStatus, ToolCallContent, ToolCallLocation, ToolKind,
 };
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 /// The most of a tool result the agent reported that rawko keeps.
 const RESULT_BYTES: usize = 4000;
@@ -170,6 +172,59 @@ pub(super) fn mcp_call(
     })
 }
 
+/// The input of an agent's tool call as rawko decides on it and the editor shows it: its
+/// `rawInput` when it sent one; else (Gemini CLI sends none) what its diffs and locations say: a
+/// diff's path and new text (`file_path` and `content`, or with its old text `old_string` and
+/// `new_string`, an edit), else the path it names. Several paths are all under `paths`, and the
+/// `file_path` is the first outside `workspace` when one is (so the workspace check refuses the
+/// call), else the first. `None` when the call says none of these.
+pub(super) fn input_of(
+    raw: Option<&Value>,
+    content: &[ToolCallContent],
+    locations: &[ToolCallLocation],
+    workspace: &Path,
+) -> Option<Value> {
+    if let Some(raw) = raw.filter(|r| !r.is_null() && r.as_object().is_none_or(|o| !o.is_empty())) {
+        return Some(raw.clone());
+    }
+    let diffs: Vec<_> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Diff(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    let mut paths: Vec<&Path> = diffs.iter().map(|d| d.path.as_path()).collect();
+    paths.extend(locations.iter().map(|l| l.path.as_path()));
+    let mut unique: Vec<&Path> = Vec::new();
+    for p in paths {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let named = unique
+        .iter()
+        .find(|p| super::grants::beneath(workspace, p).is_none())
+        .or(unique.first())?;
+    let mut input = json!({"file_path": named.to_string_lossy()});
+    if let Some(diff) = diffs.iter().find(|d| d.path == *named) {
+        match &diff.old_text {
+            Some(old) => {
+                input["old_string"] = json!(old);
+                input["new_string"] = json!(diff.new_text);
+            }
+            None => input["content"] = json!(diff.new_text),
+        }
+    }
+    if unique.len() > 1 {
+        input["paths"] = json!(unique
+            .iter()
+            .map(|p| p.to_string_lossy())
+            .collect::<Vec<_>>());
+    }
+    Some(input)
+}
+
 pub(super) fn text_of(content: &[ToolCallContent]) -> String {
     let mut out = String::new();
     for c in content {
@@ -311,6 +366,58 @@ mod tests {
         // Another tool's input that happens to have these keys is not one.
         assert_eq!(mcp_call(&input, None, Some("Run server")), None);
         assert_eq!(mcp_call(&json!({"command": "ls"}), Some(&meta), None), None);
+    }
+
+    #[test]
+    fn an_input_comes_from_raw_input_else_from_diffs_and_locations() {
+        use agent_client_protocol::v1::schema::Diff;
+        let ws = Path::new("/w/p");
+        let raw = json!({"file_path": "/w/p/a.txt", "content": "x"});
+        let diff = |path: &str, old: Option<&str>, new: &str| {
+            ToolCallContent::Diff(Diff::new(path, new).old_text(old.map(str::to_owned)))
+        };
+        let at = |path: &str| ToolCallLocation::new(path);
+        // rawInput wins; an empty one (Claude's first tool_call) says nothing.
+        assert_eq!(
+            input_of(Some(&raw), &[diff("/w/p/b", None, "y")], &[], ws),
+            Some(raw)
+        );
+        assert_eq!(input_of(Some(&json!({})), &[], &[], ws), None);
+        assert_eq!(input_of(Some(&Value::Null), &[], &[], ws), None);
+        // Gemini CLI's Write of a new file, and its edit of an existing one.
+        assert_eq!(
+            input_of(
+                None,
+                &[diff("/w/p/new.txt", None, "hello\n")],
+                &[at("/w/p/new.txt")],
+                ws
+            ),
+            Some(json!({"file_path": "/w/p/new.txt", "content": "hello\n"}))
+        );
+        assert_eq!(
+            input_of(
+                Some(&json!({})),
+                &[diff("/w/p/a.txt", Some("a\n"), "b\n")],
+                &[],
+                ws
+            ),
+            Some(json!({"file_path": "/w/p/a.txt", "old_string": "a\n", "new_string": "b\n"}))
+        );
+        // Only a location: its path.
+        assert_eq!(
+            input_of(None, &[], &[at("/w/p/src")], ws),
+            Some(json!({"file_path": "/w/p/src"}))
+        );
+        // Several paths: one outside the workspace is the one named, so it is refused.
+        assert_eq!(
+            input_of(
+                None,
+                &[diff("/w/p/ok.txt", None, "x")],
+                &[at("/w/p/ok.txt"), at("/etc/passwd")],
+                ws
+            ),
+            Some(json!({"file_path": "/etc/passwd", "paths": ["/w/p/ok.txt", "/etc/passwd"]}))
+        );
     }
 
     #[test]

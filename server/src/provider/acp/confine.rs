@@ -103,7 +103,7 @@ fn make_json_file(path: &Path) {
 /// What the agent is, from its command line: the state directories each of the agents rawko
 /// knows writes, found by running them (docs/providers.md lists them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     /// Claude Code (`claude-code-acp`, `claude-agent-acp`, or `claude` itself).
     Claude,
     /// Gemini CLI (`gemini --experimental-acp`).
@@ -112,7 +112,7 @@ enum Kind {
     Codex,
 }
 
-fn kinds(command: &AgentCommand) -> Vec<Kind> {
+pub(super) fn kinds(command: &AgentCommand) -> Vec<Kind> {
     let mut out = Vec::new();
     for word in std::iter::once(&command.program).chain(&command.args) {
         // The names of the program and of a script given to it, and the packages they are in.

@@ -2,9 +2,12 @@
 //! (named in `session/new`'s `mcpServers`) with this endpoint's address and token in its
 //! environment ([`URL_VAR`], [`TOKEN_VAR`]); its `workflow_step` and `workflow_status` tools come
 //! here as JSON-RPC over HTTP (the wire of rawko's editor endpoint, `endpoint::call`), and become
-//! `workflow_step` calls of the agent's turn.
+//! `workflow_step` calls of the agent's turn. `rawko mcp` also says here when the agent listed its
+//! tools ([`CONNECTED`]), so rawko knows the agent has it.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, Limited};
@@ -19,6 +22,9 @@ pub const URL_VAR: &str = "RAWKO_MCP_URL";
 /// The variable that gives `rawko mcp` the endpoint's token.
 pub const TOKEN_VAR: &str = "RAWKO_MCP_TOKEN";
 
+/// The method by which `rawko mcp` says the agent listed its tools.
+pub const CONNECTED: &str = "rawko.mcpConnected";
+
 /// The largest request body taken.
 const MAX_BODY: usize = 64 * 1024;
 /// How long a tool call waits for the task (an approval may be on the way).
@@ -28,6 +34,8 @@ const ANSWER_LIMIT: Duration = Duration::from_secs(570);
 pub(super) struct Endpoint {
     pub url: String,
     pub token: String,
+    /// The agent has connected to `rawko mcp` (it listed its tools or called one).
+    connected: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -56,15 +64,21 @@ impl Endpoint {
         let url = format!("http://{}", listener.local_addr()?);
         let token = random_token();
         let expected = token.clone();
+        let connected = Arc::new(AtomicBool::new(false));
+        let seen = connected.clone();
         let task = tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
                 let tx = tx.clone();
                 let token = expected.clone();
+                let seen = seen.clone();
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
                         let tx = tx.clone();
                         let token = token.clone();
-                        async move { Ok::<_, std::convert::Infallible>(handle(req, &token, &tx).await) }
+                        let seen = seen.clone();
+                        async move {
+                            Ok::<_, std::convert::Infallible>(handle(req, &token, &tx, &seen).await)
+                        }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(hyper_util::rt::TokioIo::new(sock), service)
@@ -72,8 +86,33 @@ impl Endpoint {
                 });
             }
         });
-        Ok(Endpoint { url, token, task })
+        Ok(Endpoint {
+            url,
+            token,
+            connected,
+            task,
+        })
     }
+
+    /// Whether the agent has connected to `rawko mcp`.
+    pub fn connected(&self) -> bool {
+        self.connected.load(Ordering::Relaxed)
+    }
+}
+
+/// What the task is told when the agent never connected to `rawko mcp` in its first prompt, with
+/// the likely cause for the agent it is (`kinds`, from its command line).
+pub(super) fn never_connected(kinds: &[super::confine::Kind]) -> String {
+    use super::confine::Kind;
+    let cause = match kinds.first() {
+        Some(Kind::Claude) => "Claude Code starts the MCP servers a session names and defers their tools behind ToolSearch (that alone is no failure: the model loads workflow_step with ToolSearch); look for a disabled or disallowed MCP server in its settings (~/.claude/settings.json, .claude/settings.json, a managed policy) and for `rawko mcp` errors in its stderr",
+        Some(Kind::Gemini) => "Gemini CLI silently drops stdio MCP servers in a folder it does not trust: trust the workspace (add it to ~/.gemini/trustedFolders.json, or $GEMINI_CLI_HOME/.gemini/trustedFolders.json, as \"TRUST_FOLDER\"), and check `mcp.allowed` / `mcp.excluded` in its settings.json",
+        Some(Kind::Codex) => "Codex defers MCP tools behind its tool_search and may not start an MCP server before its model searches for one; if workflow_step never comes, check `[mcp_servers]` and `features` in ~/.codex/config.toml",
+        None => "check that the agent starts the stdio MCP servers named in session/new (its `mcpCapabilities` and settings)",
+    };
+    format!(
+        "[rawko: the agent never connected to rawko's MCP server (`rawko mcp`) in its first prompt, so it may not have workflow_step to move the workflow on: {cause}]\n"
+    )
 }
 
 fn reply(status: u16, body: Value) -> hyper::Response<Full<Bytes>> {
@@ -90,6 +129,7 @@ async fn handle(
     req: hyper::Request<hyper::body::Incoming>,
     token: &str,
     tx: &mpsc::UnboundedSender<FromAgent>,
+    connected: &AtomicBool,
 ) -> hyper::Response<Full<Bytes>> {
     let bearer = req
         .headers()
@@ -107,7 +147,15 @@ async fn handle(
         return reply(400, json!({"error": "not JSON"}));
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
+    // Only `rawko mcp`, started by the agent with the token, gets this far.
+    connected.store(true, Ordering::Relaxed);
     let action = match request["method"].as_str() {
+        Some(CONNECTED) => {
+            return reply(
+                200,
+                json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}),
+            )
+        }
         Some("rawko.workflowStep") => request["params"]["action"]
             .as_str()
             .unwrap_or("status")

@@ -22,11 +22,13 @@
 //! the task drops the turn; the next prompt first sends `session/cancel`.
 
 mod agent;
+mod asking;
 mod auth;
 mod calls;
 mod confine;
 mod grants;
 mod mcp;
+mod modes;
 mod process;
 mod turn;
 
@@ -37,7 +39,7 @@ use std::time::Duration;
 use super::{ProviderError, ProviderSpec};
 
 pub use calls::split_command;
-pub use mcp::{TOKEN_VAR as MCP_TOKEN_VAR, URL_VAR as MCP_URL_VAR};
+pub use mcp::{CONNECTED as MCP_CONNECTED, TOKEN_VAR as MCP_TOKEN_VAR, URL_VAR as MCP_URL_VAR};
 
 /// What `acp` needs and did not get.
 pub const NO_COMMAND: &str = "provider \"acp\" needs the agent's command: {\"name\": \"acp\", \"command\": \"claude-code-acp\"} in the providers of ~/.config/rawko/config.json (or of a workspace's .rawko/config.json once you trust the workspace), or `--agent-command CMD`";
@@ -96,6 +98,11 @@ pub struct AcpAgentProvider {
     reopen: Option<agent::Reopen>,
     /// The task was told once that the agent runs without the kernel sandbox.
     unconfined_noted: bool,
+    /// What the task was last told of the agent's asking: the mode it is kept in, or empty when
+    /// it cannot be made to ask.
+    asking_noted: Option<String>,
+    /// The task was told the agent never connected to `rawko mcp`.
+    mcp_noted: bool,
     /// The agent's requests waiting for the task's decision, by the call id the turn gave them.
     pending: HashMap<String, turn::Pending>,
     /// What the agent's tool calls are, by its tool call id: their name and input.
@@ -149,6 +156,8 @@ impl AcpAgentProvider {
             confinement: None,
             reopen: None,
             unconfined_noted: false,
+            asking_noted: None,
+            mcp_noted: false,
             pending: HashMap::new(),
             known: HashMap::new(),
             terminals: HashMap::new(),

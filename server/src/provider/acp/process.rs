@@ -8,6 +8,7 @@
 //! rawko's `fs/write_text_file`, which the gate decides.
 
 use super::agent::{self, Reopen};
+use super::asking;
 use super::{confine, AcpAgentProvider};
 use crate::provider::{ProviderError, TextSink};
 use crate::sandbox::WorkspaceAccess;
@@ -75,8 +76,44 @@ impl AcpAgentProvider {
                 .await
                 .map_err(|e| self.fail(e))?;
         }
-        let loaded = running.open(&self.command, load.as_deref()).await;
+        let opened = running.open(&self.command, load.as_deref()).await;
+        let unconfined = running.access.is_none();
         self.agent = Some(running);
-        loaded.map_err(|e| self.fail(e))
+        let (loaded, asking) = opened.map_err(|e| self.fail(e))?;
+        if let Some(note) = self.asking_note(&asking, unconfined) {
+            on_text(&note);
+        }
+        Ok(loaded)
+    }
+
+    /// What the task is told of the agent's asking ([`asking::Asking`]): once, and again only
+    /// when a new process of the agent differs.
+    fn asking_note(&mut self, asking: &asking::Asking, unconfined: bool) -> Option<String> {
+        let key = match asking {
+            asking::Asking::Kept { mode, .. } => mode.id.clone(),
+            asking::Asking::Cannot(_) => String::new(),
+        };
+        if self.asking_noted.as_ref() == Some(&key) {
+            return None;
+        }
+        self.asking_noted = Some(key);
+        Some(match asking {
+            asking::Asking::Kept { mode, from: Some(from) } => format!(
+                "[rawko: the agent started in its mode \"{from}\"; rawko put it in its mode {}, in which it asks before it writes or runs a command, and keeps it there]\n",
+                mode.shown()
+            ),
+            asking::Asking::Kept { mode, from: None } => format!(
+                "[rawko: the agent runs in its mode {}, in which it asks before it writes or runs a command; rawko keeps it there]\n",
+                mode.shown()
+            ),
+            asking::Asking::Cannot(why) => format!(
+                "[rawko: the agent cannot be made to ask before it writes or runs a command ({why}): rawko decides only what it asks; what it does by itself is confined only by the sandbox around its process{}]\n",
+                if unconfined {
+                    ", and it runs without one here"
+                } else {
+                    ""
+                }
+            ),
+        })
     }
 }

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
-use super::calls::{choose, join_command, mcp_call, terminal_result, text_of, tool_name};
+use super::calls::{
+    choose, input_of, join_command, mcp_call, terminal_result, text_of, tool_name,
+};
 use super::AcpAgentProvider;
 use crate::provider::{
     Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
@@ -40,6 +42,23 @@ pub(super) enum Pending {
     Write(Reply<WriteTextFileResponse>),
     Terminal(Reply<CreateTerminalResponse>),
     Step(oneshot::Sender<(String, bool)>),
+}
+
+/// What a tool call or its update says of the call's input.
+struct Said {
+    input: Option<Value>,
+    /// It came from `rawInput`, which replaces what was known; an input made from the diffs and
+    /// locations only fills one not known yet (an update's locations do not undo a `rawInput`).
+    raw_given: bool,
+}
+
+impl Said {
+    fn fill(self, known: &mut Value) {
+        let blank = known.is_null() || known.as_object().is_some_and(|o| o.is_empty());
+        if let Some(input) = self.input.filter(|_| self.raw_given || blank) {
+            *known = input;
+        }
+    }
 }
 
 /// One of the agent's tool calls as its notifications described it.
@@ -347,6 +366,17 @@ impl AcpAgentProvider {
                 Next::End(end) => {
                     if let Some(agent) = self.agent.as_mut() {
                         agent.prompt = None;
+                        // The end of the task's first prompt: the agent has had the time to
+                        // start its MCP servers.
+                        let unconnected = !agent.mcp_connected();
+                        if !self.mcp_noted {
+                            self.mcp_noted = true;
+                            if unconnected {
+                                on_text(&super::mcp::never_connected(&super::confine::kinds(
+                                    &self.command,
+                                )));
+                            }
+                        }
                     }
                     return match end {
                         Ok(Ok(response)) => {
@@ -409,10 +439,13 @@ impl AcpAgentProvider {
             FromAgent::Permission(request, responder) => {
                 let id = request.tool_call.tool_call_id.0.to_string();
                 let fields = &request.tool_call.fields;
+                let said = self.input_said(
+                    fields.raw_input.as_ref(),
+                    fields.content.as_deref(),
+                    fields.locations.as_deref(),
+                );
                 let known = self.known.entry(id.clone()).or_default();
-                if let Some(input) = &fields.raw_input {
-                    known.input = input.clone();
-                }
+                said.fill(&mut known.input);
                 if let Some((name, input)) = known
                     .name
                     .is_empty()
@@ -562,6 +595,11 @@ impl AcpAgentProvider {
                 };
                 Some(Self::call_turn(std::mem::take(text), call, Runner::Rawko))
             }
+            FromAgent::Note(note) => {
+                // rawko's word, shown, not the agent's text.
+                on_text(&note);
+                None
+            }
             FromAgent::TextCut | FromAgent::Closed(_) => None,
         }
     }
@@ -583,7 +621,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
-                let input = call.raw_input.clone().unwrap_or_else(|| json!({}));
+                let mut input = json!({});
+                self.input_said(
+                    call.raw_input.as_ref(),
+                    Some(&call.content),
+                    Some(&call.locations),
+                )
+                .fill(&mut input);
                 let (name, input) = match mcp_call(&input, call.meta.as_ref(), Some(&call.title)) {
                     Some(named) => named,
                     None => (
@@ -616,10 +660,13 @@ impl AcpAgentProvider {
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
+                let said = self.input_said(
+                    update.fields.raw_input.as_ref(),
+                    update.fields.content.as_deref(),
+                    update.fields.locations.as_deref(),
+                );
                 if let Some(known) = self.known.get_mut(&id) {
-                    if let Some(input) = update.fields.raw_input.clone() {
-                        known.input = input;
-                    }
+                    said.fill(&mut known.input);
                 }
                 match update.fields.status {
                     Some(ToolCallStatus::Completed) | Some(ToolCallStatus::Failed) => {
@@ -637,6 +684,24 @@ impl AcpAgentProvider {
             }
             _ => None,
         }
+    }
+
+    /// What a tool call (or its update) says its input is ([`input_of`]).
+    fn input_said(
+        &self,
+        raw: Option<&Value>,
+        content: Option<&[agent_client_protocol::v1::schema::ToolCallContent]>,
+        locations: Option<&[agent_client_protocol::v1::schema::ToolCallLocation]>,
+    ) -> Said {
+        let raw_given =
+            raw.is_some_and(|r| input_of(Some(r), &[], &[], &self.command.cwd).is_some());
+        let input = input_of(
+            raw,
+            content.unwrap_or_default(),
+            locations.unwrap_or_default(),
+            &self.command.cwd,
+        );
+        Said { input, raw_given }
     }
 
     /// A tool call of the agent ended that rawko was never asked about: shown and logged.
