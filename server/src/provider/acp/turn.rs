@@ -12,9 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
-use super::calls::{
-    choose, input_of, join_command, mcp_call, terminal_result, text_of, tool_name,
-};
+use super::calls::{choose, input_of, join_command, mcp_call, terminal_result, text_of, tool_name};
 use super::AcpAgentProvider;
 use crate::provider::{
     Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
