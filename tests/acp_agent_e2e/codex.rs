@@ -175,11 +175,30 @@ fn model(script: Vec<Turn>) -> impl FnMut(&Request) -> Turn + Send + 'static {
 /// of the agent (its `codex app-server` included) is left. Codex runs confined, its state in
 /// `~/.codex`. The session's wall time and the decision latency are printed.
 #[test]
-#[allow(clippy::print_stderr)]
 fn codex_acp_runs_a_workflow_on_rawkos_rails() {
     let Some(entry) = adapter("codex_acp_runs_a_workflow_on_rawkos_rails") else {
         return;
     };
+    workflow(&entry, "agent", json!({}));
+}
+
+/// The same when the user starts codex-acp in `workspace-write` (its `INITIAL_AGENT_MODE`), which
+/// writes the workspace without asking: rawko puts it in `read-only` too.
+#[test]
+fn codex_acp_started_in_workspace_write_is_made_to_ask() {
+    let Some(entry) = adapter("codex_acp_started_in_workspace_write_is_made_to_ask") else {
+        return;
+    };
+    workflow(
+        &entry,
+        "workspace-write",
+        json!({"INITIAL_AGENT_MODE": "workspace-write"}),
+    );
+}
+
+/// The gated workflow with Codex started in its mode `mode` (by `extra`, added to its `env`).
+#[allow(clippy::print_stderr)]
+fn workflow(entry: &Path, mode: &str, extra: Value) {
     let project = crate::project();
     let ws = project.ws.clone();
     // Codex reads with shell commands: the plan phase allows Bash (rawko's reading of a command
@@ -219,8 +238,11 @@ fn codex_acp_runs_a_workflow_on_rawkos_rails() {
     let mut ed = Editor::spawn_in(&ws, &home);
     // The agent is the user's setting (the editor's): a workspace's providers need trust first.
     let config = api.codex_config(MODEL, KEY_VAR);
-    let env = json!({KEY_VAR: "sk-rawko-test", "NO_BROWSER": "1"});
-    ed.initialize(json!({"providers": [provider(&entry, &home, &config, env)]}));
+    let mut env = json!({KEY_VAR: "sk-rawko-test", "NO_BROWSER": "1"});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        env[k] = v.clone();
+    }
+    ed.initialize(json!({"providers": [provider(entry, &home, &config, env)]}));
     ed.set_approval_policy(|_| Some("reject_once"));
     let started_at = Instant::now();
     let started = ed
@@ -237,6 +259,12 @@ fn codex_acp_runs_a_workflow_on_rawkos_rails() {
     let wall = started_at.elapsed();
     let stderr = ed.stderr();
     let lines = outputs(&mut ed, &task);
+    let said: String = ed
+        .notifications(&task)
+        .iter()
+        .filter(|n| n["method"] == "rawko/output")
+        .filter_map(|n| n["params"]["text"].as_str().map(str::to_owned))
+        .collect();
     let report = format!(
         "\ntask output:\n{}\nmodel requests:\n{}\nserver stderr (end):\n{}",
         lines.join("\n"),
@@ -246,6 +274,11 @@ fn codex_acp_runs_a_workflow_on_rawkos_rails() {
     assert_eq!(
         finished["params"]["outcome"], "complete",
         "{finished}{report}"
+    );
+    // The task says which mode rawko took Codex out of and put it in: the one that asks.
+    assert!(
+        said.contains(&format!("[rawko: the agent started in its mode \"{mode}\"; rawko put it in its mode \"Read-only\" (read-only), in which it asks before it writes or runs a command")),
+        "{report}"
     );
     let main = api.main_requests();
     // The phase context reached the model as the prompt's first block, each phase's in turn.
@@ -317,7 +350,7 @@ fn codex_acp_runs_a_workflow_on_rawkos_rails() {
     let decided = decisions(&stderr);
     assert!(!decided.is_empty(), "no decision logged{report}");
     eprintln!(
-        "codex-acp session: wall time {:.2} s (rawko/startTask to rawko/taskFinished); decisions on its permission requests (request to rawko's answer): {}",
+        "codex-acp session (started in {mode}): wall time {:.2} s (rawko/startTask to rawko/taskFinished); decisions on its permission requests (request to rawko's answer): {}",
         wall.as_secs_f64(),
         decided
             .iter()
