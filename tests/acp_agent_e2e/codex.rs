@@ -436,3 +436,48 @@ fn codex_acp_without_a_key_fails_saying_how_to_log_in() {
     );
     assert!(api.main_requests().is_empty(), "{report}");
 }
+
+/// Codex's call of another MCP server's tool, asked about with the same `rawInput` after its
+/// `tool_call` (the scripted agent, as codex-acp sends them): the task shows and decides
+/// `mcp__other__lookup` with the tool's own arguments, not Codex's `{server, tool, arguments}`.
+#[test]
+fn codexs_call_of_an_mcp_tool_is_decided_with_its_own_arguments() {
+    let Some(agent) = crate::faults::fault_agent("codexmcp") else {
+        return;
+    };
+    let project = Project::empty();
+    let home = tempfile::TempDir::new().expect("home");
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(json!({"providers": [{"name": "acp", "command": "node",
+        "args": [agent, "codexmcp"]}]}));
+    let started = ed
+        .request(
+            "rawko/startTask",
+            json!({"description": "Look it up", "provider": "acp"}),
+        )
+        .expect("startTask");
+    let task = started["taskId"].as_str().expect("taskId").to_owned();
+    ed.wait_for("the task's end", Duration::from_secs(60), |m| {
+        is_note(m, "rawko/taskFinished", &task)
+    });
+    let shown: Vec<(Value, Value)> = ed
+        .notifications(&task)
+        .iter()
+        .filter(|n| n["method"] == "rawko/output" && n["params"]["kind"] == "tool_call")
+        .map(|n| (n["params"]["tool"].clone(), n["params"]["input"].clone()))
+        .collect();
+    let lines = outputs(&mut ed, &task);
+    assert_eq!(
+        shown,
+        [(json!("mcp__other__lookup"), json!({"query": "where is x"}))],
+        "{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(r#"permission: {"outcome":"selected","optionId":"yes"}"#)),
+        "{}",
+        lines.join("\n")
+    );
+}

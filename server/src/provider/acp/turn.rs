@@ -444,17 +444,16 @@ impl AcpAgentProvider {
                 );
                 let known = self.known.entry(id.clone()).or_default();
                 said.fill(&mut known.input);
-                if let Some((name, input)) = known
+                // Codex's `rawInput` of an MCP call here replaces the arguments its `tool_call`
+                // gave: named and unwrapped again, by its title or by the name it was known by.
+                let implied = known
                     .name
-                    .is_empty()
-                    .then(|| {
-                        mcp_call(
-                            &known.input,
-                            request.tool_call.meta.as_ref(),
-                            fields.title.as_deref(),
-                        )
-                    })
-                    .flatten()
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.split_once("__"))
+                    .map(|(server, tool)| format!("mcp.{server}.{tool}"));
+                let title = fields.title.as_deref().or(implied.as_deref());
+                if let Some((name, input)) =
+                    mcp_call(&known.input, request.tool_call.meta.as_ref(), title)
                 {
                     known.name = name;
                     known.input = input;
