@@ -36,6 +36,14 @@ if [ "${RAWKO_GEMINI_E2E:-1}" != 0 ] && [ -z "${RAWKO_GEMINI_CLI:-}" ]; then
   RAWKO_GEMINI_CLI="$(./scripts/install-gemini-cli.sh | tail -n 1)"
   export RAWKO_GEMINI_CLI
 fi
+# tests/acp_agent_e2e/codex.rs runs Codex's codex-acp (with the Codex it bundles) as the `acp`
+# provider's agent against a fake of the OpenAI Responses API (installed once, cached).
+# RAWKO_CODEX_E2E=0 skips it instead.
+if [ "${RAWKO_CODEX_E2E:-1}" != 0 ] && [ -z "${RAWKO_CODEX_ACP:-}" ]; then
+  echo "==> codex-acp (scripts/install-codex-acp.sh)"
+  RAWKO_CODEX_ACP="$(./scripts/install-codex-acp.sh | tail -n 1)"
+  export RAWKO_CODEX_ACP
+fi
 ./scripts/test-acp.sh --install
 echo "==> cargo test"
 cargo test --workspace --locked

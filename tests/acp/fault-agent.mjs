@@ -36,6 +36,9 @@
 //              says what it got
 //   mcp        starts the MCP server named in session/new (`rawko mcp`), lists its tools over
 //              MCP, says them ("TOOLS a,b"), and ends
+//   codexmcp   calls another MCP server's tool as Codex does (a tool_call titled
+//              `mcp.other.lookup`, rawInput {server, tool, arguments}), then asks permission for
+//              it with the same rawInput; says the outcome
 //
 // The modes from `terminals` on act in the first prompt only (later ones just end), and with
 // FAULT_STEP=N in their environment then move the task's workflow on N times (`workflow_step`
@@ -160,7 +163,7 @@ class Agent {
 
   async prompt(params) {
     const sessionId = params.sessionId;
-    const once = ['terminals', 'paths', 'direct', 'detach', 'flood', 'report', 'modes', 'norawinput', 'mcp'];
+    const once = ['terminals', 'paths', 'direct', 'detach', 'flood', 'report', 'modes', 'norawinput', 'mcp', 'codexmcp'];
     if (once.includes(mode)) {
       if (this.acted) {
         await this.say(sessionId, 'Nothing more.');
@@ -394,6 +397,18 @@ class Agent {
           }
         }
         await this.say(sessionId, results.join('\n'));
+        return { stopReason: 'end_turn' };
+      }
+      case 'codexmcp': {
+        const toolCallId = `mcp-${Date.now()}`;
+        const title = 'mcp.other.lookup';
+        const rawInput = { server: 'other', tool: 'lookup', arguments: { query: 'where is x' } };
+        await this.conn.sessionUpdate({
+          sessionId,
+          update: { sessionUpdate: 'tool_call', toolCallId, title, kind: 'other', status: 'pending', rawInput },
+        });
+        const perm = await this.ask(sessionId, toolCallId, title, 'other', rawInput);
+        await this.say(sessionId, `permission: ${JSON.stringify(perm.outcome)}`);
         return { stopReason: 'end_turn' };
       }
       case 'mcp': {

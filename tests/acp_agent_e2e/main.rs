@@ -12,6 +12,7 @@
 mod support;
 
 mod asking;
+mod codex;
 mod confined;
 mod faults;
 mod gate;

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, EnvVariable,
-    FileSystemCapabilities, Implementation, InitializeRequest, KillTerminalRequest,
-    KillTerminalResponse, LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest,
-    PromptResponse, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest,
-    ReleaseTerminalResponse, RequestPermissionRequest, RequestPermissionResponse,
-    ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate, TerminalOutputRequest,
-    TerminalOutputResponse, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
-    WriteTextFileRequest, WriteTextFileResponse,
+    AuthMethod, AuthenticateRequest, ClientCapabilities, ContentBlock, CreateTerminalRequest,
+    CreateTerminalResponse, EnvVariable, FileSystemCapabilities, Implementation, InitializeRequest,
+    KillTerminalRequest, KillTerminalResponse, LoadSessionRequest, McpServer, McpServerStdio,
+    NewSessionRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
+    ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionRequest,
+    RequestPermissionResponse, ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate,
+    TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client, Responder};
@@ -27,7 +27,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::asking::{Asking, Keeper};
-use super::{confine, mcp, AgentCommand, START_LIMIT};
+use super::{auth, confine, mcp, AgentCommand, START_LIMIT};
 use crate::sandbox::{self, Supervised, WorkspaceAccess};
 
 /// The most of the agent's stderr kept for messages.
@@ -130,6 +130,8 @@ pub(super) struct Running {
     pub access: Option<WorkspaceAccess>,
     /// How it can open its session again in a new process.
     pub reopen: Reopen,
+    /// The ways it offers to log in (`initialize`), for when it asks for a login.
+    auth_methods: Vec<AuthMethod>,
     /// How long the agent has had the prompt in flight so far (rawko's own time not counted).
     pub turn_used: Duration,
     budget: Arc<TextBudget>,
@@ -351,16 +353,17 @@ pub(super) async fn start(
         )
         .client_info(Implementation::new("rawko", env!("CARGO_PKG_VERSION")));
     let request = cx.send_request(init).block_task();
-    let reopen = match tokio::time::timeout(START_LIMIT, request).await {
+    let (reopen, auth_methods) = match tokio::time::timeout(START_LIMIT, request).await {
         Ok(Ok(response)) => {
             let caps = response.agent_capabilities;
-            if caps.load_session {
+            let reopen = if caps.load_session {
                 Reopen::Load
             } else if caps.session_capabilities.resume.is_some() {
                 Reopen::Resume
             } else {
                 Reopen::No
-            }
+            };
+            (reopen, response.auth_methods)
         }
         Ok(Err(e)) => {
             let why = format!(
@@ -383,6 +386,7 @@ pub(super) async fn start(
         prompt: None,
         access: plan.rules.is_some().then_some(access),
         reopen,
+        auth_methods,
         turn_used: Duration::ZERO,
         budget,
         stderr,
@@ -415,22 +419,16 @@ impl Running {
                 EnvVariable::new(mcp::TOKEN_VAR, self.mcp.token.clone()),
             ]);
         let servers = vec![McpServer::Stdio(mcp)];
+        let mut logged_in = false;
         if let Some(id) = load.filter(|_| self.reopen != Reopen::No) {
-            let answer = if self.reopen == Reopen::Load {
-                let request = LoadSessionRequest::new(id.to_owned(), command.cwd.clone())
-                    .mcp_servers(servers.clone());
-                let request = self.cx.send_request(request).block_task();
-                tokio::time::timeout(START_LIMIT, request)
-                    .await
-                    .map(|r| r.map(|r| (r.modes, r.config_options)))
-            } else {
-                let request = ResumeSessionRequest::new(id.to_owned(), command.cwd.clone())
-                    .mcp_servers(servers.clone());
-                let request = self.cx.send_request(request).block_task();
-                tokio::time::timeout(START_LIMIT, request)
-                    .await
-                    .map(|r| r.map(|r| (r.modes, r.config_options)))
-            };
+            let mut answer = self.reopen_request(command, id, &servers).await;
+            if let Ok(Err(e)) = &answer {
+                if auth::required(e) {
+                    self.log_in().await?;
+                    logged_in = true;
+                    answer = self.reopen_request(command, id, &servers).await;
+                }
+            }
             match answer {
                 Ok(Ok((modes, config))) => {
                     self.session = SessionId::new(id);
@@ -461,12 +459,26 @@ impl Running {
                 }
             }
         }
-        let new = NewSessionRequest::new(command.cwd.clone()).mcp_servers(servers);
-        let request = self.cx.send_request(new).block_task();
-        let (modes, config) = match tokio::time::timeout(START_LIMIT, request).await {
+        let mut answer = self.new_request(command, &servers).await;
+        if let Ok(Err(e)) = &answer {
+            if auth::required(e) && !logged_in {
+                self.log_in().await?;
+                answer = self.new_request(command, &servers).await;
+            }
+        }
+        let (modes, config) = match answer {
             Ok(Ok(response)) => {
                 self.session = response.session_id;
                 (response.modes, response.config_options)
+            }
+            Ok(Err(e)) if auth::required(&e) => {
+                // Logged in, it still asks.
+                let method = auth::api_key_method(&self.auth_methods);
+                let still = format!("it still asks for a login afterwards ({})", e.message);
+                return Err(auth::cannot_log_in(
+                    &self.auth_methods,
+                    method.map(|m| (m, still.as_str())),
+                ));
             }
             Ok(Err(e)) => return Err(format!("refused session/new: {e}")),
             Err(_) => {
@@ -481,6 +493,79 @@ impl Running {
             .start(&self.cx, &self.session, modes.as_ref(), config.as_deref())
             .await;
         Ok((false, asking))
+    }
+}
+
+impl Running {
+    /// `session/load` or `session/resume` of session `id`, as the agent offers.
+    async fn reopen_request(
+        &self,
+        command: &AgentCommand,
+        id: &str,
+        servers: &[McpServer],
+    ) -> Result<
+        Result<
+            (
+                Option<agent_client_protocol::v1::schema::SessionModeState>,
+                Option<Vec<agent_client_protocol::v1::schema::SessionConfigOption>>,
+            ),
+            agent_client_protocol::Error,
+        >,
+        tokio::time::error::Elapsed,
+    > {
+        if self.reopen == Reopen::Load {
+            let request = LoadSessionRequest::new(id.to_owned(), command.cwd.clone())
+                .mcp_servers(servers.to_vec());
+            let request = self.cx.send_request(request).block_task();
+            tokio::time::timeout(START_LIMIT, request)
+                .await
+                .map(|r| r.map(|r| (r.modes, r.config_options)))
+        } else {
+            let request = ResumeSessionRequest::new(id.to_owned(), command.cwd.clone())
+                .mcp_servers(servers.to_vec());
+            let request = self.cx.send_request(request).block_task();
+            tokio::time::timeout(START_LIMIT, request)
+                .await
+                .map(|r| r.map(|r| (r.modes, r.config_options)))
+        }
+    }
+
+    /// `session/new` in the workspace.
+    async fn new_request(
+        &self,
+        command: &AgentCommand,
+        servers: &[McpServer],
+    ) -> Result<
+        Result<agent_client_protocol::v1::schema::NewSessionResponse, agent_client_protocol::Error>,
+        tokio::time::error::Elapsed,
+    > {
+        let new = NewSessionRequest::new(command.cwd.clone()).mcp_servers(servers.to_vec());
+        let request = self.cx.send_request(new).block_task();
+        tokio::time::timeout(START_LIMIT, request).await
+    }
+
+    /// Logs the agent in with the API key method it offers (it reads the key from its
+    /// environment); `Err` says why it cannot be and what the user can do.
+    async fn log_in(&self) -> Result<(), String> {
+        let Some(method) = auth::api_key_method(&self.auth_methods) else {
+            return Err(auth::cannot_log_in(&self.auth_methods, None));
+        };
+        let request = AuthenticateRequest::new(method.id().clone());
+        let request = self.cx.send_request(request).block_task();
+        match tokio::time::timeout(START_LIMIT, request).await {
+            Ok(Ok(_)) => {
+                tracing::info!("logged the agent in with its {} method", method.id().0);
+                Ok(())
+            }
+            Ok(Err(e)) => Err(auth::cannot_log_in(
+                &self.auth_methods,
+                Some((method, &e.message)),
+            )),
+            Err(_) => Err(format!(
+                "did not answer authenticate within {} s",
+                START_LIMIT.as_secs()
+            )),
+        }
     }
 }
 

@@ -186,6 +186,30 @@ pub(super) fn missing_beneath(path: &Path, workspace: &Path, result: &ToolResult
         && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
+/// An MCP tool call as Codex describes it (`rawInput` `{"server", "tool", "arguments"}`, its
+/// title `mcp.<server>.<tool>` or `_meta.is_mcp_tool_call`): the tool's name as the other agents
+/// name MCP tools (`mcp__<server>__<tool>`, so rawko's own `workflow_step` is known as rawko's)
+/// and its arguments as the input.
+pub(super) fn mcp_call(
+    input: &Value,
+    meta: Option<&Map<String, Value>>,
+    title: Option<&str>,
+) -> Option<(String, Value)> {
+    let server = input.get("server")?.as_str()?;
+    let tool = input.get("tool")?.as_str()?;
+    let said = meta.and_then(|m| m.get("is_mcp_tool_call")) == Some(&Value::Bool(true))
+        || title == Some(format!("mcp.{server}.{tool}").as_str());
+    said.then(|| {
+        (
+            format!("mcp__{server}__{tool}"),
+            input
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new())),
+        )
+    })
+}
+
 /// The input of an agent's tool call as rawko decides on it and the editor shows it: its
 /// `rawInput` when it sent one; else (Gemini CLI sends none) what its diffs and locations say: a
 /// diff's path and new text (`file_path` and `content`, or with its old text `old_string` and
@@ -431,6 +455,26 @@ mod tests {
         let outside = dir.path().parent().unwrap().join("nope-rawko-test.txt");
         assert!(!missing_beneath(&outside, &ws, &result(&outside, true)));
         assert!(!missing_beneath(&new, &ws, &result(&new, false)));
+    }
+
+    #[test]
+    fn codex_names_an_mcp_tool_by_its_server_and_tool() {
+        let input =
+            json!({"server": "rawko", "tool": "workflow_step", "arguments": {"action": "next"}});
+        let meta: Map<String, Value> =
+            serde_json::from_value(json!({"is_mcp_tool_call": true})).unwrap();
+        let named = (
+            "mcp__rawko__workflow_step".to_owned(),
+            json!({"action": "next"}),
+        );
+        assert_eq!(mcp_call(&input, Some(&meta), None), Some(named.clone()));
+        assert_eq!(
+            mcp_call(&input, None, Some("mcp.rawko.workflow_step")),
+            Some(named)
+        );
+        // Another tool's input that happens to have these keys is not one.
+        assert_eq!(mcp_call(&input, None, Some("Run server")), None);
+        assert_eq!(mcp_call(&json!({"command": "ls"}), Some(&meta), None), None);
     }
 
     #[test]

@@ -116,12 +116,30 @@ pub(super) fn kinds(command: &AgentCommand) -> Vec<Kind> {
     let mut out = Vec::new();
     for word in std::iter::once(&command.program).chain(&command.args) {
         // The names of the program and of a script given to it, and the packages they are in.
-        let word = word.to_ascii_lowercase();
-        let path = Path::new(&word);
-        let names: Vec<&str> = path
+        // Only the file and the package it is in: the names after the last `node_modules`, else
+        // the file's and, for a checkout, its package's directory (the nearest with a
+        // `package.json`). Directories further up say where it was put, not what it is (a clone
+        // in `~/src/codex-tests/` runs no Codex), and would give an agent another's state.
+        let path = Path::new(word);
+        let all: Vec<&str> = path
             .components()
             .filter_map(|c| c.as_os_str().to_str())
             .collect();
+        let mut names: Vec<String> = match all.iter().rposition(|n| *n == "node_modules") {
+            Some(at) => all[at + 1..].iter().map(|n| (*n).to_owned()).collect(),
+            None => all.last().map(|n| (*n).to_owned()).into_iter().collect(),
+        };
+        if path.is_absolute() && !all.contains(&"node_modules") {
+            let package = path
+                .parent()
+                .into_iter()
+                .flat_map(Path::ancestors)
+                .take(4)
+                .find(|d| d.join("package.json").is_file())
+                .and_then(|d| d.file_name()?.to_str());
+            names.extend(package.map(str::to_owned));
+        }
+        let names: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
         for (needle, kind) in [
             ("claude", Kind::Claude),
             ("gemini", Kind::Gemini),
@@ -303,6 +321,45 @@ mod tests {
         );
         let other = command("my-agent", &["--acp"], &[], ws);
         assert!(state_paths(&other, Some(home), &none).is_empty());
+    }
+
+    #[test]
+    fn an_agent_is_known_by_its_file_and_package_not_by_where_it_was_put() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let at = |rel: &str, package: &str| {
+            let file = root.join(rel);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, "").unwrap();
+            std::fs::write(root.join(package).join("package.json"), "{}").unwrap();
+            file.to_string_lossy().into_owned()
+        };
+        let ws = Path::new("/w");
+        let kind = |program: &str, args: &[&str]| kinds(&command(program, args, &[], ws));
+        let installed = at(
+            "Cache/codex-acp-2.6.0/node_modules/@agentclientprotocol/codex-acp/dist/index.js",
+            "Cache/codex-acp-2.6.0/node_modules/@agentclientprotocol/codex-acp",
+        );
+        assert_eq!(kind("node", &[&installed]), [Kind::Codex]);
+        let checkout = at("src/Codex-ACP/dist/index.js", "src/Codex-ACP");
+        assert_eq!(kind("node", &[&checkout]), [Kind::Codex]);
+        assert_eq!(
+            kind("npx", &["-y", "@agentclientprotocol/claude-agent-acp"]),
+            [Kind::Claude]
+        );
+        assert_eq!(kind("/usr/local/bin/gemini", &["--acp"]), [Kind::Gemini]);
+        // An agent of the user's own, in a checkout or a home whose name says another agent's.
+        let own = at(
+            "wt/codex31/tests/acp/fault-agent.mjs",
+            "wt/codex31/tests/acp",
+        );
+        assert_eq!(kind("node", &[&own, "mcp"]), []);
+        assert_eq!(kind("/home/claude-fan/gemini/bin/my-agent", &[]), []);
+        let own = at(
+            "codex/node_modules/my-agent/dist/index.js",
+            "codex/node_modules/my-agent",
+        );
+        assert_eq!(kind("node", &[&own]), []);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 mod agent;
 mod asking;
+mod auth;
 mod calls;
 mod confine;
 mod grants;

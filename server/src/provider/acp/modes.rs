@@ -7,7 +7,8 @@
 //!
 //! The choice reads the words of each advertised mode (its id, name and description): a mode whose
 //! words say it decides by itself (`auto`, `accept`, `bypass`, `yolo`, `full` access, `never`,
-//! `don't ask`, `without` …) is out, and so is a planning mode (`plan`: it refuses the writes a
+//! `don't ask`, `without` …) or asks only about some actions (`outside` the workspace, `unsafe`
+//! …) is out, and so is a planning mode (`plan`: it refuses the writes a
 //! writing phase allows); of the rest, a mode whose words say it asks (`ask`, `approval`,
 //! `approve`, `confirm`, `prompt`, `manual`) is chosen: the agent's current mode when it is one,
 //! else the one with the most such words, the first advertised on a tie. The modes come from the
@@ -156,6 +157,9 @@ const ASKS: &[&str] = &[
     "manual",
     "manually",
 ];
+/// Words that say a mode asks only about some actions (codex-acp's `workspace-write`: "ask before
+/// writing outside the workspace"), so that it writes or runs the others by itself.
+const SOME: &[&str] = &["outside", "unsafe", "risky", "dangerous", "sensitive"];
 /// Words that say a mode only plans (and refuses the writes a writing phase allows).
 const PLANS: &[&str] = &["plan", "planning"];
 
@@ -189,10 +193,13 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// How strongly `mode` says it asks before every write and command: `None` when it decides by
-/// itself, only plans, or does not say it asks.
+/// itself, asks only about some actions, only plans, or does not say it asks.
 fn asks(mode: &Mode) -> Option<usize> {
     let all = words(&format!("{} {} {}", mode.id, mode.name, mode.description));
-    if all.iter().any(|w| DECIDES.contains(&w.as_str())) {
+    if all
+        .iter()
+        .any(|w| DECIDES.contains(&w.as_str()) || SOME.contains(&w.as_str()))
+    {
         return None;
     }
     let named = words(&format!("{} {}", mode.id, mode.name));
@@ -302,6 +309,50 @@ mod tests {
             ),
         ];
         assert_eq!(choose(&offered("agent", codex)).unwrap().id, "read-only");
+    }
+
+    /// What codex-acp 2.6.0 advertises, word for word (its `modes` and its `mode` config option
+    /// alike), in its order.
+    fn codex_2_6() -> Vec<Mode> {
+        vec![
+            mode(
+                "read-only",
+                "Read-only",
+                "Requires approval to edit files and access the internet.",
+            ),
+            mode(
+                "workspace-write",
+                "Workspace access",
+                "Edit workspace files; ask before writing outside the workspace or accessing the network.",
+            ),
+            mode(
+                "agent",
+                "Auto review",
+                "Only ask for actions detected as potentially unsafe",
+            ),
+            mode(
+                "agent-full-access",
+                "Full access",
+                "Unrestricted access to the internet and any file on your computer",
+            ),
+        ]
+    }
+
+    #[test]
+    fn codex_2_6_goes_to_read_only_from_any_mode_it_starts_in() {
+        // It starts in `agent`, or in the mode of its INITIAL_AGENT_MODE: `workspace-write` asks
+        // only outside the workspace, so it is never kept.
+        for current in ["agent", "workspace-write", "agent-full-access", "read-only"] {
+            assert_eq!(
+                choose(&offered(current, codex_2_6())).unwrap().id,
+                "read-only",
+                "from {current}"
+            );
+        }
+        // Whatever order it lists them in.
+        let mut reversed = codex_2_6();
+        reversed.reverse();
+        assert_eq!(choose(&offered("agent", reversed)).unwrap().id, "read-only");
     }
 
     #[test]

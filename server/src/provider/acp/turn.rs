@@ -13,8 +13,8 @@ use tokio::sync::oneshot;
 
 use super::agent::{self, FromAgent, Reply};
 use super::calls::{
-    choose, command_of_title, input_of, join_command, missing_beneath, terminal_result, text_of,
-    tool_name,
+    choose, command_of_title, input_of, join_command, mcp_call, missing_beneath, terminal_result,
+    text_of, tool_name,
 };
 use super::AcpAgentProvider;
 use crate::provider::{
@@ -36,6 +36,8 @@ pub(super) enum Pending {
         responder: Reply<RequestPermissionResponse>,
         options: Vec<PermissionOption>,
         call: ToolCall,
+        /// When the agent asked (the decision's latency is logged).
+        asked: std::time::Instant,
     },
     /// The file it asked for.
     Read(Reply<ReadTextFileResponse>, std::path::PathBuf),
@@ -456,7 +458,20 @@ impl AcpAgentProvider {
                         known.input = command;
                     }
                 }
-                if known.name.is_empty() {
+                // Codex's `rawInput` of an MCP call here replaces the arguments its `tool_call`
+                // gave: named and unwrapped again, by its title or by the name it was known by.
+                let implied = known
+                    .name
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.split_once("__"))
+                    .map(|(server, tool)| format!("mcp.{server}.{tool}"));
+                let title = fields.title.as_deref().or(implied.as_deref());
+                if let Some((name, input)) =
+                    mcp_call(&known.input, request.tool_call.meta.as_ref(), title)
+                {
+                    known.name = name;
+                    known.input = input;
+                } else if known.name.is_empty() {
                     known.name = tool_name(
                         fields.name.as_deref(),
                         request.tool_call.meta.as_ref(),
@@ -485,6 +500,7 @@ impl AcpAgentProvider {
                         responder,
                         options: request.options,
                         call: call.clone(),
+                        asked: std::time::Instant::now(),
                     },
                 );
                 Some(Self::call_turn(std::mem::take(text), call, Runner::Agent))
@@ -624,13 +640,19 @@ impl AcpAgentProvider {
                     Some(&call.locations),
                 )
                 .fill(&mut input);
-                let name = tool_name(
-                    call.name.as_deref(),
-                    call.meta.as_ref(),
-                    Some(call.kind),
-                    Some(&call.title),
-                    &input,
-                );
+                let (name, input) = match mcp_call(&input, call.meta.as_ref(), Some(&call.title)) {
+                    Some(named) => named,
+                    None => (
+                        tool_name(
+                            call.name.as_deref(),
+                            call.meta.as_ref(),
+                            Some(call.kind),
+                            Some(&call.title),
+                            &input,
+                        ),
+                        input,
+                    ),
+                };
                 let handled = name.starts_with("mcp__rawko__");
                 self.known.insert(
                     id.clone(),
@@ -731,8 +753,15 @@ impl AcpAgentProvider {
                 responder,
                 options,
                 call,
+                asked,
             } => {
                 let allow = !result.is_error;
+                tracing::debug!(
+                    "answered the agent's permission request for {} in {} us ({})",
+                    call.name,
+                    asked.elapsed().as_micros(),
+                    if allow { "allowed" } else { "refused" }
+                );
                 if allow {
                     self.grants.allowed(&call, &self.command.cwd);
                 } else {
