@@ -22,10 +22,11 @@ if [ "${RAWKO_CLAUDE_E2E:-1}" != 0 ] && [ -z "${RAWKO_CLAUDE_BIN:-}" ]; then
   RAWKO_CLAUDE_BIN="$(./scripts/install-claude-code.sh | tail -n 1)"
   export RAWKO_CLAUDE_BIN
 fi
-# tests/acp_agent_e2e runs Zed's claude-code-acp as the `acp` provider's agent (installed once,
-# cached), and a scripted agent written with the ACP TypeScript SDK (npm ci in tests/acp).
+# tests/acp_agent_e2e runs claude-agent-acp (npm @agentclientprotocol/claude-agent-acp) as the
+# `acp` provider's agent (installed once, cached), and a scripted agent written with the ACP
+# TypeScript SDK (npm ci in tests/acp).
 if [ "${RAWKO_CLAUDE_E2E:-1}" != 0 ] && [ -z "${RAWKO_CLAUDE_ACP:-}" ]; then
-  echo "==> claude-code-acp (scripts/install-claude-code-acp.sh)"
+  echo "==> claude-agent-acp (scripts/install-claude-code-acp.sh)"
   RAWKO_CLAUDE_ACP="$(./scripts/install-claude-code-acp.sh | tail -n 1)"
   export RAWKO_CLAUDE_ACP
 fi

@@ -39,6 +39,12 @@
 //   codexmcp   calls another MCP server's tool as Codex does (a tool_call titled
 //              `mcp.other.lookup`, rawInput {server, tool, arguments}), then asks permission for
 //              it with the same rawInput; says the outcome
+//   stepwrite  (with FAULT_LOAD=1) moves the workflow on, then writes direct.txt with node's own
+//              fs in the same prompt and says how it went; in a loaded session it says what its
+//              first prompt told it ("TOLD: …"), only writes, then moves the workflow on once more
+//   ownwrite   asks permission for a Write of own.txt and, allowed, writes it with node's own fs;
+//              reports that tool call failed with the error it got and waits for session/cancel;
+//              its next prompt says what it was told ("NEXT: …")
 //
 // The modes from `terminals` on act in the first prompt only (later ones just end), and with
 // FAULT_STEP=N in their environment then move the task's workflow on N times (`workflow_step`
@@ -117,6 +123,7 @@ class Agent {
 
   async loadSession(params) {
     this.mcpEnv = params.mcpServers?.[0]?.env ?? [];
+    if (mode === 'stepwrite') this.loaded = params.sessionId;
     if (mode !== 'remember') return {};
     const fs = await import('node:fs');
     fs.writeFileSync('loaded.txt', params.sessionId);
@@ -163,6 +170,8 @@ class Agent {
 
   async prompt(params) {
     const sessionId = params.sessionId;
+    if (mode === 'stepwrite') return this.stepWrite(params);
+    if (mode === 'ownwrite') return this.ownWrite(params);
     const once = ['terminals', 'paths', 'direct', 'detach', 'flood', 'report', 'modes', 'norawinput', 'mcp', 'codexmcp'];
     if (once.includes(mode)) {
       if (this.acted) {
@@ -177,6 +186,75 @@ class Agent {
       return answer;
     }
     return this.act(params);
+  }
+
+  // The `stepwrite` mode.
+  async stepWrite(params) {
+    const sessionId = params.sessionId;
+    if (this.loaded && !this.told) {
+      this.told = true;
+      await this.say(sessionId, `TOLD: ${params.prompt.map((b) => b.text ?? '').join('\n')}\n`);
+    }
+    if (!this.loaded && !this.stepped) {
+      this.stepped = true;
+      await this.say(sessionId, `step: ${await this.step('next')}\n`);
+    }
+    const fs = await import('node:fs');
+    const path = `${process.cwd()}/direct.txt`;
+    try {
+      fs.writeFileSync(path, 'direct\n');
+      await this.say(sessionId, `write ${path}: DONE\n`);
+    } catch (e) {
+      await this.say(sessionId, `write ${path}: FAILED ${e.code}\n`);
+    }
+    if (this.loaded && !this.finished) {
+      this.finished = true;
+      await this.say(sessionId, `step: ${await this.step('next')}\n`);
+    }
+    return { stopReason: 'end_turn' };
+  }
+
+  // The `ownwrite` mode.
+  async ownWrite(params) {
+    const sessionId = params.sessionId;
+    if (this.wrote) {
+      const text = params.prompt.map((b) => b.text ?? '').join('\n');
+      await this.say(sessionId, `NEXT: ${text}`);
+      return { stopReason: 'end_turn' };
+    }
+    this.wrote = true;
+    const path = `${process.cwd()}/own.txt`;
+    const toolCallId = `own-${Date.now()}`;
+    const rawInput = { file_path: path, content: 'written for the agent\n' };
+    await this.conn.sessionUpdate({
+      sessionId,
+      update: { sessionUpdate: 'tool_call', toolCallId, title: 'Write own.txt', kind: 'edit', status: 'pending', rawInput },
+    });
+    const perm = await this.ask(sessionId, toolCallId, 'Write own.txt', 'edit', rawInput);
+    if (perm.outcome.outcome !== 'selected' || perm.outcome.optionId !== 'yes') {
+      await this.say(sessionId, `permission: ${JSON.stringify(perm.outcome)}`);
+      return { stopReason: 'end_turn' };
+    }
+    let error = null;
+    try {
+      (await import('node:fs')).writeFileSync(path, rawInput.content);
+    } catch (e) {
+      error = `${e.code}: ${e.message}`;
+    }
+    await this.conn.sessionUpdate({
+      sessionId,
+      update: {
+        sessionUpdate: 'tool_call_update',
+        toolCallId,
+        status: error ? 'failed' : 'completed',
+        content: [{ type: 'content', content: { type: 'text', text: error ?? 'written' } }],
+      },
+    });
+    if (!error) return { stopReason: 'end_turn' };
+    await new Promise((resolve) => {
+      this.cancelled = resolve;
+    });
+    return { stopReason: 'cancelled' };
   }
 
   async act(params) {

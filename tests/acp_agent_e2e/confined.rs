@@ -193,3 +193,45 @@ fn without_landlock_the_sandbox_setting_decides() {
     );
     assert!(all.contains("agent-scratch.txt: DONE"), "{all}");
 }
+
+/// The phase gives the workspace while the agent is in the middle of a prompt: the agent is
+/// started again with it at once (in its session, told the answer it missed), so what it writes
+/// with its own hands right after moving the workflow on is written, not refused by the kernel.
+#[test]
+fn the_agent_is_given_the_workspace_as_soon_as_the_phase_allows_writing() {
+    let Some(agent) = fault_agent("stepwrite") else {
+        return;
+    };
+    let place = Place::new(json!({}));
+    workflow(&place.ws);
+    std::fs::write(
+        place.user_config(),
+        json!({"providers": [{"name": "acp", "command": "node",
+            "args": [agent, "stepwrite"], "env": {"FAULT_LOAD": "1"}}]})
+        .to_string(),
+    )
+    .expect("config");
+    let (out, _) = place.run(
+        &[
+            "Write things",
+            "--provider",
+            "acp",
+            "--workflow",
+            "lookmake",
+            "--yes",
+        ],
+        Duration::from_secs(90),
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let write = format!("write {}/direct.txt", place.ws.display());
+    let attempts: Vec<&str> = all
+        .lines()
+        .filter_map(|l| l.find(&write).map(|at| &l[at..]))
+        .collect();
+    assert_eq!(attempts, [format!("{write}: DONE")], "{all}");
+    assert!(
+        all.contains("rawko restarted you with the workspace writable"),
+        "{all}"
+    );
+}

@@ -282,3 +282,48 @@ fn find_events(v: &Value, into: &mut Vec<Value>) {
         _ => {}
     }
 }
+
+/// The user approves a Write the agent makes with its own hands in a read-only phase: its
+/// process cannot write there, so its attempt fails at the kernel; rawko then makes that write
+/// (exactly the approved input), stops the agent's prompt and tells it at once. Asked once.
+#[test]
+fn an_approved_write_the_agents_process_cannot_make_is_made_by_rawko() {
+    let Some(agent) = fault_agent("ownwrite") else {
+        return;
+    };
+    let project = Project::empty();
+    look_workflow(&project.ws, "[Read]");
+    let home = tempfile::TempDir::new().expect("home");
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(json!({"providers": [{"name": "acp", "command": "node",
+        "args": [agent, "ownwrite"], "env": {"FAULT_LOAD": "1"}}]}));
+    ed.set_approval_policy(|_| Some("allow_once"));
+    let started = ed
+        .request(
+            "rawko/startTask",
+            json!({"description": "Write own.txt", "provider": "acp", "workflow": "look"}),
+        )
+        .expect("startTask");
+    let task = started["taskId"].as_str().expect("taskId").to_owned();
+    // The workflow never ends (the agent does not move it on): its second prompt says what it
+    // was told, and the task is cancelled then.
+    let said = ed.wait_for("the agent's next prompt", Duration::from_secs(60), |m| {
+        is_note(m, "rawko/output", &task)
+            && m["params"]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("NEXT: "))
+    });
+    let _ = ed.request("rawko/cancelTask", json!({"taskId": task}));
+    let next = said["params"]["text"].as_str().unwrap_or_default();
+    assert!(
+        next.contains("rawko made it for you") && next.contains("own.txt"),
+        "{next}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.ws.join("own.txt"))
+            .ok()
+            .as_deref(),
+        Some("written for the agent\n")
+    );
+    assert_eq!(ed.approval_requests().len(), 1, "asked once");
+}

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::measure::Tap;
 use super::support::fake_gemini::{FakeGemini, Request, Turn};
 use super::support::{is_note, Editor};
 use super::{outputs, project, BUILD_MARKER, PLAN_MARKER};
@@ -146,37 +147,6 @@ fn started_under(home: &Path, server: u32) -> Vec<(u32, String)> {
     out
 }
 
-/// Every permission request of the agent in the tap's log, with how long rawko took to answer
-/// it: (the tool call's title, milliseconds).
-fn decision_latencies(tap_log: &Path) -> Vec<(String, f64)> {
-    let text = std::fs::read_to_string(tap_log).unwrap_or_default();
-    let lines: Vec<(f64, String, Value)> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|r| {
-            let message = serde_json::from_str(r["line"].as_str()?).ok()?;
-            Some((r["t"].as_f64()?, r["dir"].as_str()?.to_owned(), message))
-        })
-        .collect();
-    let mut out = Vec::new();
-    for (asked, dir, message) in &lines {
-        if dir != "out" || message["method"] != "session/request_permission" {
-            continue;
-        }
-        let answer = lines.iter().find(|(t, d, m)| {
-            d == "in" && t >= asked && m["id"] == message["id"] && m.get("method").is_none()
-        });
-        if let Some((answered, _, _)) = answer {
-            let title = message["params"]["toolCall"]["title"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            out.push((title, answered - asked));
-        }
-    }
-    out
-}
-
 /// The scenario of the issue with Gemini CLI: the phase context reaches the model with
 /// `workflow_step` among its tools; a read goes through; in the read-only phase a write goes to
 /// the editor with its path and content, a deny keeps the disk unchanged, an allow is asked once
@@ -195,9 +165,8 @@ fn gemini_cli_runs_a_workflow_on_rawkos_rails() {
     let api = FakeGemini::start(move |req: &Request| next_turn(req, &script_ws));
     let home = tempfile::TempDir::new().expect("home");
     gemini_home(home.path(), &ws);
-    let tap_dir = tempfile::TempDir::new().expect("the tap's directory");
-    let tap_log = tap_dir.path().join("tap.jsonl");
-    let tap = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp_agent_e2e/tap.mjs");
+    let tap = Tap::new();
+    let (command, args) = tap.wrap("node", &[entry.display().to_string(), "--acp".to_owned()]);
     project.write(
         ".rawko/config.json",
         &json!({"countdownSeconds": 1, "approvalTimeoutSeconds": 60}).to_string(),
@@ -208,15 +177,14 @@ fn gemini_cli_runs_a_workflow_on_rawkos_rails() {
     ed.initialize(json!({
         "providers": [{
             "name": "acp",
-            "command": "node",
-            "args": [tap, "node", entry, "--acp"],
+            "command": command,
+            "args": args,
             "env": {
                 "GOOGLE_GEMINI_BASE_URL": api.url(),
                 "GEMINI_API_KEY": "gemini-rawko-test",
-                "RAWKO_TAP_LOG": tap_log,
             },
         }],
-        "sandbox": {"mode": "auto", "agentWrite": [tap_dir.path()]},
+        "sandbox": {"mode": "auto", "agentWrite": [tap.dir()]},
     }));
     // The editor: the first write denied, any later one allowed; what a.txt held when the
     // second was asked is kept.
@@ -346,18 +314,7 @@ fn gemini_cli_runs_a_workflow_on_rawkos_rails() {
     }
     assert!(left.is_empty(), "left running: {left:?}");
 
-    let latencies = decision_latencies(&tap_log);
-    assert!(!latencies.is_empty(), "the tap saw no permission request");
-    let shown: Vec<String> = latencies
-        .iter()
-        .map(|(title, ms)| format!("{ms:.1} ms ({title})"))
-        .collect();
-    eprintln!(
-        "gemini-cli 0.61.0 on rawko's rails: session wall time {:.2} s (startTask to taskFinished); \
-         decision latency (the agent's session/request_permission to rawko's answer, on the wire): {}",
-        wall.as_secs_f64(),
-        shown.join(", ")
-    );
+    eprintln!("{}", tap.report("gemini-cli 0.61.0", wall));
 }
 
 /// Gemini CLI in a folder it does not trust drops the stdio MCP servers its client gives it,

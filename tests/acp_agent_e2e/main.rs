@@ -1,12 +1,18 @@
-//! The `acp` provider with a real agent no one here wrote: Zed's `claude-code-acp` (npm
-//! `@zed-industries/claude-code-acp`, pinned in scripts/install-claude-code-acp.sh, with the Claude
-//! Code it bundles) runs a rawko task against a loopback fake of the Anthropic API, started by the
-//! real `rawko serve` and driven by a fake editor that answers approvals. The agent runs its own
-//! tools; rawko is its ACP client, so its reads, writes, shell commands and permission requests
-//! all go through the phase gate. Fault cases with a scripted agent are in `faults.rs`.
+//! The `acp` provider with a real agent no one here wrote: claude-agent-acp (npm
+//! `@agentclientprotocol/claude-agent-acp`, pinned in scripts/install-claude-code-acp.sh, with the
+//! Claude Code it bundles) runs a rawko task against a loopback fake of the Anthropic API, started
+//! by the real `rawko serve` and driven by a fake editor that answers approvals. The agent runs its
+//! own tools (Read, Write, Edit, Bash: it no longer routes them through its client); rawko puts it
+//! in its mode that asks ("Manual") at the start, so every write and command it makes is a
+//! permission request that the phase gate decides. Its MCP tools are deferred behind ToolSearch:
+//! the fake model loads `workflow_step` with it first. Fault cases with a scripted agent are in
+//! `faults.rs`, `gate.rs`, `confined.rs` and `asking.rs`.
 //!
 //! `RAWKO_CLAUDE_ACP` names the adapter's entry point (scripts/test.sh sets it); without it the
-//! test is skipped for a developer and fails under CI.
+//! test is skipped for a developer and fails under CI. With `--nocapture` the scenario prints the
+//! session's wall time and the decision latency measured inside it:
+//!
+//!   RAWKO_CLAUDE_ACP=$(scripts/install-claude-code-acp.sh) cargo test -p rawko --test acp_agent_e2e claude_agent_acp_runs_a_workflow_on_rawkos_rails -- --nocapture
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -17,9 +23,10 @@ mod confined;
 mod faults;
 mod gate;
 mod gemini;
+mod measure;
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::fake_anthropic::{FakeAnthropic, Request, Turn};
@@ -51,7 +58,7 @@ fn adapter(test: &str) -> Option<PathBuf> {
                  or RAWKO_CLAUDE_E2E=0 to skip it on purpose"
             );
             eprintln!(
-                "SKIPPED {test}: claude-code-acp is not installed. To run it: \
+                "SKIPPED {test}: claude-agent-acp is not installed. To run it: \
                  RAWKO_CLAUDE_ACP=$(scripts/install-claude-code-acp.sh) cargo test -p rawko --test acp_agent_e2e"
             );
             None
@@ -81,21 +88,45 @@ fn project() -> Project {
     p
 }
 
-/// The `acp` provider's entry in config.json: the adapter under node, sealed to the fake API;
-/// its state in `CLAUDE_CONFIG_DIR` under `home` when `config_dir`, else where Claude Code keeps
-/// it by default (`~/.claude` and `~/.claude.json`, in the server's home, which is `home`).
-fn provider(entry: &std::path::Path, api: &str, home: &std::path::Path, config_dir: bool) -> Value {
+/// The `acp` provider's entry: the adapter under node (under `tap` when given), sealed to the fake
+/// API; its state in `CLAUDE_CONFIG_DIR` under `home` when `config_dir`, else where Claude Code
+/// keeps it by default (`~/.claude` and `~/.claude.json`, in the server's home, which is `home`).
+fn provider(
+    entry: &Path,
+    api: &str,
+    home: &Path,
+    config_dir: bool,
+    tap: Option<&measure::Tap>,
+) -> Value {
     let mut env = json!({
         "ANTHROPIC_BASE_URL": api,
         "ANTHROPIC_API_KEY": "sk-ant-rawko-test",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "IS_SANDBOX": "1",
+        // Claude Code asks its model for a "next prompt" suggestion after each turn (a request
+        // that offers the tools, as the main agent's do): off, as it is no part of the task.
+        "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION": "false",
     });
     if config_dir {
         env["CLAUDE_CONFIG_DIR"] = json!(home.join(".claude"));
     }
-    json!({"name": "acp", "command": "node", "args": [entry], "env": env})
+    let args = vec![entry.display().to_string()];
+    let (command, args) = match tap {
+        Some(tap) => tap.wrap("node", &args),
+        None => ("node".to_owned(), args),
+    };
+    json!({"name": "acp", "command": command, "args": args, "env": env})
+}
+
+/// The editor's settings: the agent as the user's provider (a workspace's providers need trust
+/// first), and the tap's directory writable to it.
+fn settings(provider: Value, tap: Option<&measure::Tap>) -> Value {
+    let mut settings = json!({"providers": [provider]});
+    if let Some(tap) = tap {
+        settings["sandbox"] = json!({"agentWrite": [tap.dir()]});
+    }
+    settings
 }
 
 /// The notifications of `task` so far, as `kind: text` lines for failure messages.
@@ -113,46 +144,90 @@ fn outputs(ed: &mut Editor, task: &str) -> Vec<String> {
         .collect()
 }
 
-/// The whole scenario of the issue: a read in the read-only phase, a Write blocked there (the
-/// editor denies it, then allows it when the agent tries again), a shell write blocked, an early
-/// stop answered by the countdown and the reminder, `workflow_step` through rawko's MCP server,
-/// and the workflow complete.
+/// The model's script as the fake API's answer to each of the main agent's requests, in order;
+/// a request that carries a tool result of a write the kernel refused (the agent's own Write of
+/// a call the user approved in a read-only phase, which rawko then makes itself) is answered
+/// with a plain text and does not move the script on: whether Claude asks again before rawko
+/// stops its turn is a race. So is a prompt suggestion, should Claude Code ask for one.
+fn scripted(script: Vec<Turn>) -> impl FnMut(&Request) -> Turn + Send + 'static {
+    let mut turns = script.into_iter();
+    move |req: &Request| {
+        if req.last_text().contains("[SUGGESTION MODE") {
+            return Turn::text("(no suggestion)");
+        }
+        let refused = req
+            .last_message()
+            .to_string()
+            .to_lowercase()
+            .contains("permission denied");
+        if refused {
+            return Turn::text("(waiting)");
+        }
+        turns
+            .next()
+            .unwrap_or_else(|| Turn::text("(the script is over)"))
+    }
+}
+
+/// The turn that loads rawko's MCP tool, which Claude Code defers behind ToolSearch.
+fn tool_search() -> Turn {
+    Turn::text("Loading rawko's tool.").then_tool(
+        "ToolSearch",
+        json!({"query": "select:mcp__rawko__workflow_step", "max_results": 5}),
+    )
+}
+
+/// The whole scenario of the issue: context reaches the model, `workflow_step` is among its tools
+/// (loaded through ToolSearch), a read goes through, a Write in the read-only phase goes to the
+/// editor and the denial keeps the disk unchanged; allowed when the agent tries again, rawko makes
+/// it (the agent's own process cannot write in that phase); a shell write is denied; an early stop
+/// is answered by the countdown and the reminder; `workflow_step` through rawko's MCP server; a
+/// Write in the writing phase; the workflow complete; no agent process left. Prints the session's
+/// wall time and the decision latency measured inside it.
 #[test]
-fn claude_code_acp_runs_a_workflow_on_rawkos_rails() {
+#[allow(clippy::print_stderr)]
+fn claude_agent_acp_runs_a_workflow_on_rawkos_rails() {
     let Some(entry) = adapter("acp_agent_e2e") else {
         return;
     };
-    workflow_on_rails(&entry, true);
+    let tap = measure::Tap::new();
+    let took = workflow_on_rails(&entry, true, Some(&tap));
+    eprintln!(
+        "{}",
+        tap.report("claude-agent-acp 0.101.0 (Claude Code 2.1.318)", took)
+    );
 }
 
 /// The same with Claude Code's state where it keeps it by default: the agent runs confined, and
 /// its own `~/.claude` and `~/.claude.json` are what it may write beside its temporary directory.
 #[test]
-fn claude_code_acp_runs_confined_with_its_state_in_the_home() {
+fn claude_agent_acp_runs_confined_with_its_state_in_the_home() {
     let Some(entry) = adapter("acp_agent_e2e") else {
         return;
     };
-    workflow_on_rails(&entry, false);
+    workflow_on_rails(&entry, false, None);
 }
 
-fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
+/// Runs the scenario; the task's wall time.
+fn workflow_on_rails(entry: &Path, config_dir: bool, tap: Option<&measure::Tap>) -> Duration {
     let project = project();
     let ws = project.ws.clone();
     let at = |rel: &str| ws.join(rel).display().to_string();
     // The model's script, one turn per request of the main agent, in order.
     let script = vec![
-        Turn::text("Reading first.").then_tool("mcp__acp__Read", json!({"file_path": at("a.txt")})),
+        tool_search(),
+        Turn::text("Reading first.").then_tool("Read", json!({"file_path": at("a.txt")})),
         Turn::tool(
-            "mcp__acp__Write",
+            "Write",
             json!({"file_path": at("plan.txt"), "content": "the plan\n"}),
         ),
-        // After the denial: the reminder prompt. Try the same Write again (allowed this time).
+        // After the denial: try the same Write again (allowed this time).
         Turn::tool(
-            "mcp__acp__Write",
+            "Write",
             json!({"file_path": at("plan.txt"), "content": "the plan\n"}),
         ),
         Turn::tool(
-            "mcp__acp__Bash",
+            "Bash",
             json!({"command": "echo sneaky > shell.txt", "description": "write a file"}),
         ),
         // After the Bash denial: stop early.
@@ -160,28 +235,23 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         // The reminder: move the workflow on.
         Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
         Turn::tool(
-            "mcp__acp__Write",
+            "Write",
             json!({"file_path": at("built.txt"), "content": "built\n"}),
         ),
         Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
         Turn::text("All done."),
     ];
-    let turns = std::sync::Arc::new(std::sync::Mutex::new(script.into_iter()));
-    let t = turns.clone();
-    let api = FakeAnthropic::start(move |_req: &Request| {
-        t.lock()
-            .unwrap()
-            .next()
-            .unwrap_or_else(|| Turn::text("(the script is over)"))
-    });
+    let api = FakeAnthropic::start(scripted(script));
     let home = tempfile::TempDir::new().expect("home");
     project.write(
         ".rawko/config.json",
         &json!({"countdownSeconds": 1, "approvalTimeoutSeconds": 60}).to_string(),
     );
     let mut ed = Editor::spawn_in(&ws, home.path());
-    // The agent is the user's setting (the editor's): a workspace's providers need trust first.
-    ed.initialize(json!({"providers": [provider(entry, &api.url(), home.path(), config_dir)]}));
+    ed.initialize(settings(
+        provider(entry, &api.url(), home.path(), config_dir, tap),
+        tap,
+    ));
     // The editor: the first Write denied, the second allowed; the shell write denied.
     let first_write = std::sync::Mutex::new(None::<Value>);
     ed.set_approval_policy(move |req| match req["tool"].as_str() {
@@ -197,6 +267,7 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         }
         _ => Some("reject_once"),
     });
+    let started_at = Instant::now();
     let started = ed
         .request_within(
             "rawko/startTask",
@@ -205,9 +276,10 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         )
         .expect("startTask");
     let task = started["taskId"].as_str().expect("taskId").to_owned();
-    let finished = ed.wait_for("the task's end", Duration::from_secs(180), |m| {
+    let finished = ed.wait_for("the task's end", Duration::from_secs(240), |m| {
         is_note(m, "rawko/taskFinished", &task)
     });
+    let took = started_at.elapsed();
     let stderr = ed.stderr();
     let report = || {
         format!(
@@ -236,10 +308,29 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         "a later prompt carries the build phase's context{}",
         report()
     );
-    // The read went through rawko (the agent's fs/read_text_file): its result is the file.
-    let read = api
-        .result_of("mcp__acp__Read", |_| true)
-        .expect("the Read's result");
+    // rawko's workflow_step is among the model's tools: deferred (named) at first, loaded by
+    // ToolSearch after.
+    assert!(
+        main[0].mentions("mcp__rawko__workflow_step"),
+        "{}",
+        report()
+    );
+    assert!(
+        main.iter()
+            .any(|r| r.tool_names().contains(&"mcp__rawko__workflow_step")),
+        "workflow_step was never among the model's tools{}",
+        report()
+    );
+    // rawko put the agent in its mode that asks.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("rawko put it in its mode \"Manual\" (default)")),
+        "{}",
+        lines.join("\n")
+    );
+    // The read went through (the agent's own Read, reported to rawko): its result is the file.
+    let read = api.result_of("Read", |_| true).expect("the Read's result");
     assert!(read.text.contains("hello from a.txt"), "{read:?}");
     // Approvals: Write denied then allowed in the plan phase, the shell write denied; nothing
     // else asked (the build phase's Write needs none).
@@ -255,13 +346,15 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
             "\"Write\" in \"Plan\"",
             "\"Bash\" in \"Plan\""
         ],
-        "{}",
-        lines.join("\n")
+        "{}{}",
+        lines.join("\n"),
+        report()
     );
     assert_eq!(
         std::fs::read_to_string(ws.join("plan.txt")).ok().as_deref(),
         Some("the plan\n"),
-        "the allowed Write wrote plan.txt"
+        "the allowed Write wrote plan.txt{}",
+        report()
     );
     assert!(
         !ws.join("shell.txt").exists(),
@@ -271,7 +364,9 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         std::fs::read_to_string(ws.join("built.txt"))
             .ok()
             .as_deref(),
-        Some("built\n")
+        Some("built\n"),
+        "{}",
+        report()
     );
     // The early stop: a countdown, then the reminder as the next prompt.
     let notes = ed.notifications(&task);
@@ -284,10 +379,15 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         "{}",
         lines.join("\n")
     );
-    // The refusal's reason reached the agent in the next prompt.
+    // The refusal's reason reached the agent in a later prompt; so did the Write rawko made.
     assert!(
         main.iter()
             .any(|r| r.mentions("rawko refused your Write call")),
+        "{}",
+        report()
+    );
+    assert!(
+        main.iter().any(|r| r.mentions("rawko made it for you")),
         "{}",
         report()
     );
@@ -308,6 +408,10 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
         home.path().join(".claude.json")
     };
     assert!(state.is_file(), "{} is missing", state.display());
+    // Nothing of the agent is left running: not Claude Code, not its `rawko mcp`.
+    let left = measure::processes_left(&ws, ed.pid(), Duration::from_secs(10));
+    assert!(left.is_empty(), "left running: {left:?}");
+    took
 }
 
 /// A phase that takes the workspace away ends Claude Code's process at once, before it hears the
@@ -315,7 +419,7 @@ fn workflow_on_rails(entry: &std::path::Path, config_dir: bool) {
 /// (`session/load`): the next prompt carries what it missed, the conversation goes on, and the
 /// new phase's gate holds.
 #[test]
-fn claude_code_acp_is_restarted_read_only_in_its_session_when_the_phase_forbids_writing() {
+fn claude_agent_acp_is_restarted_read_only_in_its_session_when_the_phase_forbids_writing() {
     let Some(entry) = adapter("acp_agent_e2e") else {
         return;
     };
@@ -335,35 +439,31 @@ fn claude_code_acp_is_restarted_read_only_in_its_session_when_the_phase_forbids_
     let ws = p.ws.clone();
     let at = |rel: &str| ws.join(rel).display().to_string();
     let script = vec![
+        tool_search(),
         Turn::tool(
-            "mcp__acp__Write",
+            "Write",
             json!({"file_path": at("build.txt"), "content": "built\n"}),
         ),
         Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
         // The restarted agent's first request: a Write the Review phase blocks.
         Turn::tool(
-            "mcp__acp__Write",
+            "Write",
             json!({"file_path": at("review.txt"), "content": "changed\n"}),
         ),
         Turn::tool("mcp__rawko__workflow_step", json!({"action": "next"})),
         Turn::text("Reviewed."),
     ];
-    let turns = std::sync::Arc::new(std::sync::Mutex::new(script.into_iter()));
-    let t = turns.clone();
-    let api = FakeAnthropic::start(move |_req: &Request| {
-        t.lock()
-            .unwrap()
-            .next()
-            .unwrap_or_else(|| Turn::text("(the script is over)"))
-    });
+    let api = FakeAnthropic::start(scripted(script));
     let home = tempfile::TempDir::new().expect("home");
     p.write(
         ".rawko/config.json",
         &json!({"countdownSeconds": 1}).to_string(),
     );
     let mut ed = Editor::spawn_in(&ws, home.path());
-    // The agent is the user's setting (the editor's): a workspace's providers need trust first.
-    ed.initialize(json!({"providers": [provider(&entry, &api.url(), home.path(), true)]}));
+    ed.initialize(settings(
+        provider(&entry, &api.url(), home.path(), true, None),
+        None,
+    ));
     ed.set_approval_policy(|_| Some("reject_once"));
     let started = ed
         .request_within(
@@ -396,4 +496,7 @@ fn claude_code_acp_is_restarted_read_only_in_its_session_when_the_phase_forbids_
         .map(|a| format!("{} in {}", a["params"]["tool"], a["params"]["phase"]))
         .collect();
     assert_eq!(asked, ["\"Write\" in \"Review\""], "{report}");
+    // Nothing of the agent is left running.
+    let left = measure::processes_left(&ws, ed.pid(), Duration::from_secs(10));
+    assert!(left.is_empty(), "left running: {left:?}");
 }

@@ -1,29 +1,37 @@
-// A tap on an ACP agent's stdio, for measuring what happens on the wire inside a real session:
-// `node tap.mjs PROGRAM ARGS…` runs the agent, passes every line between rawko and it through
-// unchanged, and appends each line to the file $RAWKO_TAP_LOG as one JSON object
-// `{"t": <ms since the tap started>, "dir": "in" | "out", "line": "<the message>"}` ("in": rawko
-// to the agent, "out": the agent to rawko). Its stderr is the agent's. It ends with the agent.
-import { spawn } from "node:child_process";
-import { openSync, writeSync } from "node:fs";
-import { createInterface } from "node:readline";
+// A tap on the ACP connection between rawko and an agent, for measuring inside a session: runs
+// the agent (the command after the log path), passes every line between rawko and it unchanged,
+// and appends each message's time, direction and JSON-RPC head (id, method, whether it is a
+// response) to the log, a JSON object a line. No dependencies; rawko starts it as the agent, so
+// it runs confined as the agent would.
+//
+//   node tap.mjs LOG PROGRAM ARGS...
 
-const [program, ...args] = process.argv.slice(2);
-const log = openSync(process.env.RAWKO_TAP_LOG, "a");
-const record = (dir, line) =>
-  writeSync(log, JSON.stringify({ t: performance.now(), dir, line }) + "\n");
+import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 
-const agent = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
-createInterface({ input: process.stdin })
-  .on("line", (line) => {
-    record("in", line);
-    agent.stdin.write(line + "\n");
-  })
-  .on("close", () => agent.stdin.end());
-createInterface({ input: agent.stdout }).on("line", (line) => {
-  record("out", line);
-  process.stdout.write(line + "\n");
-});
-for (const signal of ["SIGTERM", "SIGINT"]) {
-  process.on(signal, () => agent.kill(signal));
+const [log, program, ...args] = process.argv.slice(2);
+const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+
+function record(from, line) {
+  const t = performance.timeOrigin + performance.now();
+  let head = { bad: true };
+  try {
+    const m = JSON.parse(line);
+    head = { id: m.id, method: m.method, response: m.method === undefined, error: m.error !== undefined };
+    if (m.method === 'session/request_permission') head.tool = m.params?.toolCall?.title;
+  } catch {}
+  appendFileSync(log, JSON.stringify({ pid: process.pid, t, from, ...head }) + '\n');
 }
-agent.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  record('client', line);
+  child.stdin.write(line + '\n');
+});
+process.stdin.on('end', () => child.stdin.end());
+createInterface({ input: child.stdout }).on('line', (line) => {
+  record('agent', line);
+  process.stdout.write(line + '\n');
+});
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => child.kill(s));

@@ -270,6 +270,9 @@ pub struct Confinement {
     pub sandbox: crate::sandbox::Sandbox,
     pub workspace: PathBuf,
     pub access: crate::sandbox::WorkspaceAccess,
+    /// A workflow's phase is current (not before a workflow starts, nor after it ends): an agent
+    /// given the workspace then is started again with it at once, not at its next prompt.
+    pub in_phase: bool,
 }
 
 /// The providers this build knows.

@@ -167,6 +167,12 @@ impl Control {
                 } else {
                     tools::WorkspaceAccess::ReadOnly
                 },
+                in_phase: self
+                    .pos
+                    .workflow
+                    .as_ref()
+                    .and_then(|s| s.current_phase(&self.pos.set))
+                    .is_some(),
             });
             let request = TurnRequest {
                 system: agent.as_ref().map(|a| a.system_prompt.as_str()),

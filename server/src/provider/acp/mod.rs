@@ -22,9 +22,11 @@
 //! the task drops the turn; the next prompt first sends `session/cancel`.
 
 mod agent;
+mod answer;
 mod asking;
 mod auth;
 mod calls;
+mod carry;
 mod confine;
 mod grants;
 mod mcp;
@@ -36,7 +38,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{ProviderError, ProviderSpec};
+use super::{ProviderError, ProviderSpec, ToolCall};
 
 pub use calls::split_command;
 pub use mcp::{CONNECTED as MCP_CONNECTED, TOKEN_VAR as MCP_TOKEN_VAR, URL_VAR as MCP_URL_VAR};
@@ -104,7 +106,7 @@ pub struct AcpAgentProvider {
     /// The task was told the agent never connected to `rawko mcp`.
     mcp_noted: bool,
     /// The agent's requests waiting for the task's decision, by the call id the turn gave them.
-    pending: HashMap<String, turn::Pending>,
+    pending: HashMap<String, answer::Pending>,
     /// What the agent's tool calls are, by its tool call id: their name and input.
     known: HashMap<String, turn::AgentCall>,
     /// Terminals rawko ran (`terminal/create`): their output and exit, until released.
@@ -115,6 +117,11 @@ pub struct AcpAgentProvider {
     /// Why rawko refused the agent's calls since its last prompt (ACP's permission answer has no
     /// room for a reason): told in the next prompt.
     refusals: Vec<String>,
+    /// Writes of the agent's own tools the user approved past the gate while its process has the
+    /// workspace read-only, by its tool call id: made by rawko when the kernel refuses them.
+    approved_own: HashMap<String, ToolCall>,
+    /// What rawko made for the agent ([`carry`]): told at once, in a new prompt.
+    carried: Vec<String>,
     /// A counter for the ids of calls rawko makes up (fs, terminal, MCP requests).
     next: u64,
 }
@@ -163,6 +170,8 @@ impl AcpAgentProvider {
             terminals: HashMap::new(),
             grants: grants::Grants::default(),
             refusals: Vec::new(),
+            approved_own: HashMap::new(),
+            carried: Vec::new(),
             next: 0,
         })
     }

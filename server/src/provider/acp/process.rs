@@ -39,6 +39,7 @@ impl AcpAgentProvider {
         self.terminals.clear();
         self.known.clear();
         self.grants = Default::default();
+        self.approved_own.clear();
     }
 
     /// Starts the agent as the phase confines it and opens its session (`load`: this one, when

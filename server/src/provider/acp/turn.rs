@@ -2,24 +2,21 @@
 //! agent sends, up to its next request (a call for the task to decide) or the prompt's end.
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, CreateTerminalResponse, PermissionOption,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionResponse, SessionUpdate,
-    TerminalId, TerminalOutputResponse, ToolCallStatus, WaitForTerminalExitResponse,
-    WriteTextFileResponse,
+    CancelNotification, ContentBlock, RequestPermissionOutcome, RequestPermissionResponse,
+    SessionUpdate, TerminalOutputResponse, ToolCallStatus, WaitForTerminalExitResponse,
 };
-use agent_client_protocol::{Error, ErrorCode};
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::agent::{self, FromAgent, Reply};
+use super::agent::{self, FromAgent};
+use super::answer::{answered, refuse, Pending};
 use super::calls::{
-    choose, command_of_title, input_of, join_command, mcp_call, missing_beneath, terminal_result,
-    text_of, tool_name,
+    choose, command_of_title, input_of, join_command, mcp_call, text_of, tool_name,
 };
 use super::AcpAgentProvider;
 use crate::provider::{
-    Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall,
-    ToolResult, Turn, TurnFuture, TurnRequest,
+    Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall, Turn,
+    TurnFuture, TurnRequest,
 };
 use crate::sandbox::WorkspaceAccess;
 
@@ -29,22 +26,6 @@ const CANCEL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// ended: time to record its session (Claude Code writes its transcript a moment late), so it
 /// can load it again.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
-
-/// A request of the agent waiting for the task's decision on its call.
-pub(super) enum Pending {
-    Permission {
-        responder: Reply<RequestPermissionResponse>,
-        options: Vec<PermissionOption>,
-        call: ToolCall,
-        /// When the agent asked (the decision's latency is logged).
-        asked: std::time::Instant,
-    },
-    /// The file it asked for.
-    Read(Reply<ReadTextFileResponse>, std::path::PathBuf),
-    Write(Reply<WriteTextFileResponse>),
-    Terminal(Reply<CreateTerminalResponse>),
-    Step(oneshot::Sender<(String, bool)>),
-}
 
 /// What a tool call or its update says of the call's input.
 struct Said {
@@ -76,10 +57,6 @@ pub(super) struct AgentCall {
 /// An input that says nothing yet (none, or `{}`).
 fn is_empty(input: &Value) -> bool {
     input.is_null() || input.as_object().is_some_and(|o| o.is_empty())
-}
-
-fn refuse<T: agent_client_protocol::JsonRpcResponse>(responder: Reply<T>, why: &str) {
-    let _ = responder.respond_with_error(Error::new(ErrorCode::INVALID_REQUEST, why.to_owned()));
 }
 
 /// What the agent did next.
@@ -139,6 +116,23 @@ impl Provider for AcpAgentProvider {
                 a.access == Some(WorkspaceAccess::ReadWrite)
                     && self.wanted() == Some(WorkspaceAccess::ReadOnly)
             });
+            // The phase gave the workspace to an agent that runs read-only in the middle of its
+            // prompt: it starts again with it at once, in the same way, so that what it writes
+            // next with its own hands is not refused by the kernel. Not when the workflow has
+            // just ended: the task is ending, and its next prompt (if any) is time enough.
+            let in_phase = self.confinement.as_ref().is_some_and(|c| c.in_phase);
+            let widened_now = self.agent.as_ref().is_some_and(|a| {
+                in_phase
+                    && a.prompt.is_some()
+                    && a.access == Some(WorkspaceAccess::ReadOnly)
+                    && a.reopen != agent::Reopen::No
+                    && self.wanted() == Some(WorkspaceAccess::ReadWrite)
+            });
+            let changed = match (narrowed, widened_now) {
+                (true, _) => Some(WorkspaceAccess::ReadOnly),
+                (_, true) => Some(WorkspaceAccess::ReadWrite),
+                _ => None,
+            };
             let mut told = Vec::new();
             // What the agent waits for, kept unanswered until it is gone (an answer dropped
             // would reach it as an error it could act on).
@@ -149,8 +143,8 @@ impl Provider for AcpAgentProvider {
                     Message::ToolResults(results) => {
                         for r in results {
                             if let Some(p) = self.pending.remove(&r.tool_call_id) {
-                                if narrowed {
-                                    told.push(answered(&p, r));
+                                if let Some(access) = changed {
+                                    told.push(answered(&p, r, access));
                                     held.push(p);
                                 } else {
                                     self.answer(p, r);
@@ -163,7 +157,7 @@ impl Provider for AcpAgentProvider {
                 }
             }
             self.seen = messages.len();
-            if narrowed {
+            if changed.is_some() {
                 let asked = self.settle().await;
                 self.end_agent();
                 drop(asked);
@@ -194,7 +188,7 @@ impl Provider for AcpAgentProvider {
             // Going on where it stopped: a resumed task, or an agent started again.
             let going_on = fresh && (self.resumed || self.restarted);
             let running_prompt = self.agent.as_ref().is_some_and(|a| a.prompt.is_some());
-            if !prompts.is_empty() || !running_prompt {
+            if !prompts.is_empty() || !running_prompt || !self.carried.is_empty() {
                 if running_prompt {
                     self.cancel_prompt().await;
                 }
@@ -207,6 +201,11 @@ impl Provider for AcpAgentProvider {
                 }
                 if !told.is_empty() {
                     blocks.push(ContentBlock::from(told.join("\n")));
+                }
+                if !self.carried.is_empty() {
+                    blocks.push(ContentBlock::from(
+                        std::mem::take(&mut self.carried).join("\n"),
+                    ));
                 }
                 if going_on && prompts.is_empty() {
                     prompts.push("Go on with the task from where it stopped.".to_owned());
@@ -237,23 +236,6 @@ impl Provider for AcpAgentProvider {
             result
         })
     }
-}
-
-/// What rawko answered a request of an agent that was ended before it got the answer, for its
-/// next prompt.
-fn answered(pending: &Pending, result: &ToolResult) -> String {
-    let what = match pending {
-        Pending::Permission { call, .. } => format!("permission request for {}", call.name),
-        Pending::Read(..) => "fs/read_text_file request".to_owned(),
-        Pending::Write(_) => "fs/write_text_file request".to_owned(),
-        Pending::Terminal(_) => "terminal/create request".to_owned(),
-        Pending::Step(_) => format!("{} call", crate::workflow::step::TOOL_NAME),
-    };
-    format!(
-        "rawko restarted you with the workspace read-only for the new phase before it could answer your {what}; the answer{}: {}",
-        if result.is_error { " (an error)" } else { "" },
-        crate::clip::clip_bytes(&result.content, 4000)
-    )
 }
 
 /// Sends `session/cancel` when dropped armed.
@@ -304,12 +286,12 @@ fn primer(messages: &[Message]) -> String {
 }
 
 impl AcpAgentProvider {
-    fn next_id(&mut self, what: &str) -> String {
+    pub(super) fn next_id(&mut self, what: &str) -> String {
         self.next += 1;
         format!("acp-{what}-{}", self.next)
     }
 
-    fn call_turn(text: String, call: ToolCall, runner: Runner) -> Turn {
+    pub(super) fn call_turn(text: String, call: ToolCall, runner: Runner) -> Turn {
         Turn {
             text,
             tool_calls: vec![call],
@@ -665,7 +647,7 @@ impl AcpAgentProvider {
                 match call.status {
                     ToolCallStatus::Completed | ToolCallStatus::Failed => {
                         let failed = call.status == ToolCallStatus::Failed;
-                        self.ran(id, text_of(&call.content), failed, text)
+                        self.ended(id, text_of(&call.content), failed, text)
                     }
                     _ => None,
                 }
@@ -689,7 +671,7 @@ impl AcpAgentProvider {
                             .as_deref()
                             .map(text_of)
                             .unwrap_or_default();
-                        self.ran(id, content, failed, text)
+                        self.ended(id, content, failed, text)
                     }
                     _ => None,
                 }
@@ -714,6 +696,25 @@ impl AcpAgentProvider {
             &self.command.cwd,
         );
         Said { input, raw_given }
+    }
+
+    /// A tool call of the agent ended: an approved write its process could not make is made by
+    /// rawko ([`super::carry`]); one rawko was never asked about is shown and logged.
+    fn ended(
+        &mut self,
+        id: String,
+        content: String,
+        is_error: bool,
+        text: &mut String,
+    ) -> Option<Turn> {
+        if is_error {
+            if let Some(turn) = self.carry(&id, &content, text) {
+                return Some(turn);
+            }
+        } else {
+            self.approved_own.remove(&id);
+        }
+        self.ran(id, content, is_error, text)
     }
 
     /// A tool call of the agent ended that rawko was never asked about: shown and logged.
@@ -744,80 +745,6 @@ impl AcpAgentProvider {
             call,
             Runner::AgentRan { content, is_error },
         ))
-    }
-
-    /// Answers what a request of the agent was waiting for, from its call's result.
-    fn answer(&mut self, pending: Pending, result: &ToolResult) {
-        match pending {
-            Pending::Permission {
-                responder,
-                options,
-                call,
-                asked,
-            } => {
-                let allow = !result.is_error;
-                tracing::debug!(
-                    "answered the agent's permission request for {} in {} us ({})",
-                    call.name,
-                    asked.elapsed().as_micros(),
-                    if allow { "allowed" } else { "refused" }
-                );
-                if allow {
-                    self.grants.allowed(&call, &self.command.cwd);
-                } else {
-                    self.grants.refused(&call.id);
-                    self.refusals.push(format!(
-                        "rawko refused your {} call: {}",
-                        call.name, result.content
-                    ));
-                }
-                let _ = responder.respond(RequestPermissionResponse::new(choose(&options, allow)));
-            }
-            Pending::Read(responder, path) => {
-                if missing_beneath(&path, &self.command.cwd, result) {
-                    // What Zed answers for a file of the project that is not on disk.
-                    let _ = responder.respond(ReadTextFileResponse::new(String::new()));
-                } else if result.is_error {
-                    refuse(responder, &result.content);
-                } else {
-                    let _ = responder.respond(ReadTextFileResponse::new(result.content.clone()));
-                }
-            }
-            Pending::Write(responder) => {
-                if result.is_error {
-                    refuse(responder, &result.content);
-                } else {
-                    let _ = responder.respond(WriteTextFileResponse::new());
-                }
-            }
-            Pending::Terminal(responder) => match terminal_result(&result.content) {
-                Some(finished) => {
-                    let id = result.tool_call_id.clone();
-                    self.terminals.insert(id.clone(), finished);
-                    let _ = responder.respond(CreateTerminalResponse::new(TerminalId::new(id)));
-                }
-                None => refuse(responder, &result.content),
-            },
-            Pending::Step(reply) => {
-                let _ = reply.send((result.content.clone(), result.is_error));
-            }
-        }
-    }
-
-    fn refuse_pending(&mut self, pending: Pending, why: &str) {
-        match pending {
-            Pending::Permission { responder, .. } => {
-                let _ = responder.respond(RequestPermissionResponse::new(
-                    RequestPermissionOutcome::Cancelled,
-                ));
-            }
-            Pending::Read(r, _) => refuse(r, why),
-            Pending::Write(r) => refuse(r, why),
-            Pending::Terminal(r) => refuse(r, why),
-            Pending::Step(reply) => {
-                let _ = reply.send((why.to_owned(), true));
-            }
-        }
     }
 
     /// The error for an agent that went away: how its process ended when it has (given a moment
