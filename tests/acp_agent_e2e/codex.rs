@@ -71,49 +71,6 @@ fn provider(entry: &Path, home: &Path, config: &str, env: Value) -> Value {
     json!({"name": "acp", "command": "node", "args": [entry], "env": env})
 }
 
-/// The processes (other than `except`) whose environment has `HOME=home`: what the agent
-/// started, still running.
-fn left_in(home: &Path, except: u32) -> Vec<String> {
-    let wanted = format!("HOME={}", home.display()).into_bytes();
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == except || pid == std::process::id() {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|b| *b == 0).any(|v| v == wanted.as_slice()) {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            out.push(format!(
-                "{pid} {}",
-                String::from_utf8_lossy(&cmdline).replace('\0', " ")
-            ));
-        }
-    }
-    out
-}
-
-/// What is left of the agent's processes after up to 10 s (it is ended with the task; its
-/// `codex app-server` and `rawko mcp` with it).
-fn left_after_the_task(home: &Path, server: u32) -> Vec<String> {
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = left_in(home, server);
-        if left.is_empty() || Instant::now() > until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// The decisions on the agent's permission requests the server logged: (tool, microseconds from
 /// the request to rawko's answer).
 fn decisions(stderr: &str) -> Vec<(String, u64)> {
@@ -227,7 +184,7 @@ fn workflow(entry: &Path, mode: &str, extra: Value) {
     let (seen, at) = (running.clone(), home.clone());
     let api = FakeOpenAi::start(move |req: &Request| {
         if req.index == 0 {
-            *seen.lock().unwrap() = left_in(&at, 0);
+            *seen.lock().unwrap() = crate::measure::started_with_home(&at, 0);
         }
         model(req)
     });
@@ -345,7 +302,7 @@ fn workflow(entry: &Path, mode: &str, extra: Value) {
         during.iter().any(|p| p.contains("app-server")),
         "no codex app-server seen during the session: {during:?}{report}"
     );
-    let left = left_after_the_task(&home, ed.pid());
+    let left = crate::measure::left_with_home(&home, ed.pid(), Duration::from_secs(10));
     assert!(left.is_empty(), "still running: {left:?}{report}");
     let decided = decisions(&stderr);
     assert!(!decided.is_empty(), "no decision logged{report}");
@@ -383,7 +340,7 @@ fn login_task(entry: &Path, env: Value) -> (Value, Vec<String>, FakeOpenAi) {
         is_note(m, "rawko/taskFinished", &task)
     });
     let lines = outputs(&mut ed, &task);
-    let left = left_after_the_task(&home, ed.pid());
+    let left = crate::measure::left_with_home(&home, ed.pid(), Duration::from_secs(10));
     assert!(left.is_empty(), "still running: {left:?}");
     (finished, lines, api)
 }

@@ -119,34 +119,6 @@ fn next_turn(req: &Request, ws: &Path) -> Turn {
     }
 }
 
-/// The processes whose environment has `HOME=<home>` (everything the server started, and what
-/// those started), but the server itself: (pid, command line).
-fn started_under(home: &Path, server: u32) -> Vec<(u32, String)> {
-    let wanted = format!("HOME={}", home.display());
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == server {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            out.push((pid, cmdline.trim().to_owned()));
-        }
-    }
-    out
-}
-
 /// The scenario of the issue with Gemini CLI: the phase context reaches the model with
 /// `workflow_step` among its tools; a read goes through; in the read-only phase a write goes to
 /// the editor with its path and content, a deny keeps the disk unchanged, an allow is asked once
@@ -306,12 +278,7 @@ fn gemini_cli_runs_a_workflow_on_rawkos_rails() {
         "{report}"
     );
     // No process of the agent is left.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut left = started_under(home.path(), ed.pid());
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-        left = started_under(home.path(), ed.pid());
-    }
+    let left = super::measure::left_with_home(home.path(), ed.pid(), Duration::from_secs(10));
     assert!(left.is_empty(), "left running: {left:?}");
 
     eprintln!("{}", tap.report("gemini-cli 0.61.0", wall));
@@ -386,11 +353,6 @@ fn gemini_cli_in_an_untrusted_folder_is_named_once() {
         full.contains("trustedFolders.json"),
         "the note names Gemini CLI's folder trust: {full}"
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut left = started_under(home.path(), ed.pid());
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-        left = started_under(home.path(), ed.pid());
-    }
+    let left = super::measure::left_with_home(home.path(), ed.pid(), Duration::from_secs(10));
     assert!(left.is_empty(), "left running: {left:?}");
 }

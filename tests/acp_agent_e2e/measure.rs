@@ -158,3 +158,47 @@ fn processes_in(ws: &Path, except: u32) -> Vec<String> {
     }
     out
 }
+
+/// The processes other than `except` (the rawko server) and this test whose environment has
+/// `HOME=home`: everything a server started with its own home started, still running (`pid
+/// command line` each).
+pub(crate) fn started_with_home(home: &Path, except: u32) -> Vec<String> {
+    let wanted = format!("HOME={}", home.display()).into_bytes();
+    let me = std::process::id();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == except || pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|v| v == wanted.as_slice()) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            out.push(format!(
+                "{pid} {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ").trim()
+            ));
+        }
+    }
+    out
+}
+
+/// [`started_with_home`] once they had `within` to end.
+pub(crate) fn left_with_home(home: &Path, except: u32, within: Duration) -> Vec<String> {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = started_with_home(home, except);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
