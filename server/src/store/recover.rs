@@ -601,7 +601,7 @@ fn note_line(out: &mut Vec<u8>, seq: u64, at: i64, note: &DamageNote) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{read_log, wal::line};
+    use crate::store::read_log;
 
     fn record(seq: u64) -> Vec<u8> {
         format!("{{\"v\":1,\"seq\":{seq},\"at\":0,\"event\":{{\"type\":\"interrupted\"}}}}\n")
