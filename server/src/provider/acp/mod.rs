@@ -28,6 +28,7 @@ mod auth;
 mod calls;
 mod carry;
 mod confine;
+mod from_agent;
 mod grants;
 mod mcp;
 mod modes;

@@ -8,11 +8,12 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::agent::{self, FromAgent};
+use super::agent;
 use super::answer::{answered, refuse, Pending};
 use super::calls::{
     choose, command_of_title, input_of, join_command, mcp_call, text_of, tool_name,
 };
+use super::from_agent::FromAgent;
 use super::AcpAgentProvider;
 use crate::provider::{
     Confinement, Message, Provider, ProviderError, Runner, StopReason, TextSink, ToolCall, Turn,
