@@ -13,7 +13,9 @@
 
 mod trusted;
 
-pub use trusted::{section_of as trusted_section_of, WorkspaceSettings, NEEDS_TRUST};
+pub use trusted::{
+    section_of as trusted_section_of, workspace_trust_section, WorkspaceSettings, NEEDS_TRUST,
+};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -801,10 +803,7 @@ mod tests {
         let (s, _) = load(std::slice::from_ref(&rawko), None);
         assert_eq!(s.workspace_settings, None);
         assert_eq!(s.trust_section(), Some(hooks.clone()));
-        assert_eq!(
-            crate::hooks::trust::workspace_section(ws),
-            Some(hooks.clone())
-        );
+        assert_eq!(workspace_trust_section(ws), Some(hooks.clone()));
 
         let with = |providers: Value| {
             std::fs::write(
@@ -814,10 +813,7 @@ mod tests {
             .unwrap();
             let (s, _) = load(std::slice::from_ref(&rawko), None);
             let section = s.trust_section().unwrap();
-            assert_eq!(
-                crate::hooks::trust::workspace_section(ws),
-                Some(section.clone())
-            );
+            assert_eq!(workspace_trust_section(ws), Some(section.clone()));
             crate::hooks::trust::hooks_hash(&section)
         };
         let a = with(json!([{"name": "acp", "command": "a"}]));
@@ -884,6 +880,6 @@ mod tests {
         // Trust covers both files, and it is what the trust check reads.
         let covered = s.workspace_hooks.clone().unwrap();
         assert!(covered.get(".autoagent/config.json").is_some());
-        assert_eq!(crate::hooks::trust::workspace_section(ws), Some(covered));
+        assert_eq!(workspace_trust_section(ws), Some(covered));
     }
 }
