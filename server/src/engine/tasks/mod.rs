@@ -2,9 +2,14 @@
 //! the workspace's settings and everything a task is built from (workflows, agents, the provider
 //! with its keys, the arbiter, hooks and trust, the session), and offers what every face needs:
 //! `start`, `resume`, `override_task`, `set_workflow`, `external_session`, `list`, `get`,
-//! `cancel` and the other commands. Faces (the LSP server, `rawko run`, `rawko demo`, the local
-//! endpoint for external agents) call it and build no [`TaskSpec`] themselves; they map its
-//! [`TaskError`] to what their user sees, each in one place.
+//! `cancel` and the other commands. Faces (the LSP server, `rawko acp`, `rawko run`, `rawko
+//! demo`, the local endpoint for external agents) call it and build no [`TaskSpec`] themselves;
+//! they map its [`TaskError`] to what their user sees, each in one place. (The endpoint still
+//! sends a running task some [`TaskCommand`]s itself, through the task's handle.)
+//!
+//! The methods are split by concern: the trust, the hooks and the session record in
+//! `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, the
+//! pinning of definitions in `pinning.rs`, external agents' sessions in `external.rs`.
 //!
 //! Where a task's events go is the face's choice, given once as a [`Sink`]: every task the
 //! service starts (or resumes, or starts for an external session) hands its event stream there.
@@ -58,7 +63,8 @@ const ANSWER_WAIT: Duration = Duration::from_secs(10);
 /// Where a face sends the events of each task the service starts: the task id and its stream.
 pub type Sink = Arc<dyn Fn(String, crate::engine::EventReceiver) + Send + Sync>;
 
-/// The task service. One per process; faces share it behind an `Arc`.
+/// The task service of one workspace; a face shares it behind an `Arc`. The LSP server and
+/// `rawko run` make one per process, `rawko acp` one per session.
 pub struct Tasks {
     /// Where tasks are persisted; `None` keeps them in memory only.
     store: Option<PathBuf>,
