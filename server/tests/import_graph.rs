@@ -445,27 +445,26 @@ fn imports(known: &BTreeMap<Vec<String>, Module>, path: &[String], source: &str)
             }
             Token::Ident(w)
                 if tokens.get(i + 1).map(|t| &t.0) == Some(&Token::PathSep)
-                    && (i == 0 || tokens[i - 1].0 != Token::PathSep) =>
+                    && (i == 0 || tokens[i - 1].0 != Token::PathSep)
+                    && (w == "crate" || w == "super" || w == "self" || aliases.contains_key(w)) =>
             {
-                if w == "crate" || w == "super" || w == "self" || aliases.contains_key(w) {
-                    let mut segments = vec![w.clone()];
-                    let mut j = i + 1;
-                    while let (Some(Token::PathSep), Some(Token::Ident(next))) =
-                        (tokens.get(j).map(|t| &t.0), tokens.get(j + 1).map(|t| &t.0))
-                    {
-                        segments.push(next.clone());
-                        j += 2;
-                    }
-                    if let Some(target) = resolve(known, &current, &segments, &aliases) {
-                        found.push(Use {
-                            line: *line,
-                            text: segments.join("::"),
-                            target,
-                        });
-                    }
-                    i = j;
-                    continue;
+                let mut segments = vec![w.clone()];
+                let mut j = i + 1;
+                while let (Some(Token::PathSep), Some(Token::Ident(next))) =
+                    (tokens.get(j).map(|t| &t.0), tokens.get(j + 1).map(|t| &t.0))
+                {
+                    segments.push(next.clone());
+                    j += 2;
                 }
+                if let Some(target) = resolve(known, &current, &segments, &aliases) {
+                    found.push(Use {
+                        line: *line,
+                        text: segments.join("::"),
+                        target,
+                    });
+                }
+                i = j;
+                continue;
             }
             _ => {}
         }
