@@ -179,6 +179,25 @@ pub struct TrustWorkspaceResult {
     pub trusted: bool,
 }
 
+/// rawko withdrew a `rawko/trustWorkspace` it had sent: the question got no answer within the
+/// approval timeout, and the workspace is not trusted. The client closes its question about
+/// that workspace; rawko also sends `$/cancelRequest` for the request.
+#[derive(Debug)]
+pub enum TrustWithdrawn {}
+
+impl Notification for TrustWithdrawn {
+    type Params = TrustWithdrawnParams;
+    const METHOD: &'static str = "rawko/trustWithdrawn";
+}
+
+/// The params of `rawko/trustWithdrawn`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustWithdrawnParams {
+    /// The `workspace` of the withdrawn `rawko/trustWorkspace`.
+    pub workspace: String,
+}
+
 /// The task's state, breadcrumb and status line changed.
 #[derive(Debug)]
 pub enum Status {}
@@ -392,6 +411,11 @@ mod tests {
     #[test]
     fn approval_withdrawn() {
         check_notification::<ApprovalWithdrawn>();
+    }
+
+    #[test]
+    fn trust_withdrawn() {
+        check_notification::<TrustWithdrawn>();
     }
 
     #[test]

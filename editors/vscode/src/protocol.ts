@@ -220,6 +220,11 @@ export interface ApproveToolCallParams {
   timeoutLabel: string;
 }
 
+/** rawko withdrew the trust question about this workspace (no answer in time). */
+export interface TrustWithdrawnParams {
+  workspace: string;
+}
+
 /** rawko withdrew the approval of this tool call (it timed out, or the task stopped waiting). */
 export interface ApprovalWithdrawnParams extends TaskParams {
   toolCallId: string;
@@ -302,6 +307,8 @@ export const Notifications = {
 /** Server → client notifications outside a task's ordered stream (no `seq`). */
 export const ServerNotifications = {
   approvalWithdrawn: new NotificationType<ApprovalWithdrawnParams>('rawko/approvalWithdrawn'),
+  /** The extension closes the trust question on its `$/cancelRequest`; this one is for clients that cannot see ids. */
+  trustWithdrawn: new NotificationType<TrustWithdrawnParams>('rawko/trustWithdrawn'),
 };
 
 type ParamsOf<T> = T extends NotificationType<infer P> ? P : never;
