@@ -138,6 +138,8 @@ pub const ALL_METHODS: &[MethodInfo] = &[
     MethodInfo::notification::<to_client::Countdown>(ServerToClient),
     MethodInfo::notification::<to_client::Output>(ServerToClient),
     MethodInfo::notification::<to_client::TaskFinished>(ServerToClient),
+    MethodInfo::notification::<to_client::ApprovalWithdrawn>(ServerToClient),
+    MethodInfo::notification::<to_client::TrustWithdrawn>(ServerToClient),
 ];
 
 /// The entry for `method`, if rawko has such a method.

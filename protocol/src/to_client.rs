@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, TaskId, TaskState};
+use crate::types::{BreadcrumbItem, StateClass, TaskId, TaskState};
 use crate::{Notification, Request};
 
 /// Asks the user whether a tool call that the current phase blocks may run anyway.
@@ -100,6 +100,34 @@ pub struct ApproveToolCallParams {
     pub expires_at: u64,
     /// The approval timeout: how many seconds the request waits in all (rounded up).
     pub timeout_seconds: u64,
+    /// What happens when the request gets no answer, ready to show, e.g. `denied once if there
+    /// is no answer within 120 s`.
+    pub timeout_text: String,
+    /// The words before the time left in a live countdown to `expiresAt`, e.g. `denied in` (as
+    /// in `denied in 1:05`).
+    pub timeout_label: String,
+}
+
+/// rawko withdrew a `rawko/approveToolCall` it had sent: the approval timed out, or the task
+/// stopped waiting for it (cancelled, or it ended). The client closes the question about that
+/// tool call; rawko also sends `$/cancelRequest` for the request, which names it by its JSON-RPC
+/// id, and a `rawko/status` says why.
+#[derive(Debug)]
+pub enum ApprovalWithdrawn {}
+
+impl Notification for ApprovalWithdrawn {
+    type Params = ApprovalWithdrawnParams;
+    const METHOD: &'static str = "rawko/approvalWithdrawn";
+}
+
+/// The params of `rawko/approvalWithdrawn`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalWithdrawnParams {
+    /// The task whose approval was withdrawn.
+    pub task_id: TaskId,
+    /// The `toolCallId` of the withdrawn `rawko/approveToolCall`.
+    pub tool_call_id: String,
 }
 
 /// The result of `rawko/approveToolCall`.
@@ -151,6 +179,25 @@ pub struct TrustWorkspaceResult {
     pub trusted: bool,
 }
 
+/// rawko withdrew a `rawko/trustWorkspace` it had sent: the question got no answer within the
+/// approval timeout, and the workspace is not trusted. The client closes its question about
+/// that workspace; rawko also sends `$/cancelRequest` for the request.
+#[derive(Debug)]
+pub enum TrustWithdrawn {}
+
+impl Notification for TrustWithdrawn {
+    type Params = TrustWithdrawnParams;
+    const METHOD: &'static str = "rawko/trustWithdrawn";
+}
+
+/// The params of `rawko/trustWithdrawn`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustWithdrawnParams {
+    /// The `workspace` of the withdrawn `rawko/trustWorkspace`.
+    pub workspace: String,
+}
+
 /// The task's state, breadcrumb and status line changed.
 #[derive(Debug)]
 pub enum Status {}
@@ -192,6 +239,17 @@ pub struct StatusParams {
     /// the task runs no workflow or the workflow has finished.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub phase_index: Option<u32>,
+    /// What the state means for the user: the task works, waits for the user, or has ended.
+    pub state_class: StateClass,
+    /// `true` when the task is an external agent's session (Claude Code through `rawko hook`).
+    pub external: bool,
+    /// `breadcrumbText` as its levels, outermost first, for a client that shortens or joins
+    /// them its own way: `["Feature", "Review [3/4]", "🔎 Check [1/2]"]`; one level when the
+    /// task runs no workflow or has finished it.
+    pub breadcrumb_levels: Vec<String>,
+    /// The state as words to show after `breadcrumbText`, e.g. ` — waiting for approval`; empty
+    /// while the task runs. `text` is `breadcrumbText` followed by it.
+    pub state_text: String,
 }
 
 /// The auto-continue countdown ticks: sent once a second while it runs.
@@ -348,6 +406,16 @@ mod tests {
     #[test]
     fn output() {
         check_notification::<Output>();
+    }
+
+    #[test]
+    fn approval_withdrawn() {
+        check_notification::<ApprovalWithdrawn>();
+    }
+
+    #[test]
+    fn trust_withdrawn() {
+        check_notification::<TrustWithdrawn>();
     }
 
     #[test]

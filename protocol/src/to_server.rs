@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::files::Show;
-use crate::types::{BreadcrumbItem, TaskId, TaskState};
+use crate::types::{BreadcrumbItem, StateClass, TaskId, TaskState};
 use crate::Request;
 
 /// Lists the workflows rawko found in its workflow directories.
@@ -250,6 +250,14 @@ pub struct TaskSummary {
     /// When the task last changed, in milliseconds since the Unix epoch.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub updated_at: Option<u64>,
+    /// What the state means for the user, as in `rawko/status`.
+    pub state_class: StateClass,
+    /// `true` when the task is an external agent's session, as in `rawko/status`.
+    pub external: bool,
+    /// `breadcrumbText` as its levels, outermost first, as in `rawko/status`.
+    pub breadcrumb_levels: Vec<String>,
+    /// The state as words to show after `breadcrumbText`, as in `rawko/status`.
+    pub state_text: String,
 }
 
 /// Returns one task in full: its state, breadcrumb and history.
@@ -298,6 +306,14 @@ pub struct TaskDetail {
     /// When the task last changed, in milliseconds since the Unix epoch.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub updated_at: Option<u64>,
+    /// What the state means for the user, as in `rawko/status`.
+    pub state_class: StateClass,
+    /// `true` when the task is an external agent's session, as in `rawko/status`.
+    pub external: bool,
+    /// `breadcrumbText` as its levels, outermost first, as in `rawko/status`.
+    pub breadcrumb_levels: Vec<String>,
+    /// The state as words to show after `breadcrumbText`, as in `rawko/status`.
+    pub state_text: String,
     /// The breadcrumb, outermost workflow first; empty when the task runs no workflow.
     pub breadcrumb: Vec<BreadcrumbItem>,
     /// What happened to the task, oldest first.

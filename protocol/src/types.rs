@@ -71,6 +71,31 @@ impl TaskState {
             TaskState::Complete | TaskState::Failed | TaskState::Cancelled
         )
     }
+
+    /// The class of the state, which clients go by instead of lists of states.
+    pub fn class(self) -> StateClass {
+        match self {
+            TaskState::Running | TaskState::Countdown => StateClass::Busy,
+            TaskState::WaitingApproval | TaskState::Blocked | TaskState::Interrupted => {
+                StateClass::Waiting
+            }
+            TaskState::Complete | TaskState::Failed | TaskState::Cancelled => StateClass::Finished,
+        }
+    }
+}
+
+/// What a task's state means for the user, so a client needs no list of states: the task works
+/// by itself, waits for the user, or has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StateClass {
+    /// The task goes on by itself: `running`, and `countdown` (which `rawko/interrupt` can stop).
+    Busy,
+    /// The task waits for the user: an approval (`waiting_approval`), a message (`blocked`) or a
+    /// resume (`interrupted`).
+    Waiting,
+    /// The task has ended and sends nothing more: `complete`, `failed`, `cancelled`.
+    Finished,
 }
 
 /// One level of the breadcrumb `Feature > 🧪 Test [3/4]`: the top-level workflow first, then each
@@ -89,4 +114,33 @@ pub struct BreadcrumbItem {
     pub index: u32,
     /// How many phases this level has.
     pub total: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_state_has_the_class_its_meaning_gives() {
+        use StateClass::*;
+        use TaskState::*;
+        let classes = [
+            (Running, Busy),
+            (Countdown, Busy),
+            (WaitingApproval, Waiting),
+            (Blocked, Waiting),
+            (Interrupted, Waiting),
+            (Complete, Finished),
+            (Failed, Finished),
+            (Cancelled, Finished),
+        ];
+        for (state, class) in classes {
+            assert_eq!(state.class(), class, "{state:?}");
+            assert_eq!(state.is_final(), class == Finished, "{state:?}");
+        }
+        assert_eq!(
+            serde_json::to_value(Waiting).unwrap(),
+            serde_json::json!("waiting")
+        );
+    }
 }

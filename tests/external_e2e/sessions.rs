@@ -36,6 +36,8 @@ fn a_session_without_a_workflow_waits_until_the_editor_picks_one() {
     let task = status["params"]["taskId"].as_str().unwrap().to_owned();
     // The status says so in a field, so the editor can offer a workflow without guessing.
     assert!(status["params"].get("workflow").is_none(), "{status}");
+    // And that it is an external agent's session, so no editor reads the task id for it.
+    assert_eq!(status["params"]["external"], true, "{status}");
     // Any tool is fine and the agent may stop: nothing gates it yet.
     let r = rawko_hook(
         h,

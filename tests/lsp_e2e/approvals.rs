@@ -56,6 +56,57 @@ fn a_blocked_write_asks_the_editor_with_tool_input_phase_reason_and_options() {
         "the reason names the tool and the phase: {reason:?}"
     );
     assert_eq!(p["options"], json!(OPTIONS));
+    // What the timeout does, in the server's words, so no client writes its own.
+    assert_eq!(
+        p["timeoutText"], "denied once if there is no answer within 120 s",
+        "{p}"
+    );
+    assert_eq!(p["timeoutLabel"], "denied in", "{p}");
+}
+
+#[test]
+fn a_status_says_the_state_class_the_breadcrumb_levels_and_the_state_words() {
+    let project = Project::with_starter();
+    let script = project.script("write", WRITE_IN_PLAN);
+    let mut ed = serve(&project, fast());
+    ed.set_approval_policy(|_| Some("reject_once"));
+    let task = start(&mut ed, &script);
+    let waiting = wait_note(&mut ed, &task, "rawko/status", "waiting_approval", |p| {
+        p["state"] == "waiting_approval"
+    });
+    assert_eq!(waiting["stateClass"], "waiting", "{waiting}");
+    assert_eq!(waiting["external"], false, "{waiting}");
+    assert_eq!(
+        waiting["breadcrumbLevels"],
+        json!(["Feature", "📋 Plan [1/4]"]),
+        "{waiting}"
+    );
+    assert_eq!(waiting["stateText"], " — waiting for approval", "{waiting}");
+    assert_eq!(
+        waiting["text"],
+        format!(
+            "{}{}",
+            waiting["breadcrumbText"].as_str().unwrap_or_default(),
+            waiting["stateText"].as_str().unwrap_or_default()
+        ),
+        "text is the breadcrumb and the state words"
+    );
+    let running = wait_note(&mut ed, &task, "rawko/status", "running again", |p| {
+        p["state"] == "running"
+    });
+    assert_eq!(running["stateClass"], "busy", "{running}");
+    assert_eq!(running["stateText"], "", "{running}");
+    let listed = ed
+        .request("rawko/listTasks", json!({}))
+        .expect("rawko/listTasks answers");
+    let summary = &listed["tasks"][0];
+    assert_eq!(summary["taskId"], json!(task), "{listed}");
+    assert!(
+        ["busy", "waiting", "finished"].contains(&summary["stateClass"].as_str().unwrap_or("")),
+        "{summary}"
+    );
+    assert_eq!(summary["external"], false, "{summary}");
+    assert_eq!(summary["breadcrumbLevels"][0], "Feature", "{summary}");
 }
 
 #[test]
@@ -163,6 +214,19 @@ turns:
     assert!(
         reason.contains("no answer") && reason.contains("write"),
         "the status says no answer came for Write: {status}"
+    );
+    // The withdrawn request is named by its tool call too, for a client that cannot see the
+    // JSON-RPC id `$/cancelRequest` names.
+    let withdrawn = wait_note(
+        &mut ed,
+        &task,
+        "rawko/approvalWithdrawn",
+        "the approval",
+        |_| true,
+    );
+    assert_eq!(
+        withdrawn["toolCallId"], approval["params"]["toolCallId"],
+        "{withdrawn}"
     );
     let result = wait_output(&mut ed, &task, "tool_result", |p| p["tool"] == "Write");
     assert_eq!(result["isError"], true, "{result}");

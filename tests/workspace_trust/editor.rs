@@ -128,3 +128,32 @@ fn the_trust_question_names_the_providers_and_a_no_keeps_the_key_from_them() {
     assert_eq!(run_task(&mut ed), json!("complete"), "{}", ed.stderr());
     assert!(other.requests().is_empty());
 }
+
+#[test]
+fn a_trust_question_left_unanswered_is_withdrawn_by_its_workspace() {
+    let sb = Sandbox::new();
+    let users = fake_model("Done by the user's model.");
+    sb.workspace_config(json!({"apiKeys": {"anthropic": "sk-ant-the-agents-account-0004"}}));
+    let mut ed = Editor::spawn_with_env(
+        &sb.project(),
+        &sb.home(),
+        &[
+            ("ANTHROPIC_API_KEY", USERS_KEY),
+            ("ANTHROPIC_BASE_URL", &users.url()),
+        ],
+    );
+    ed.initialize(json!({"approvalTimeoutSeconds": 0.3}));
+    let ask = asked(&mut ed);
+    // The editor never answers: the question is withdrawn, by its id and by its workspace (for a
+    // client whose RPC library does not show the id).
+    ed.wait_for("$/cancelRequest", WAIT, |m| {
+        m["method"] == "$/cancelRequest" && m["params"]["id"] == ask["id"]
+    });
+    let withdrawn = ed.wait_for("rawko/trustWithdrawn", WAIT, |m| {
+        m["method"] == "rawko/trustWithdrawn"
+    });
+    assert_eq!(
+        withdrawn["params"]["workspace"], ask["params"]["workspace"],
+        "{withdrawn}"
+    );
+}

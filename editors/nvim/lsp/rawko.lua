@@ -50,6 +50,7 @@ return {
     ['rawko/taskFinished'] = lazy('task_finished'),
     ['rawko/approveToolCall'] = lazy('approve_tool_call'),
     ['rawko/trustWorkspace'] = lazy('trust_workspace'),
-    ['$/cancelRequest'] = lazy('cancel_request'),
+    ['rawko/approvalWithdrawn'] = lazy('approval_withdrawn'),
+    ['rawko/trustWithdrawn'] = lazy('trust_withdrawn'),
   },
 }

@@ -46,7 +46,11 @@ t.test('a blocked Write shows the tool, input, phase and reason, and asks', func
   t.has(lines[2], 'Phase   Plan', 'the phase')
   t.has(text, 'Task    Add a --shout flag to greet.sh', 'the task')
   t.has(lines[3], 'Call    Write PLAN.md', "the call, as rawko's summary gives it")
-  t.has(text, '(120 s in all); then it is denied once', 'the deadline rawko gives')
+  t.has(
+    text,
+    '— denied once if there is no answer within 120 s',
+    "the deadline, in rawko's words"
+  )
   local detail = select.opts.prompt:match('^rawko: (.*) — allow it%?$')
   if detail == 'Write is blocked in phase Plan' then -- an older rawko, without detail
     t.has(
@@ -131,11 +135,15 @@ end)
 
 t.test('an approval that times out closes its window by itself', function()
   local select, id, ws = blocked_write({ countdownTickMillis = 100, approvalTimeoutSeconds = 0.5 })
-  t.has(table.concat(window_lines() or {}, '\n'), '(1 s in all)', 'the timeout, rounded up')
+  t.has(
+    table.concat(window_lines() or {}, '\n'),
+    '— denied once if there is no answer within 1 s',
+    "the timeout in rawko's words, rounded up"
+  )
   local asked = require('rawko.prompt').active()
   t.ok(
-    type(asked.request_id) == 'string' and asked.request_id:match('^rawko%-'),
-    'the plugin knows the request id rawko withdraws by: ' .. tostring(asked.request_id)
+    type(asked.tool_call_id) == 'string' and asked.tool_call_id ~= '',
+    'the plugin knows the tool call rawko withdraws by: ' .. tostring(asked.tool_call_id)
   )
   local win = asked.win
   t.wait('the window to close', function()
@@ -151,17 +159,17 @@ t.test('an approval that times out closes its window by itself', function()
   t.eq(t.task(id).state, 'running', 'the task went on')
 end)
 
-t.test('with a plain cmd list, a timed-out approval still closes by its id', function()
+t.test('with a plain cmd list, a timed-out approval still closes by its tool call', function()
   local ws = t.workspace()
   t.use(ws, { settings = { countdownTickMillis = 100, approvalTimeoutSeconds = 0.5 } })
-  -- The request ids are read in the handler, whatever starts the server.
+  -- The tool call is in the request's params, whatever starts the server.
   local transport = vim.lsp.config.rawko.cmd
   vim.lsp.config('rawko', { cmd = { t.bin, 'serve' } })
   local ok, err = pcall(function()
     local id = t.start('feature', ws:script('write', WRITE_IN_PLAN))
     t.wait_select('rawko_approval')
-    local rid = require('rawko.prompt').active().request_id
-    t.ok(type(rid) == 'string' and rid:match('^rawko%-'), 'the id is known: ' .. tostring(rid))
+    local call = require('rawko.prompt').active().tool_call_id
+    t.ok(type(call) == 'string' and call ~= '', 'the tool call is known: ' .. tostring(call))
     t.wait('the question to be withdrawn', function()
       return require('rawko.prompt').active() == nil
     end)

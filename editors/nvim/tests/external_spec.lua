@@ -45,8 +45,8 @@ end
 --- The external task the plugin knows of.
 ---@return rawko.Task?
 local function external()
-  for id, task in pairs(require('rawko.state').tasks) do
-    if vim.startswith(id, 'ext-') then
+  for _, task in pairs(require('rawko.state').tasks) do
+    if task.external then
       return task
     end
   end
@@ -57,8 +57,8 @@ end
 ---@return string[]
 local function external_ids()
   local ids = {}
-  for id in pairs(require('rawko.state').tasks) do
-    if vim.startswith(id, 'ext-') then
+  for id, task in pairs(require('rawko.state').tasks) do
+    if task.external then
       table.insert(ids, id)
     end
   end

@@ -1,6 +1,6 @@
 --- What the plugin does with messages the real server does not send on demand, played by
 --- tests/fake_server.lua through Neovim's LSP client: `rawko/trustWorkspace`, approvals
---- withdrawn by their exact id, `hook_output` and unknown output kinds, tasks started by
+--- withdrawn by the tool call they are about, `hook_output` and unknown output kinds, tasks started by
 --- external agents.
 
 local t = require('helpers')
@@ -178,7 +178,7 @@ t.test(
 )
 
 t.test(
-  '$/cancelRequest withdraws exactly the request it names',
+  'rawko/approvalWithdrawn and rawko/trustWithdrawn withdraw exactly the question they name',
   with_fake(function()
     local function approval(id, task)
       return request(id, 'rawko/approveToolCall', {
@@ -200,19 +200,27 @@ t.test(
           'rawko/trustWorkspace',
           { workspace = '/w', hooks = HOOKS, changed = false }
         ),
-        -- The waiting approval of task-b is withdrawn, not the one being asked.
-        notification('$/cancelRequest', { id = 'rawko-11' }),
+        -- The waiting approval of task-b is withdrawn, not the one being asked; a tool call of
+        -- that name in another task is not the one.
+        notification(
+          'rawko/approvalWithdrawn',
+          { taskId = 'task-a', toolCallId = 'call-rawko-11' }
+        ),
+        notification(
+          'rawko/approvalWithdrawn',
+          { taskId = 'task-b', toolCallId = 'call-rawko-11' }
+        ),
         { await = 'rawko-11' },
         { await = 'rawko-10' },
-        -- Then the question being asked is withdrawn.
-        notification('$/cancelRequest', { id = 'rawko-12' }),
+        -- Then the question being asked is withdrawn, by its workspace.
+        notification('rawko/trustWithdrawn', { workspace = '/w' }),
         { await = 'rawko-12' },
       },
     })
     local first = t.wait_select('rawko_approval')
     t.eq(answer('rawko-11').error.code, -32800, 'the withdrawn request is answered as cancelled')
     local p = require('rawko.prompt').active()
-    t.eq(p and p.request_id, 'rawko-10', 'the first approval is still asked')
+    t.eq(p and p.tool_call_id, 'call-rawko-10', 'the first approval is still asked')
     t.eq(require('rawko.prompt').waiting(), 1, 'the trust question still waits')
     t.choose(first, 'Deny')
     t.eq(answer('rawko-10').result, { outcome = 'reject_once' }, 'the first approval is answered')
@@ -540,10 +548,17 @@ t.test(
   'tasks started by external agents show in the statusline like any task',
   with_fake(function()
     local function status(task, seq, text, state)
-      return notification(
-        'rawko/status',
-        { taskId = task, seq = seq, state = state or 'running', breadcrumb = {}, text = text }
-      )
+      return notification('rawko/status', {
+        taskId = task,
+        seq = seq,
+        state = state or 'running',
+        stateClass = 'busy',
+        breadcrumb = {},
+        text = text,
+        breadcrumbText = text,
+        breadcrumbLevels = vim.split(text, ' > ', { plain = true }),
+        stateText = '',
+      })
     end
     fake({
       steps = {
@@ -589,6 +604,76 @@ t.test(
       'the latest task, and a count of the others'
     )
     t.eq(t.task('task-ext').text, 'Claude Code > 👀 Review [4/4]', 'the first task moved on')
+  end)
+)
+
+t.test(
+  "the statusline renders rawko's fields: its levels, its state words, its state class, external",
+  with_fake(function()
+    fake({
+      steps = {
+        -- The words after the breadcrumb are rawko's, not cut from its status line.
+        notification('rawko/status', {
+          taskId = 'task-1',
+          seq = 1,
+          state = 'waiting_approval',
+          stateClass = 'waiting',
+          breadcrumb = {},
+          text = 'Feature > 📋 Plan [1/4] — waiting for approval',
+          breadcrumbText = 'Feature > 📋 Plan [1/4]',
+          breadcrumbLevels = { 'Feature', '📋 Plan [1/4]' },
+          stateText = ' — needs your answer',
+          workflow = 'feature',
+        }),
+        -- A state this plugin does not know, which rawko calls finished: not counted as active.
+        notification('rawko/status', {
+          taskId = 'task-2',
+          seq = 1,
+          state = 'archived',
+          stateClass = 'finished',
+          breadcrumb = {},
+          text = 'Docs',
+          breadcrumbText = 'Docs',
+          breadcrumbLevels = { 'Docs' },
+          stateText = '',
+          workflow = 'docs',
+        }),
+        -- An external session is told by the field, whatever its id.
+        notification('rawko/status', {
+          taskId = 'session-7',
+          seq = 1,
+          state = 'waiting_approval',
+          stateClass = 'waiting',
+          external = true,
+          breadcrumb = {},
+          text = 'tidy the README',
+          breadcrumbText = 'tidy the README',
+          breadcrumbLevels = { 'tidy the README' },
+          stateText = '',
+        }),
+        notification('rawko/status', {
+          taskId = 'ext-8',
+          seq = 1,
+          state = 'running',
+          stateClass = 'busy',
+          external = false,
+          breadcrumb = {},
+          text = 'not external',
+          breadcrumbText = 'not external',
+          breadcrumbLevels = { 'not external' },
+          stateText = '',
+        }),
+      },
+      requests = { ['rawko/getTask'] = vim.NIL },
+    })
+    t.wait('the tasks', function()
+      return t.task('ext-8') ~= nil
+    end)
+    require('rawko.state').focus('task-1')
+    t.eq(t.statusline(), 'Feature > 📋 Plan [1/4] — needs your answer (+2)', "rawko's words")
+    t.eq(require('rawko.state').is_active(t.task('task-2')), false, 'finished, as rawko says')
+    t.ok(t.noted('external session session-7 runs no workflow yet'), 'the external session')
+    t.ok(not t.noted('external session ext-8'), 'an id that looks external is not enough')
   end)
 )
 

@@ -16,14 +16,19 @@ local function out(seq, kind, text, extra)
 end
 
 --- A status as rawko sends it: `where` (the breadcrumb text) is `text` without the state.
+--- A `rawko/status` as rawko sends it: `text` is `where` and the state's words after it.
 local function status(seq, text, state, where)
+  where = where or text
   handlers().status(nil, {
     taskId = 'task-o',
     seq = seq,
     state = state or 'running',
+    stateClass = 'busy',
     breadcrumb = {},
     text = text,
-    breadcrumbText = where or text,
+    breadcrumbText = where,
+    breadcrumbLevels = vim.split(where, ' > ', { plain = true }),
+    stateText = text:sub(#where + 1),
   }, ctx)
 end
 

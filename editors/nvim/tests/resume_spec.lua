@@ -31,7 +31,7 @@ t.test('a task whose server stopped resumes with :Rawko resume', function()
     return #t.clients() == 0
   end)
   t.wait_state(id, 'interrupted')
-  t.eq(t.statusline(), 'Feature > 📋 Plan [1/4] — interrupted', 'the statusline')
+  t.eq(t.statusline(), 'Feature > 📋 Plan [1/4] — rawko stopped', 'the statusline')
 
   vim.cmd('Rawko resume')
   local select = t.wait_select('rawko_task')

@@ -6,8 +6,9 @@
  * later; before, it is the placeholder); the items are the options the server offers, the denials
  * first and none of them active, so Enter alone allows nothing, and, for Write and Edit, a diff
  * preview. A quick pick — unlike a notification — can be closed by the extension, so when
- * rawko withdraws the request (`$/cancelRequest`: the approval timed out or the task ended) the
- * prompt goes away. Requests from several tasks wait in line; hiding the prompt (Escape, or
+ * rawko withdraws the request (`$/cancelRequest` or `rawko/approvalWithdrawn`: the approval timed
+ * out or the task ended) the prompt goes away. The title counts down to the deadline in rawko's
+ * words (`timeoutLabel`: `denied in 1:05`). Requests from several tasks wait in line; hiding the prompt (Escape, or
  * another quick pick taking its place) answers nothing: the status bar and the Rawko view offer
  * it again, and the view answers it with its inline Allow and Deny.
  */
@@ -168,6 +169,14 @@ export class Approvals {
   }
 
   /** Takes `entry` out of the line with the user's answer, or `cancelled` when rawko withdrew it. */
+  /** rawko withdrew the approval of this tool call (`rawko/approvalWithdrawn`): its prompt goes away. */
+  withdraw(taskId: string, toolCallId: string): void {
+    const entry = this.pending.find((p) => p.params.taskId === taskId && p.params.toolCallId === toolCallId);
+    if (entry) {
+      this.settle(entry, 'cancelled', false);
+    }
+  }
+
   private settle(entry: Pending, outcome: ApprovalOutcome, byUser: boolean): void {
     const index = this.pending.indexOf(entry);
     if (index < 0) {
@@ -279,7 +288,7 @@ export class Approvals {
     }
     const left = params.expiresAt - this.clock.now();
     let title = `rawko: ${params.summary} — blocked in phase ${params.phase}`;
-    title += left > 0 ? ` (denied in ${formatLeft(left)})` : ' (timing out)';
+    title += left > 0 ? ` (${params.timeoutLabel} ${formatLeft(left)})` : ' (timing out)';
     const waiting = this.pending.length - 1;
     if (waiting > 0) {
       title += ` [+${waiting} waiting]`;

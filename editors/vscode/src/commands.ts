@@ -9,8 +9,6 @@ import type { Approvals } from './approval';
 import { firstLine, plainText } from './output';
 import {
   ErrorCode,
-  isBusy,
-  isFinished,
   Requests,
   type StartTaskParams,
   type StatusParams,
@@ -51,7 +49,7 @@ interface WorkflowItem extends vscode.QuickPickItem {
  * A task as a command sees it, to decide whether it applies and to offer it in a pick: rawko's
  * summary, or what the store knows when rawko cannot list the tasks.
  */
-type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
+type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'stateClass' | 'external' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
 
 interface ActionItem extends vscode.QuickPickItem {
   run(): Promise<void>;
@@ -170,12 +168,12 @@ export class Commands {
   }
 
   /**
-   * Called for each `rawko/status`: the first time an external agent's session (`ext-…`) runs
+   * Called for each `rawko/status`: the first time an external agent's session (`external`) runs
    * with no workflow, says so once and offers Rawko: Pick Workflow.
    */
   async statusArrived(params: StatusParams): Promise<void> {
     const id = params.taskId;
-    if (!id.startsWith('ext-') || !runsNoWorkflow(params) || this.noticed.has(id)) {
+    if (!params.external || !runsNoWorkflow(params) || this.noticed.has(id)) {
       return;
     }
     this.noticed.add(id);
@@ -189,7 +187,7 @@ export class Commands {
   }
 
   async cancel(taskId?: string): Promise<void> {
-    await this.onTask('cancel', taskId, (t) => !isFinished(t.state), async (rpc, id) => {
+    await this.onTask('cancel', taskId, (t) => t.stateClass !== 'finished', async (rpc, id) => {
       await rpc.request(Requests.cancelTask, { taskId: id });
       this.host.note(id, 'cancelled by you');
     });
@@ -197,7 +195,7 @@ export class Commands {
 
   async step(action: StepAction, taskId?: string): Promise<void> {
     const verb = action === 'next' ? 'move to the next phase' : action === 'loop' ? 'loop' : 'describe';
-    await this.onTask(verb, taskId, (t) => !isFinished(t.state), async (rpc, id) => {
+    await this.onTask(verb, taskId, (t) => t.stateClass !== 'finished', async (rpc, id) => {
       const text = plainText((await rpc.request(Requests.step, { taskId: id, action })).text);
       this.host.note(id, text);
       void this.vs.window.showInformationMessage(`rawko: ${firstLine(text)}`);
@@ -205,7 +203,7 @@ export class Commands {
   }
 
   async interrupt(taskId?: string): Promise<void> {
-    await this.onTask('interrupt', taskId, (t) => isBusy(t.state), async (rpc, id) => {
+    await this.onTask('interrupt', taskId, (t) => t.stateClass === 'busy', async (rpc, id) => {
       await rpc.request(Requests.interrupt, { taskId: id });
       this.host.note(id, 'interrupted by you; the task waits for you (Rawko: Show Tasks to resume)');
     });
@@ -286,7 +284,7 @@ export class Commands {
       description: 'show it in the status bar and the output',
       run: () => Promise.resolve(this.showOutput(id)),
     });
-    if (!isFinished(task.state)) {
+    if (task.stateClass !== 'finished') {
       actions.push({ label: '$(close) Cancel', description: 'stop the task', run: () => this.cancel(id) });
     }
     return actions;

@@ -25,9 +25,9 @@ import { groupDiagnostics } from './diagnostics';
 import { OutputFormatter } from './output';
 import { proposeChange } from './preview';
 import {
-  isFinished,
   Notifications,
   Requests,
+  ServerNotifications,
   ServerRequests,
   type ApproveToolCallParams,
   type TaskNotification,
@@ -233,6 +233,7 @@ class Context {
     client.onNotification(Notifications.countdown, (params) => this.sequencer.push({ kind: 'countdown', params }));
     client.onNotification(Notifications.output, (params) => this.sequencer.push({ kind: 'output', params }));
     client.onNotification(Notifications.taskFinished, (params) => this.sequencer.push({ kind: 'taskFinished', params }));
+    client.onNotification(ServerNotifications.approvalWithdrawn, (params) => this.approvals.withdraw(params.taskId, params.toolCallId));
     client.onDidChangeState((change) => {
       if (this.client !== client) {
         return;
@@ -288,7 +289,7 @@ class Context {
         void this.commands.statusArrived(note.params);
         if (note.params.reason) {
           this.formatter.note(note.params.taskId, note.params.reason);
-        } else if (before !== note.params.state && note.params.state !== 'running' && !isFinished(note.params.state)) {
+        } else if (before !== note.params.state && note.params.stateText && note.params.stateClass !== 'finished') {
           this.formatter.note(note.params.taskId, `${note.params.state.replace(/_/g, ' ')}: ${note.params.text}`);
         }
         break;
@@ -319,7 +320,7 @@ class Context {
   private async listStoredTasks(): Promise<void> {
     try {
       const tasks = (await this.rpc()?.request(Requests.listTasks, {}))?.tasks ?? [];
-      for (const task of tasks.filter((t) => !this.store.get(t.taskId) && (!isFinished(t.state) || t.state === 'failed'))) {
+      for (const task of tasks.filter((t) => !this.store.get(t.taskId) && (t.stateClass !== 'finished' || t.state === 'failed'))) {
         this.store.describe(task);
       }
     } catch {

@@ -18,6 +18,8 @@ type Open<T extends string> = T | (string & {});
 export type TaskState = Open<
   'running' | 'waiting_approval' | 'countdown' | 'blocked' | 'interrupted' | 'complete' | 'failed' | 'cancelled'
 >;
+/** What a state means for the user: the task works by itself, waits for the user, or has ended. */
+export type StateClass = Open<'busy' | 'waiting' | 'finished'>;
 export type TaskOutcome = Open<'complete' | 'failed' | 'cancelled'>;
 export type ApprovalOption = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 export type ApprovalOutcome = ApprovalOption | 'cancelled';
@@ -57,7 +59,19 @@ export interface WorkflowSummary {
   source: string;
 }
 
-export interface TaskSummary {
+/** What the server says of a task's state and place, besides the state itself (`rawko/status`, `TaskSummary`). */
+export interface TaskLook {
+  /** What the state means for the user; a client goes by it instead of lists of states. */
+  stateClass: StateClass;
+  /** Whether the task is an external agent's session (Claude Code through `rawko hook`). */
+  external: boolean;
+  /** `breadcrumbText` as its levels, outermost first, e.g. `["Feature", "🧪 Test [3/4]"]`. */
+  breadcrumbLevels: string[];
+  /** The state as words after the breadcrumb, e.g. ` — waiting for approval`; empty while running. */
+  stateText: string;
+}
+
+export interface TaskSummary extends TaskLook {
   taskId: string;
   description: string;
   workflow?: string;
@@ -145,7 +159,7 @@ interface TaskEvent extends TaskParams {
   seq: number;
 }
 
-export interface StatusParams extends TaskEvent {
+export interface StatusParams extends TaskEvent, TaskLook {
   state: TaskState;
   breadcrumb: BreadcrumbItem[];
   /** The status line, e.g. `Feature > 🧪 Test [3/4] — waiting for approval`. */
@@ -200,6 +214,20 @@ export interface ApproveToolCallParams {
   /** When rawko stops waiting and counts the call rejected: milliseconds since the Unix epoch. */
   expiresAt: number;
   timeoutSeconds: number;
+  /** What happens without an answer, ready to show, e.g. `denied once if there is no answer within 120 s`. */
+  timeoutText: string;
+  /** The words before the time left in a live countdown, e.g. `denied in` (`denied in 1:05`). */
+  timeoutLabel: string;
+}
+
+/** rawko withdrew the trust question about this workspace (no answer in time). */
+export interface TrustWithdrawnParams {
+  workspace: string;
+}
+
+/** rawko withdrew the approval of this tool call (it timed out, or the task stopped waiting). */
+export interface ApprovalWithdrawnParams extends TaskParams {
+  toolCallId: string;
 }
 
 export type ApproveToolCallResult = { outcome: ApprovalOutcome };
@@ -276,22 +304,19 @@ export const Notifications = {
   taskFinished: new NotificationType<TaskFinishedParams>('rawko/taskFinished'),
 };
 
+/** Server → client notifications outside a task's ordered stream (no `seq`). */
+export const ServerNotifications = {
+  approvalWithdrawn: new NotificationType<ApprovalWithdrawnParams>('rawko/approvalWithdrawn'),
+  /** The extension closes the trust question on its `$/cancelRequest`; this one is for clients that cannot see ids. */
+  trustWithdrawn: new NotificationType<TrustWithdrawnParams>('rawko/trustWithdrawn'),
+};
+
 type ParamsOf<T> = T extends NotificationType<infer P> ? P : never;
 
 /** One task notification, tagged with its name in `Notifications`. */
 export type TaskNotification = {
   [K in keyof typeof Notifications]: { kind: K; params: ParamsOf<(typeof Notifications)[K]> };
 }[keyof typeof Notifications];
-
-/** The states in which a task works or waits for the user (the ones Rawko: Interrupt applies to). */
-export function isBusy(state: string): boolean {
-  return state === 'running' || state === 'waiting_approval' || state === 'countdown';
-}
-
-/** The states after which a task sends nothing more. */
-export function isFinished(state: string): boolean {
-  return state === 'complete' || state === 'failed' || state === 'cancelled';
-}
 
 /** The JSON-RPC error codes rawko answers with (`docs/protocol.md`, Errors). */
 export const ErrorCode = {

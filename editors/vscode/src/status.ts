@@ -9,7 +9,6 @@
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
-import { isBusy } from './protocol';
 import type { TaskStore, TaskView } from './tasks';
 import type { Vs } from './vs';
 
@@ -72,7 +71,7 @@ export function shortenRight(text: string, max: number): string {
 }
 
 /**
- * The breadcrumb's levels joined by `›` in at most `max` characters: the outermost levels go
+ * The breadcrumb's levels (rawko's `breadcrumbLevels`) joined by `›` in at most `max` characters: the outermost levels go
  * first (`… › 🔍 Static Analysis [1/2]`), then, when the innermost alone is too long, its first
  * words. A level or word is never cut.
  */
@@ -94,19 +93,19 @@ export function shortenLeft(levels: string[], max: number): string {
   return `…${words.join(' ')}`;
 }
 
-/** The breadcrumb's levels from rawko's items: the workflow, then each level's entry (`🔍 Check [1/2]`). */
+/** The breadcrumb's levels as rawko gave them; until the first status comes, the description stands in. */
 export function crumbLevels(task: TaskView): string[] {
-  const [outer] = task.breadcrumb;
-  if (!outer) {
-    return [task.breadcrumbText || (task.description ? shortenRight(task.description, CRUMB_CHARS) : 'rawko')];
+  if (task.breadcrumbLevels.length > 0) {
+    return task.breadcrumbLevels;
   }
-  return [outer.name, ...task.breadcrumb.map((i) => `${i.emoji ? `${i.emoji} ` : ''}${i.phaseName} [${i.index}/${i.total}]`)];
+  return [task.description ? shortenRight(task.description, CRUMB_CHARS) : 'rawko'];
 }
 
-/** The phase a task is in, from the innermost breadcrumb item: `🧪 Test [3/4] in Feature`. */
+/** The phase a task is in, from the innermost level rawko gave: `🧪 Test [3/4] in Feature`. */
 export function phaseLine(task: TaskView): string | undefined {
   const inner = task.breadcrumb[task.breadcrumb.length - 1];
-  return inner && `${inner.emoji ? `${inner.emoji} ` : ''}${inner.phaseName} [${inner.index}/${inner.total}] in ${inner.name}`;
+  const level = task.breadcrumbLevels[task.breadcrumbLevels.length - 1];
+  return inner && level && `${level} in ${inner.name}`;
 }
 
 export function renderStatus(
@@ -203,7 +202,7 @@ export class StatusBar {
   render(): void {
     const task = this.store.active();
     const now = this.clock.now();
-    const others = this.store.all().filter((t) => t.taskId !== task?.taskId && isBusy(t.state)).length;
+    const others = this.store.all().filter((t) => t.taskId !== task?.taskId && t.stateClass === 'busy').length;
     const look = renderStatus(this.server, task, now, others);
     this.item.text = look.text;
     // The server's texts go in as text (escaped), the labels and the layout as Markdown.

@@ -8,7 +8,6 @@
  */
 import type { Clock } from './clock';
 import {
-  isFinished,
   type CountdownParams,
   type PhaseNode,
   type StatusParams,
@@ -19,7 +18,10 @@ import {
 
 /** A task as rawko last told of it (`rawko/status`, `rawko/countdown`, `rawko/taskFinished`), and what the extension adds. */
 export interface TaskView
-  extends Pick<StatusParams, 'taskId' | 'state' | 'breadcrumb' | 'breadcrumbText' | 'text' | 'workflow' | 'reason'>,
+  extends Pick<
+      StatusParams,
+      'taskId' | 'state' | 'stateClass' | 'external' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason'
+    >,
     Partial<Pick<TaskFinishedParams, 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
   description?: string;
@@ -96,12 +98,16 @@ export class TaskStore {
     if (summary.workflow !== undefined) {
       task.workflow = summary.workflow;
     }
+    task.external = summary.external;
     if (!known) {
       task.state = summary.state;
-      task.text = summary.breadcrumbText;
+      task.stateClass = summary.stateClass;
+      task.text = `${summary.breadcrumbText}${summary.stateText ?? ''}`;
       task.breadcrumbText = summary.breadcrumbText;
+      task.breadcrumbLevels = Array.isArray(summary.breadcrumbLevels) ? summary.breadcrumbLevels : [];
+      task.stateText = summary.stateText ?? '';
     }
-    if (isFinished(task.state)) {
+    if (task.stateClass === 'finished') {
       task.endedAt ??= summary.updatedAt;
     }
     if ('phases' in summary && Array.isArray(summary.phases)) {
@@ -131,8 +137,12 @@ export class TaskStore {
     const task = this.ensure(params.taskId);
     const moved = task.state !== params.state || task.text !== (params.text ?? '');
     task.state = params.state;
+    task.stateClass = params.stateClass;
+    task.external = params.external;
     task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];
+    task.breadcrumbLevels = Array.isArray(params.breadcrumbLevels) ? params.breadcrumbLevels : [];
     task.breadcrumbText = params.breadcrumbText ?? '';
+    task.stateText = params.stateText ?? '';
     task.text = params.text ?? '';
     task.workflow = params.workflow;
     task.phaseIndex = params.phaseIndex;
@@ -171,8 +181,10 @@ export class TaskStore {
     task.summary = params.summary;
     task.countdown = undefined;
     task.endedAt ??= this.clock.now();
-    if (!isFinished(task.state)) {
+    // The task's last notification: it has ended, whatever status came before.
+    if (task.stateClass !== 'finished') {
       task.state = params.outcome;
+      task.stateClass = 'finished';
     }
     this.emit(task);
   }
@@ -187,7 +199,7 @@ export class TaskStore {
   /** A task that shows signs of life becomes active when the active one is done or absent. */
   private adopt(task: TaskView): void {
     const active = this.active();
-    if (!active || (active.taskId !== task.taskId && isFinished(active.state))) {
+    if (!active || (active.taskId !== task.taskId && active.stateClass === 'finished')) {
       this.activeId = task.taskId;
     }
   }
@@ -195,7 +207,17 @@ export class TaskStore {
   private ensure(taskId: string): TaskView {
     let task = this.tasks.get(taskId);
     if (!task) {
-      task = { taskId, state: 'running', breadcrumb: [], breadcrumbText: '', text: '' };
+      task = {
+        taskId,
+        state: 'running',
+        stateClass: 'busy',
+        external: false,
+        breadcrumb: [],
+        breadcrumbLevels: [],
+        breadcrumbText: '',
+        stateText: '',
+        text: '',
+      };
       this.tasks.set(taskId, task);
     }
     return task;

@@ -10,7 +10,7 @@
 import type * as vscode from 'vscode';
 import { approvalDetail } from './approval';
 import type { Clock, Timer } from './clock';
-import { isBusy, isFinished, type ApproveToolCallParams, type PhaseNode } from './protocol';
+import type { ApproveToolCallParams, PhaseNode } from './protocol';
 import type { TaskStore, TaskView } from './tasks';
 
 /** What a row of the view stands for; VS Code hands it back to the commands run on the row. */
@@ -67,12 +67,12 @@ export function formatElapsed(ms: number): string {
 
 /** The actions a task's context menu offers now (the words of `viewItem` in package.json). */
 export function taskActions(task: TaskView): string[] {
-  const finished = isFinished(task.state);
+  const finished = task.stateClass === 'finished';
   const actions: string[] = [];
   if (task.workflow && !finished) {
     actions.push('next', 'loop');
   }
-  if (isBusy(task.state)) {
+  if (task.stateClass === 'busy') {
     actions.push('interrupt');
   }
   if (task.state === 'interrupted' || task.state === 'blocked') {
@@ -99,7 +99,7 @@ export function taskRow(task: TaskView, now: number, active: boolean): Row {
     tooltip: tooltip.filter((line) => line).join('\n'),
     icon,
     iconColor,
-    children: active || !isFinished(task.state) ? 'expanded' : 'collapsed',
+    children: active || task.stateClass !== 'finished' ? 'expanded' : 'collapsed',
     contextValue: ['task', ...taskActions(task)].join(' '),
   };
 }
@@ -110,7 +110,7 @@ export function approvalRow(params: ApproveToolCallParams): Row {
     id: `approval/${params.taskId}/${params.toolCallId}`,
     label: params.summary || params.tool,
     description: approvalDetail(params),
-    tooltip: `${approvalDetail(params)}\nAllow or deny it here, or click to open the prompt.`,
+    tooltip: `${approvalDetail(params)}\n${params.timeoutText ? `${params.timeoutText}\n` : ''}Allow or deny it here, or click to open the prompt.`,
     icon: 'shield',
     iconColor: 'list.warningForeground',
     contextValue: 'approval',
@@ -276,7 +276,7 @@ export class TaskTree implements vscode.TreeDataProvider<TreeNode> {
   /** Redraws the view; while a task works, its elapsed time moves on every few seconds. */
   private refresh(): void {
     this.changed.fire(undefined);
-    const working = this.store.all().some((t) => !isFinished(t.state) && t.state !== 'interrupted');
+    const working = this.store.all().some((t) => t.stateClass !== 'finished');
     if (working && !this.ticker) {
       this.ticker = this.clock.setInterval(() => this.refresh(), TICK_MILLIS);
     } else if (!working && this.ticker) {

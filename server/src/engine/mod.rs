@@ -83,6 +83,30 @@ impl TaskState {
             TaskState::Complete | TaskState::Failed | TaskState::Cancelled
         )
     }
+
+    /// The state as the status line says it after the breadcrumb, e.g. ` — waiting for
+    /// approval`; empty while the task runs.
+    pub fn words(self) -> &'static str {
+        match self {
+            TaskState::Running => "",
+            TaskState::WaitingApproval => " — waiting for approval",
+            TaskState::Countdown => " — auto-continuing",
+            TaskState::Blocked => " — interrupted; send a message to continue",
+            TaskState::Interrupted => " — interrupted; resume to continue",
+            TaskState::Complete => " — complete",
+            TaskState::Failed => " — failed",
+            TaskState::Cancelled => " — cancelled",
+        }
+    }
+}
+
+/// How the id of an external agent's session starts (`rawko hook`): the server names those
+/// tasks so, and tells clients with `external` rather than having them read ids.
+pub const EXTERNAL_ID_PREFIX: &str = "ext-";
+
+/// Whether `task_id` names an external agent's session.
+pub fn is_external(task_id: &str) -> bool {
+    task_id.starts_with(EXTERNAL_ID_PREFIX)
 }
 
 /// What kind of output line a task produced.
@@ -559,8 +583,8 @@ impl PanicGuard {
         let _ = self.events.send(TaskEvent::Status {
             state: TaskState::Failed,
             breadcrumb,
-            breadcrumb_text: text.clone(),
-            text,
+            text: format!("{text}{}", TaskState::Failed.words()),
+            breadcrumb_text: text,
             reason: Some(summary.clone()),
             workflow,
             phase_index,

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use rawko_protocol::to_client::{
-    ApprovalOption, ApproveToolCall, ApproveToolCallParams, Countdown, Output, Status, TaskFinished,
+    ApprovalOption, ApprovalWithdrawn, ApprovalWithdrawnParams, ApproveToolCall,
+    ApproveToolCallParams, Countdown, Output, Status, TaskFinished,
 };
 use rawko_protocol::types::TaskId;
 
@@ -94,7 +95,8 @@ pub(super) async fn write_events(
 }
 
 /// Asks the editor about a blocked call. Runs on its own so nothing else waits for the user; when
-/// the task stops waiting (its timeout, a cancel) the request is withdrawn with `$/cancelRequest`.
+/// the task stops waiting (its timeout, a cancel) the request is withdrawn with `$/cancelRequest`
+/// and `rawko/approvalWithdrawn`.
 async fn ask_approval(
     out: Arc<transport::Outgoing>,
     task_id: String,
@@ -117,6 +119,12 @@ async fn ask_approval(
         let _ = reply.send(engine::ApprovalAnswer::NoApprover);
         return;
     }
+    // Whole seconds, rounded up: a timeout under a second is not 0.
+    let timeout_seconds = u64::try_from(timeout.as_millis().div_ceil(1000)).unwrap_or(u64::MAX);
+    let withdrawn = ApprovalWithdrawnParams {
+        task_id: TaskId(task_id.clone()),
+        tool_call_id: tool_call_id.clone(),
+    };
     let params = ApproveToolCallParams {
         task_id: TaskId(task_id),
         tool_call_id,
@@ -128,14 +136,18 @@ async fn ask_approval(
         options: ApprovalOption::ALL.to_vec(),
         summary,
         expires_at: u64::try_from(expires_at).unwrap_or(0),
-        // Whole seconds, rounded up: a timeout under a second is not 0.
-        timeout_seconds: u64::try_from(timeout.as_millis().div_ceil(1000)).unwrap_or(u64::MAX),
+        timeout_seconds,
+        timeout_text: format!("denied once if there is no answer within {timeout_seconds} s"),
+        timeout_label: "denied in".to_owned(),
     };
     let (id, answer) = out.request::<ApproveToolCall>(&params);
     let answer = tokio::select! {
         answer = answer => answer,
         () = reply.closed() => {
+            // `$/cancelRequest` names the request by its JSON-RPC id, which a client's RPC
+            // library may not show its handler; the notification names it by its tool call.
             out.cancel(&id);
+            out.notify::<ApprovalWithdrawn>(&withdrawn);
             return;
         }
     };

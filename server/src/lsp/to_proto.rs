@@ -12,7 +12,7 @@ use rawko_protocol::to_server::{
 use rawko_protocol::types::{BreadcrumbItem, TaskId, TaskState as WireTaskState};
 
 use crate::engine::{
-    ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState, WorkflowName,
+    self, ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState, WorkflowName,
 };
 use crate::workflow::outline::{Mark, NodeKind, OutlineNode};
 use crate::workflow::step::StepAction;
@@ -111,10 +111,37 @@ pub fn status(
         text,
         workflow,
         workflow_name,
+        breadcrumb_levels: breadcrumb_levels(crumbs, &breadcrumb_text),
         breadcrumb_text,
         reason,
         phase_index: phase_index.map(wire_index),
+        state_class: task_state(state).class(),
+        external: engine::is_external(task_id),
+        state_text: state.words().to_owned(),
     }
+}
+
+/// The breadcrumb's levels as `breadcrumb_text` shows them, outermost first: the workflow's
+/// name, then each level's entry with its `[i/n]` (the emoji only on the concrete phase). A task
+/// with no breadcrumb (no workflow, or a finished one) has its text as its one level.
+pub fn breadcrumb_levels(crumbs: &[Crumb], breadcrumb_text: &str) -> Vec<String> {
+    let Some(outer) = crumbs.first() else {
+        return if breadcrumb_text.is_empty() {
+            Vec::new()
+        } else {
+            vec![breadcrumb_text.to_owned()]
+        };
+    };
+    std::iter::once(outer.name.clone())
+        .chain(crumbs.iter().map(|c| {
+            let emoji = if c.emoji.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", c.emoji)
+            };
+            format!("{emoji}{} [{}/{}]", c.phase_name, c.index, c.total)
+        }))
+        .collect()
 }
 
 /// An index as an integer on the wire.
@@ -195,6 +222,10 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
         breadcrumb_text: s.breadcrumb_text.clone(),
         started_at: millis(s.started_at),
         updated_at: Some(millis(s.updated_at)),
+        state_class: task_state(s.state).class(),
+        external: engine::is_external(&s.task_id),
+        breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
+        state_text: s.state.words().to_owned(),
     }
 }
 
@@ -207,6 +238,10 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
         breadcrumb_text: s.breadcrumb_text.clone(),
         started_at: millis(s.started_at),
         updated_at: Some(millis(s.updated_at)),
+        state_class: task_state(s.state).class(),
+        external: engine::is_external(&s.task_id),
+        breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
+        state_text: s.state.words().to_owned(),
         breadcrumb: breadcrumb(&s.breadcrumb),
         history: s
             .history
@@ -274,5 +309,71 @@ pub fn diagnostic(
         },
         workflow: d.workflow.clone(),
         message: d.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crumb(name: &str, phase_name: &str, emoji: &str, index: usize, total: usize) -> Crumb {
+        Crumb {
+            name: name.to_owned(),
+            phase_name: phase_name.to_owned(),
+            emoji: emoji.to_owned(),
+            index,
+            total,
+        }
+    }
+
+    #[test]
+    fn the_levels_are_the_breadcrumb_text_cut_where_it_joins_them() {
+        let text = "Release > Code Review [2/3] > 🔍 Static Analysis [1/2]";
+        let crumbs = [
+            crumb("Release", "Code Review", "", 2, 3),
+            crumb("Code Review", "Static Analysis", "🔍", 1, 2),
+        ];
+        let levels = breadcrumb_levels(&crumbs, text);
+        assert_eq!(
+            levels,
+            ["Release", "Code Review [2/3]", "🔍 Static Analysis [1/2]"]
+        );
+        assert_eq!(levels.join(" > "), text);
+        // No workflow (or a finished one): the line is the one level; nothing at all: none.
+        assert_eq!(
+            breadcrumb_levels(&[], "tidy the README"),
+            ["tidy the README"]
+        );
+        assert!(breadcrumb_levels(&[], "").is_empty());
+    }
+
+    #[test]
+    fn a_status_says_its_class_its_words_and_whether_it_is_an_external_session() {
+        let crumbs = [crumb("Feature", "Plan", "📋", 1, 4)];
+        let status = |id: &str, state| {
+            status(
+                id,
+                1,
+                state,
+                &crumbs,
+                format!("Feature > 📋 Plan [1/4]{}", state.words()),
+                None,
+                None,
+                "Feature > 📋 Plan [1/4]".to_owned(),
+                Some(0),
+            )
+        };
+        let waiting = status("task-1", TaskState::WaitingApproval);
+        assert_eq!(waiting.state_class, rawko_protocol::StateClass::Waiting);
+        assert_eq!(waiting.state_text, " — waiting for approval");
+        assert_eq!(
+            waiting.text,
+            format!("{}{}", waiting.breadcrumb_text, waiting.state_text)
+        );
+        assert!(!waiting.external);
+        let external = status("ext-1767139200000-1", TaskState::Running);
+        assert!(external.external);
+        assert_eq!(external.state_class, rawko_protocol::StateClass::Busy);
+        assert_eq!(external.state_text, "");
     }
 }

@@ -138,7 +138,13 @@ pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, sha
         }
         Ok(Err(_)) => false,
         Err(_) => {
+            // Named by its workspace too, for a client that cannot see the JSON-RPC id.
             out.cancel(&id);
+            out.notify::<rawko_protocol::to_client::TrustWithdrawn>(
+                &rawko_protocol::to_client::TrustWithdrawnParams {
+                    workspace: params.workspace.clone(),
+                },
+            );
             false
         }
     };

@@ -20,8 +20,13 @@ local request_cancelled = vim.lsp.protocol.ErrorCodes.RequestCancelled
 ---@param from table
 local function take(task, text, from)
   task.state = from.state or task.state
+  task.state_class = from.stateClass or task.state_class
+  task.external = from.external == true
+  task.stopped = nil
   task.text = text
   task.breadcrumb_text = from.breadcrumbText or ''
+  task.breadcrumb_levels = from.breadcrumbLevels or {}
+  task.state_text = from.stateText or ''
   task.breadcrumb = from.breadcrumb or {}
   task.workflow = from.workflow
   if task.state ~= 'countdown' then
@@ -94,7 +99,7 @@ M.status = task_notification(function(task, params)
     vim.notify(('rawko: %s'):format(task.reason), vim.log.levels.WARN)
   end
   if
-    vim.startswith(task.id, 'ext-')
+    task.external
     and not task.workflow
     and state.is_active(task)
     and not task.told_no_workflow
@@ -133,6 +138,7 @@ M.task_finished = task_notification(function(task, params)
   task.outcome = params.outcome or 'complete'
   task.summary = params.summary or ''
   task.state = task.outcome
+  task.state_class = 'finished'
   task.countdown = nil
   state.touch(task)
   prompt.withdraw_task(task.id, 'approval')
@@ -200,9 +206,10 @@ function M.approval_lines(params)
   -- `detail` is the reason written for people; `reason` (for the model) when rawko sends none.
   field(lines, highlights, 'Reason', tostring(params.detail or params.reason or ''))
   if params.expiresAt then
+    -- The deadline in this machine's time of day; what happens then in rawko's words.
     local at = os.date('%H:%M:%S', math.floor(params.expiresAt / 1000))
-    local wait = params.timeoutSeconds and (' (%d s in all)'):format(params.timeoutSeconds) or ''
-    field(lines, highlights, 'Expires', ('%s%s; then it is denied once'):format(at, wait))
+    local what = params.timeoutText and (' — %s'):format(params.timeoutText) or ''
+    field(lines, highlights, 'Expires', at .. what)
   end
   table.insert(highlights, { line = #lines, col = 0, end_col = 5, group = 'RawkoPromptLabel' })
   table.insert(lines, 'Input')
@@ -218,39 +225,12 @@ function M.approval_lines(params)
   return lines, highlights
 end
 
---- The JSON-RPC id of the server request whose params are `params`, which rawko's
---- `$/cancelRequest` names when it withdraws the request. Neovim 0.11 hands a request handler
---- the params only (`ctx` has the method and the client id), so the id is read from the message
---- its RPC client decoded: the `decoded` that the coroutine running the handler closes over.
---- nil when it is not found (another Neovim): an approval then closes on its task's status.
----@param params table
----@return integer|string|nil
-local function request_id(params)
-  for level = 2, 12 do
-    local info = debug.getinfo(level, 'f')
-    if not info then
-      return nil
-    end
-    for i = 1, 64 do
-      local name, value = debug.getupvalue(info.func, i)
-      if name == nil then
-        break
-      elseif name == 'decoded' and type(value) == 'table' and rawequal(value.params, params) then
-        return value.id
-      end
-    end
-  end
-  return nil
-end
-
---- Asks the user `spec` for the server request whose params are `params` (from its handler's
---- coroutine); returns `respond(answer)`, or nil and the error that tells rawko it was withdrawn.
+--- Asks the user `spec` for a server request (from its handler's coroutine); returns
+--- `respond(answer)`, or nil and the error that tells rawko it was withdrawn.
 ---@param spec rawko.PromptSpec
----@param params table
 ---@param ctx lsp.HandlerContext
 ---@param respond fun(answer: any): table
-local function ask(spec, params, ctx, respond)
-  spec.request_id = request_id(params)
+local function ask(spec, ctx, respond)
   spec.client_id = ctx.client_id
   local answer = prompt.ask(spec)
   if answer == prompt.WITHDRAWN then
@@ -283,8 +263,8 @@ function M.approve_tool_call(_, params, ctx)
       question = ('rawko: %s — allow it?'):format(why),
       items = items,
       task_id = params.taskId,
+      tool_call_id = params.toolCallId,
     },
-    params,
     ctx,
     function(answer)
       answer = answer or 'cancelled'
@@ -335,6 +315,7 @@ function M.trust_workspace(_, params, ctx)
   return ask(
     {
       kind = 'trust',
+      workspace = params.workspace,
       title = params.changed and changed_title or 'rawko: trust this workspace?',
       lines = lines,
       highlights = highlights,
@@ -344,7 +325,6 @@ function M.trust_workspace(_, params, ctx)
         { label = "Don't trust", value = false },
       },
     },
-    params,
     ctx,
     function(answer)
       return { trusted = answer == true }
@@ -352,10 +332,19 @@ function M.trust_workspace(_, params, ctx)
   )
 end
 
---- `$/cancelRequest`: rawko withdraws a request it sent (an approval that timed out).
-function M.cancel_request(_, params)
-  if type(params) == 'table' and params.id ~= nil then
-    prompt.withdraw(params.id)
+--- `rawko/trustWithdrawn`: rawko withdrew its trust question about a workspace (no answer in
+--- time); the question closes.
+function M.trust_withdrawn(_, params)
+  if type(params) == 'table' and params.workspace then
+    prompt.withdraw_trust(params.workspace)
+  end
+end
+
+--- `rawko/approvalWithdrawn`: rawko withdrew the approval of a tool call (it timed out, or the
+--- task stopped waiting for it); its question closes.
+function M.approval_withdrawn(_, params)
+  if type(params) == 'table' and params.taskId and params.toolCallId then
+    prompt.withdraw_call(params.taskId, params.toolCallId)
   end
 end
 

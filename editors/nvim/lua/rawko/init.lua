@@ -13,28 +13,30 @@ local function escape(text)
   return (text:gsub('%%', '%%%%'))
 end
 
---- `text` shortened from the left to at most `room` columns: by whole levels of the breadcrumb
---- (`… > 🔍 Static Analysis [1/2]`), else by whole words (`… Analysis [1/2]`), never mid-word.
----@param text string
+--- The breadcrumb's `levels` (rawko's `breadcrumbLevels`) joined by ` > ` in at most `room`
+--- columns: shortened from the left by whole levels (`… > 🔍 Static Analysis [1/2]`), else by
+--- whole words of the innermost (`… Analysis [1/2]`), never mid-word.
+---@param levels string[]
 ---@param room integer
 ---@return string
-local function shorten(text, room)
+local function shorten(levels, room)
   local width = vim.api.nvim_strwidth
+  local text = table.concat(levels, ' > ')
   if width(text) <= room then
     return text
   end
-  for _, sep in ipairs({ ' > ', ' ' }) do
-    local from = 1
-    while true do
-      local _, last = text:find(sep, from, true)
-      if not last then
-        break
-      end
-      local rest = (sep == ' ' and '… ' or '… > ') .. text:sub(last + 1)
-      if width(rest) <= room then
-        return rest
-      end
-      from = last + 1
+  -- Whole levels go first, the outermost first; then whole words of the innermost.
+  for first = 2, #levels do
+    local rest = '… > ' .. table.concat(levels, ' > ', first)
+    if width(rest) <= room then
+      return rest
+    end
+  end
+  local words = vim.split(levels[#levels] or '', ' ', { plain = true })
+  for first = 1, #words do
+    local rest = '… ' .. table.concat(words, ' ', first)
+    if width(rest) <= room then
+      return rest
     end
   end
   return '…'
@@ -84,7 +86,7 @@ function M.statusline()
     how = short
   end
   how = how .. more
-  return escape(shorten(where, max - width(how)) .. how)
+  return escape(shorten(state.levels(task, where), max - width(how)) .. how)
 end
 
 --- Redraws the statuslines (plain or lualine) and fires `User RawkoStatus` with `data.text`, the

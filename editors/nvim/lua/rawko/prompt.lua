@@ -3,8 +3,9 @@
 ---
 --- A question is asked from inside the handler of a server → client request, which Neovim runs
 --- in a coroutine: `ask()` yields until the user answers, and the handler then returns the answer
---- to rawko. Questions come one at a time; later ones wait in a queue. rawko may withdraw a
---- question (`$/cancelRequest`, e.g. when the approval timed out or the task was cancelled):
+--- to rawko. Questions come one at a time; later ones wait in a queue. rawko may withdraw an
+--- approval (`rawko/approvalWithdrawn`, when it timed out or the task was cancelled) or its
+--- trust question (`rawko/trustWithdrawn`, unanswered in time), named by what it is about:
 --- its window closes, it leaves the queue, and an answer given after that is ignored.
 
 local M = {}
@@ -23,8 +24,9 @@ M.WITHDRAWN = {}
 ---@field highlights? {line: integer, col: integer, end_col: integer, group: string}[] 0-based
 ---@field question string the prompt given to vim.ui.select
 ---@field items rawko.PromptItem[]
----@field request_id? integer|string the id of the request that asked, when known
 ---@field task_id? string
+---@field tool_call_id? string the tool call an approval is about
+---@field workspace? string the workspace a trust question is about
 ---@field client_id? integer the LSP client whose server asked
 
 ---@class rawko.Prompt : rawko.PromptSpec
@@ -220,13 +222,23 @@ local function withdraw_if(matches)
   return withdrawn
 end
 
---- Withdraws the question asked by request `id` (rawko's `$/cancelRequest`); returns whether
---- there was one.
----@param id integer|string
+--- Withdraws the approval of tool call `tool_call_id` of task `task_id`
+--- (`rawko/approvalWithdrawn`); returns whether there was one.
+---@param task_id string
+---@param tool_call_id string
 ---@return boolean
-function M.withdraw(id)
+function M.withdraw_call(task_id, tool_call_id)
   return withdraw_if(function(p)
-    return p.request_id == id
+    return p.kind == 'approval' and p.task_id == task_id and p.tool_call_id == tool_call_id
+  end)
+end
+
+--- Withdraws the trust question about `workspace` (`rawko/trustWithdrawn`).
+---@param workspace string
+---@return boolean
+function M.withdraw_trust(workspace)
+  return withdraw_if(function(p)
+    return p.kind == 'trust' and p.workspace == workspace
   end)
 end
 

@@ -18,9 +18,14 @@ local M = {}
 ---@field description? string
 ---@field workflow? string
 ---@field state string a TaskState of docs/protocol.md
+---@field state_class string what the state means, as rawko said: busy, waiting or finished
+---@field external? boolean an external agent's session, as rawko said
 ---@field text string the status line rawko gave
 ---@field breadcrumb table[] the breadcrumb items
 ---@field breadcrumb_text? string where the task is, without its state, as rawko gave it
+---@field breadcrumb_levels? string[] the breadcrumb's levels, outermost first, as rawko gave them
+---@field state_text? string the state in words after the breadcrumb, as rawko gave it
+---@field stopped? boolean its server stopped while the task was active
 ---@field reason? string why the state last changed
 ---@field countdown? {secondsLeft: integer, text: string, label: string} while the countdown runs
 ---@field outcome? string once finished: complete, failed or cancelled
@@ -49,13 +54,11 @@ local streams = {}
 --- How long a gap in `seq` may stay open before the plugin stops waiting for the missing one.
 M.gap_timeout_ms = 300
 
-local finished_states = { complete = true, failed = true, cancelled = true }
-
---- A task is active while it has not finished and is not left over from a stopped server.
+--- A task is active while rawko does not call it finished and its server has not stopped.
 ---@param task rawko.Task
 ---@return boolean
 function M.is_active(task)
-  return not finished_states[task.state] and task.state ~= 'interrupted'
+  return task.state_class ~= 'finished' and not task.stopped
 end
 
 --- The task with `id`, created when unknown.
@@ -65,7 +68,14 @@ end
 function M.task(id, client_id)
   local task = M.tasks[id]
   if not task then
-    task = { id = id, state = 'running', text = '', breadcrumb = {}, touched = tick() }
+    task = {
+      id = id,
+      state = 'running',
+      state_class = 'busy',
+      text = '',
+      breadcrumb = {},
+      touched = tick(),
+    }
     M.tasks[id] = task
   end
   task.client_id = client_id or task.client_id
@@ -110,23 +120,39 @@ function M.list()
   return list
 end
 
+--- The words after the breadcrumb of a task whose server stopped: the plugin's own news, as
+--- rawko cannot send it.
+M.STOPPED_TEXT = ' — rawko stopped'
+
 --- Where `task` is and how it stands, for the statusline: `where` (the breadcrumb, else the
---- description), then its state as rawko said it (` — waiting for approval`); while the countdown
---- runs, the countdown's text and a short form (` ⏳ 3s`) for when room is short.
+--- description), then its state as rawko said it (`stateText`: ` — waiting for approval`); while
+--- the countdown runs, the countdown's text and a short form (` ⏳ 3s`) for when room is short.
 ---@param task rawko.Task
 ---@return string where, string state, string? short
 function M.parts(task)
-  local where = task.breadcrumb_text ~= '' and task.breadcrumb_text or task.description or task.id
+  local crumb = task.breadcrumb_text or ''
+  local where = crumb ~= '' and crumb or task.description or task.id
   local countdown = task.state == 'countdown' and task.countdown
-  if countdown then
+  if task.stopped then
+    return where, M.STOPPED_TEXT
+  elseif countdown then
     local short = countdown.secondsLeft and (' ⏳ %ds'):format(countdown.secondsLeft)
     return where, ' ' .. countdown.text, short
-  elseif task.state == 'interrupted' then
-    return where, ' — interrupted'
-  elseif vim.startswith(task.text, where) then
-    return where, task.text:sub(#where + 1)
   end
-  return task.text ~= '' and task.text or where, ''
+  return where, task.state_text or ''
+end
+
+--- The levels of `where` (as `parts` gives it) for shortening: rawko's breadcrumb levels when
+--- `where` is the breadcrumb, else `where` as one level.
+---@param task rawko.Task
+---@param where string
+---@return string[]
+function M.levels(task, where)
+  local levels = task.breadcrumb_levels
+  if where == task.breadcrumb_text and type(levels) == 'table' and #levels > 0 then
+    return levels
+  end
+  return { where }
 end
 
 --- The statusline text of `task`, whole: where it is and how it stands.
@@ -206,6 +232,7 @@ function M.client_stopped(client_id)
   for id, task in pairs(M.tasks) do
     if task.client_id == client_id and M.is_active(task) then
       task.state = 'interrupted'
+      task.stopped = true
       task.countdown = nil
       task.touched = tick()
     end

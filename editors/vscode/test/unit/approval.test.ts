@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { Approvals, formatLeft, type CancellationTokenLike } from '../../src/approval';
 import type { ApprovalOutcome, ApproveToolCallParams } from '../../src/protocol';
 import { FakeVs, ManualClock } from './fake-vscode';
+import { timeoutWords } from './fixtures';
 
 const ALL = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
 /** The ManualClock's start. */
@@ -27,6 +28,7 @@ function request(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallPar
     summary: 'Write PLAN.md (26 bytes)',
     expiresAt: NOW + 120_000,
     timeoutSeconds: 120,
+    ...timeoutWords(120),
     ...extra,
   };
 }
@@ -65,6 +67,18 @@ function setup() {
 }
 
 describe('approval prompt', () => {
+  it('counts down in rawko\'s words, and closes when rawko names the withdrawn tool call', async () => {
+    const { vs, approvals, withdrawn } = setup();
+    const answer = approvals.ask(request({ timeoutLabel: 'refused in' }), new Token());
+    assert.equal(vs.visiblePick()?.title, 'rawko: Write PLAN.md (26 bytes) — blocked in phase Plan (refused in 2:00)');
+    approvals.withdraw('task-1', 'call-other');
+    assert.ok(vs.visiblePick(), 'another tool call\'s withdrawal leaves the prompt');
+    approvals.withdraw('task-1', 'call-2');
+    assert.deepEqual(await answer, { outcome: 'cancelled' });
+    assert.equal(vs.visiblePick(), undefined, 'the prompt is closed');
+    assert.equal(withdrawn.length, 1);
+  });
+
   it('shows rawko\'s summary of the call, the phase, the time left and the reason for people in full', () => {
     const { vs, approvals } = setup();
     void approvals.ask(request(), new Token());

@@ -11,6 +11,7 @@ import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { StatusParams, TaskSummary, WorkflowSummary } from '../../src/protocol';
 import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock } from './fake-vscode';
+import { statusOf, summaryOf } from './fixtures';
 
 const WORKFLOWS: WorkflowSummary[] = [
   { key: 'feature', name: 'Feature', commandName: 'feature', phaseCount: 5, outerPhaseCount: 4, show: 'user', source: '/p/.rawko/workflows/feature' },
@@ -19,7 +20,7 @@ const WORKFLOWS: WorkflowSummary[] = [
 ];
 
 function summary(taskId: string, state: string): TaskSummary {
-  return { taskId, description: `task ${taskId}`, workflow: 'feature', state, breadcrumbText: 'Feature > 📋 Plan [1/4]', startedAt: 1 };
+  return summaryOf({ taskId, description: `task ${taskId}`, workflow: 'feature', state, breadcrumbText: 'Feature > 📋 Plan [1/4]', startedAt: 1 });
 }
 
 class FakeServer implements Rpc {
@@ -143,7 +144,7 @@ describe('commands that need a task', () => {
 
   it('take the only fitting task when the active one is finished', async () => {
     const { store, server, commands } = setup();
-    store.status({ taskId: 'done', seq: 1, state: 'complete', breadcrumb: [], text: 'x — complete', breadcrumbText: 'x' });
+    store.status(statusOf({ taskId: 'done', seq: 1, state: 'complete', breadcrumb: [], text: 'x — complete', breadcrumbText: 'x' }));
     server.tasks = [summary('done', 'complete'), summary('live', 'running')];
     await commands.cancel();
     assert.deepEqual(server.requests.at(-1), { method: 'rawko/cancelTask', params: { taskId: 'live' } });
@@ -208,7 +209,8 @@ describe('Rawko: Show Tasks', () => {
 
 describe('Rawko: Pick Workflow', () => {
   // A task without a workflow: rawko's breadcrumb text is its description.
-  const bare = (taskId: string, state = 'running'): TaskSummary => ({ ...summary(taskId, state), workflow: undefined, breadcrumbText: `task ${taskId}` });
+  const bare = (taskId: string, state = 'running'): TaskSummary =>
+    summaryOf({ ...summary(taskId, state), workflow: undefined, breadcrumbText: `task ${taskId}`, breadcrumbLevels: undefined });
 
   it('picks among the running tasks without a workflow, then sends rawko/setWorkflow with the picked key', async () => {
     const { vs, server, commands, notes } = setup();
@@ -224,7 +226,7 @@ describe('Rawko: Pick Workflow', () => {
 
   it('takes the active task when it runs no workflow, and shows rawko\'s error', async () => {
     const { vs, store, server, commands } = setup();
-    store.status({ taskId: 'ext-9', seq: 1, state: 'running', breadcrumb: [], text: 'hi', breadcrumbText: 'hi' });
+    store.status(statusOf({ taskId: 'ext-9', seq: 1, state: 'running', breadcrumb: [], text: 'hi', breadcrumbText: 'hi' }));
     server.fail['rawko/setWorkflow'] = { code: -32004, message: 'no workflow "docs"' };
     vs.script.picks.push('Docs');
     await commands.pickWorkflow();
@@ -244,7 +246,7 @@ describe('Rawko: Pick Workflow', () => {
 
 describe('the "runs no workflow yet" notice', () => {
   // As rawko sends it: without a workflow the status line is the session's first prompt.
-  const status = (taskId: string, workflow?: string, state = 'running'): StatusParams => ({
+  const status = (taskId: string, workflow?: string, state = 'running'): StatusParams => statusOf({
     taskId,
     seq: 1,
     state,
@@ -263,6 +265,15 @@ describe('the "runs no workflow yet" notice', () => {
       { severity: 'information', message: 'rawko: external session ext-1 runs no workflow yet', options: undefined, items: ['Pick Workflow'] },
     ]);
     assert.deepEqual(vs.executed, [{ command: 'rawko.pickWorkflow', args: ['ext-1'] }]);
+  });
+
+  it('goes by rawko\'s external field, not by the task id', async () => {
+    const { vs, commands } = setup();
+    vs.script.messages.push(undefined);
+    await commands.statusArrived({ ...status('ext-5'), external: false });
+    assert.equal(vs.messages.length, 0, 'an id that looks external is not enough');
+    await commands.statusArrived({ ...status('session-7'), external: true });
+    assert.equal(vs.messages[0]?.message, 'rawko: external session session-7 runs no workflow yet');
   });
 
   it('is not shown for other tasks, tasks with a workflow or tasks not running', async () => {

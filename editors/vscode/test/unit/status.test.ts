@@ -9,6 +9,7 @@ import type { BreadcrumbItem, StatusParams } from '../../src/protocol';
 import { CRUMB_CHARS, REASON_MILLIS, StatusBar, renderStatus, shortenLeft, shortenRight, width } from '../../src/status';
 import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock, type FakeStatusBarItem } from './fake-vscode';
+import { statusOf, viewOf } from './fixtures';
 
 const PLAN: BreadcrumbItem[] = [{ name: 'Feature', phaseName: 'Plan', emoji: '📋', index: 1, total: 4 }];
 const TEST: BreadcrumbItem[] = [{ name: 'Feature', phaseName: 'Test', emoji: '🧪', index: 3, total: 4 }];
@@ -20,7 +21,7 @@ const NESTED: BreadcrumbItem[] = [
 let seq = 0;
 function status(state: string, text: string, extra: Partial<StatusParams> = {}): StatusParams {
   seq += 1;
-  return { taskId: 'task-1', seq, state, breadcrumb: PLAN, text, breadcrumbText: 'Feature > 📋 Plan [1/4]', workflow: 'feature', ...extra };
+  return statusOf({ taskId: 'task-1', seq, state, breadcrumb: PLAN, text, breadcrumbText: 'Feature > 📋 Plan [1/4]', workflow: 'feature', ...extra });
 }
 
 function setup(): { vs: FakeVs; clock: ManualClock; store: TaskStore; bar: StatusBar; item: FakeStatusBarItem } {
@@ -58,6 +59,23 @@ describe('status bar', () => {
     assert.match(tooltip, /State: waiting approval/);
     assert.match(tooltip, /Reason: Write is blocked in the Static Analysis phase/);
     assert.match(tooltip, /Click to answer the approval/);
+  });
+
+  it('shows the levels rawko gives, joined and shortened by whole levels, not its items', () => {
+    const { store, item } = setup();
+    const line = 'Release Train For The Quarterly Platform Update > Code Review [2/3] > 🔍 Static Analysis [1/2]';
+    const levels = ['Release Train For The Quarterly Platform Update', 'Code Review [2/3]', '🔍 Static Analysis [1/2]'];
+    store.status(status('running', line, { breadcrumb: [], breadcrumbText: line, breadcrumbLevels: levels }));
+    assert.equal(item.text, '$(sync~spin) … › Code Review [2/3] › 🔍 Static Analysis [1/2]');
+  });
+
+  it('counts the other tasks rawko calls busy, whatever their state is named', () => {
+    const { store, item } = setup();
+    store.started('task-1', 'Add a flag', 'feature');
+    store.status(status('running', 'Feature > 📋 Plan [1/4]'));
+    store.status(statusOf({ taskId: 'other', seq: 1, state: 'thinking', stateClass: 'busy', breadcrumb: [], text: 'x', breadcrumbText: 'x' }));
+    store.status(statusOf({ taskId: 'old', seq: 1, state: 'complete', stateClass: 'finished', breadcrumb: [], text: 'y', breadcrumbText: 'y' }));
+    assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4] (+1)');
   });
 
   it('shortens a long breadcrumb from the left by whole levels, and keeps the whole of it in the tooltip', () => {
@@ -187,9 +205,9 @@ describe('status bar', () => {
     store.started('task-1', 'Explain the build', undefined);
     assert.equal(item.text, '$(sync~spin) Explain the build');
     const plain = { taskId: 'task-1', breadcrumb: [], breadcrumbText: 'Explain the build' };
-    store.status({ ...plain, seq: 1, state: 'waiting_approval', text: 'Explain the build — waiting for approval' });
+    store.status(statusOf({ ...plain, seq: 1, state: 'waiting_approval', text: 'Explain the build — waiting for approval' }));
     assert.equal(item.text, '$(shield) Explain the build');
-    store.status({ ...plain, seq: 2, state: 'complete', text: 'Explain the build — complete' });
+    store.status(statusOf({ ...plain, seq: 2, state: 'complete', text: 'Explain the build — complete' }));
     assert.equal(item.text, '$(check) Explain the build');
   });
 
@@ -209,21 +227,21 @@ describe('status bar', () => {
 
   it('follows the task started here, and a task that shows up while none runs', () => {
     const { store, item } = setup();
-    store.status({ taskId: 'external', seq: 1, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [1/2]', breadcrumbText: 'Docs > ✍️ Write [1/2]' });
+    store.status(statusOf({ taskId: 'external', seq: 1, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [1/2]', breadcrumbText: 'Docs > ✍️ Write [1/2]' }));
     assert.ok(item.text.includes('Docs'), 'a task started elsewhere is shown when nothing else is');
     store.started('task-1', 'Add a flag', 'feature');
     store.status(status('running', 'Feature > 📋 Plan [1/4]'));
-    store.status({ taskId: 'external', seq: 2, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' });
+    store.status(statusOf({ taskId: 'external', seq: 2, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' }));
     assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4] (+1)', 'the active task keeps the status bar');
     store.status(status('complete', 'Feature — complete'));
-    store.status({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' });
+    store.status(statusOf({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' }));
     assert.equal(item.text, '$(sync~spin) Docs > ✍️ Write [2/2]', 'a running task takes over from a finished one');
   });
 
   it('renderStatus is pure: a finished task keeps its summary in the tooltip', () => {
     const look = renderStatus(
       'running',
-      { taskId: 't', state: 'complete', breadcrumb: [], breadcrumbText: 'Feature', text: 'Feature — complete', summary: 'All done' },
+      viewOf({ taskId: 't', state: 'complete', breadcrumb: [], breadcrumbText: 'Feature', text: 'Feature — complete', summary: 'All done' }),
       0,
     );
     assert.equal(look.text, '$(check) Feature');

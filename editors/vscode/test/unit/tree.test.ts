@@ -11,6 +11,7 @@ import type { ApproveToolCallParams, PhaseNode, StatusParams, TaskDetail } from 
 import { TaskStore } from '../../src/tasks';
 import { formatElapsed, phaseRows, TaskTree, taskActions, taskRow, type TreeNode } from '../../src/tree';
 import { FakeVs, fakeTreeVs, ManualClock, type FakeTreeItem } from './fake-vscode';
+import { look, statusOf, timeoutWords, viewOf } from './fixtures';
 
 /** The starter `feature` workflow: plan, implement, test, then the review subworkflow. */
 const PHASES: PhaseNode[] = [
@@ -35,6 +36,7 @@ function detail(extra: Partial<TaskDetail> = {}): TaskDetail {
     breadcrumb: [],
     history: [],
     phases: PHASES,
+    ...look(extra.state ?? 'running', extra.breadcrumbText ?? 'Feature > 📋 Plan [1/4]', extra.taskId, extra.breadcrumb),
     ...extra,
   };
 }
@@ -42,7 +44,7 @@ function detail(extra: Partial<TaskDetail> = {}): TaskDetail {
 let seq = 0;
 function status(extra: Partial<StatusParams>): StatusParams {
   seq += 1;
-  return { taskId: 'task-1', seq, state: 'running', breadcrumb: [], text: '', breadcrumbText: '', workflow: 'feature', ...extra };
+  return statusOf({ taskId: 'task-1', seq, state: 'running', breadcrumb: [], text: '', breadcrumbText: '', workflow: 'feature', ...extra });
 }
 
 const never: CancellationTokenLike = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose: () => undefined }) };
@@ -60,6 +62,7 @@ function approval(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallPa
     summary: 'Write PLAN.md (4 bytes)',
     expiresAt: START + 120_000,
     timeoutSeconds: 120,
+    ...timeoutWords(120),
     ...extra,
   };
 }
@@ -131,14 +134,21 @@ describe('the Rawko view', () => {
     assert.equal(item(second).collapsibleState, 1, 'a finished task is collapsed');
   });
 
+  it('goes by rawko\'s state class for a state it does not know', () => {
+    const task = { taskId: 't', breadcrumb: [], breadcrumbText: '', text: '', workflow: 'feature', state: 'archived' };
+    assert.deepEqual(taskActions(viewOf({ ...task, stateClass: 'finished' })), [], 'a finished task offers nothing');
+    assert.deepEqual(taskActions(viewOf({ ...task, stateClass: 'busy' })), ['next', 'loop', 'interrupt', 'cancel']);
+    assert.equal(taskRow(viewOf({ ...task, stateClass: 'finished' }), 0, false).children, 'collapsed');
+  });
+
   it('offers in the context menu what the task\'s state allows', () => {
     const task = { taskId: 't', breadcrumb: [], breadcrumbText: '', text: '', workflow: 'feature' };
-    assert.deepEqual(taskActions({ ...task, state: 'running' }), ['next', 'loop', 'interrupt', 'cancel']);
-    assert.deepEqual(taskActions({ ...task, state: 'interrupted' }), ['next', 'loop', 'resume', 'cancel']);
-    assert.deepEqual(taskActions({ ...task, state: 'failed' }), ['retry']);
-    assert.deepEqual(taskActions({ ...task, state: 'complete' }), []);
-    assert.deepEqual(taskActions({ ...task, workflow: undefined, state: 'blocked' }), ['resume', 'cancel']);
-    assert.equal(taskRow({ ...task, state: 'running' }, 0, true).contextValue, 'task next loop interrupt cancel');
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'running' })), ['next', 'loop', 'interrupt', 'cancel']);
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'interrupted' })), ['next', 'loop', 'resume', 'cancel']);
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'failed' })), ['retry']);
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'complete' })), []);
+    assert.deepEqual(taskActions(viewOf({ ...task, workflow: undefined, state: 'blocked' })), ['resume', 'cancel']);
+    assert.equal(taskRow(viewOf({ ...task, state: 'running' }), 0, true).contextValue, 'task next loop interrupt cancel');
   });
 
   it('shows a pending approval first under its task, with the reason for people', async () => {
@@ -186,7 +196,7 @@ describe('the Rawko view', () => {
   });
 
   it('phaseRows without phases, and formatElapsed', () => {
-    assert.deepEqual(phaseRows({ taskId: 't', state: 'running', breadcrumb: [], breadcrumbText: '', text: '' }), []);
+    assert.deepEqual(phaseRows(viewOf({ taskId: 't', state: 'running', breadcrumb: [], breadcrumbText: '', text: '' })), []);
     assert.equal(formatElapsed(999), '0s');
     assert.equal(formatElapsed(59_999), '59s');
     assert.equal(formatElapsed(61_000), '1m 01s');

@@ -199,16 +199,7 @@ impl Control {
             self.secrets.scrub(&mut crumb.name);
             self.secrets.scrub(&mut crumb.phase_name);
         }
-        let text = match state {
-            TaskState::Running => crumb_text.clone(),
-            TaskState::WaitingApproval => format!("{crumb_text} — waiting for approval"),
-            TaskState::Countdown => format!("{crumb_text} — auto-continuing"),
-            TaskState::Blocked => format!("{crumb_text} — interrupted; send a message to continue"),
-            TaskState::Interrupted => format!("{crumb_text} — interrupted; resume to continue"),
-            TaskState::Complete => format!("{crumb_text} — complete"),
-            TaskState::Failed => format!("{crumb_text} — failed"),
-            TaskState::Cancelled => format!("{crumb_text} — cancelled"),
-        };
+        let text = format!("{crumb_text}{}", state.words());
         let workflow = self.pos.workflow.as_ref().map(|w| WorkflowName {
             key: w.workflow_key.clone(),
             name: self

@@ -158,7 +158,11 @@ impl Tasks {
                     Some(p) => p.chars().take(200).collect(),
                     None => format!("Claude Code session {short}"),
                 };
-                let id = format!("ext-{}", engine::new_task_id().trim_start_matches("task-"));
+                let id = format!(
+                    "{}{}",
+                    engine::EXTERNAL_ID_PREFIX,
+                    engine::new_task_id().trim_start_matches("task-")
+                );
                 (id, description, workflow)
             }
         };
@@ -311,7 +315,7 @@ pub(super) fn unfinished_external(
         let is_ext = dir
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("ext-"));
+            .is_some_and(engine::is_external);
         if !is_ext {
             continue;
         }

@@ -1,0 +1,67 @@
+/**
+ * What rawko adds to a task's state and breadcrumb (`TaskLook`), filled in for the tests' own
+ * messages as the server fills them: the class and words of each state, the breadcrumb line cut
+ * into its levels. The tests stand in for rawko here; the extension itself derives none of it.
+ */
+import type { ApproveToolCallParams, BreadcrumbItem, StatusParams, TaskLook, TaskSummary } from '../../src/protocol';
+import type { TaskView } from '../../src/tasks';
+
+const CLASSES: Record<string, string> = {
+  running: 'busy',
+  countdown: 'busy',
+  waiting_approval: 'waiting',
+  blocked: 'waiting',
+  interrupted: 'waiting',
+  complete: 'finished',
+  failed: 'finished',
+  cancelled: 'finished',
+};
+
+const WORDS: Record<string, string> = {
+  running: '',
+  waiting_approval: ' — waiting for approval',
+  countdown: ' — auto-continuing',
+  blocked: ' — interrupted; send a message to continue',
+  interrupted: ' — interrupted; resume to continue',
+  complete: ' — complete',
+  failed: ' — failed',
+  cancelled: ' — cancelled',
+};
+
+/**
+ * The look rawko gives a task in `state` at `breadcrumbText`: the levels from the breadcrumb's
+ * items when it has any, else the line as the one level.
+ */
+export function look(state: string, breadcrumbText: string, taskId = '', breadcrumb: BreadcrumbItem[] = []): TaskLook {
+  const [outer] = breadcrumb;
+  const levels = outer
+    ? [outer.name, ...breadcrumb.map((i) => `${i.emoji ? `${i.emoji} ` : ''}${i.phaseName} [${i.index}/${i.total}]`)]
+    : breadcrumbText
+      ? [breadcrumbText]
+      : [];
+  return {
+    stateClass: CLASSES[state] ?? 'busy',
+    external: taskId.startsWith('ext-'),
+    breadcrumbLevels: levels,
+    stateText: WORDS[state] ?? '',
+  };
+}
+
+type Bare<T> = Omit<T, keyof TaskLook> & Partial<TaskLook>;
+
+export function statusOf(params: Bare<StatusParams>): StatusParams {
+  return { ...look(params.state, params.breadcrumbText, params.taskId, params.breadcrumb), ...params };
+}
+
+export function summaryOf(summary: Bare<TaskSummary>): TaskSummary {
+  return { ...look(summary.state, summary.breadcrumbText, summary.taskId), ...summary };
+}
+
+export function viewOf(view: Bare<TaskView>): TaskView {
+  return { ...look(view.state, view.breadcrumbText, view.taskId, view.breadcrumb), ...view };
+}
+
+/** An approval's timeout wording as rawko words it. */
+export function timeoutWords(seconds: number): Pick<ApproveToolCallParams, 'timeoutText' | 'timeoutLabel'> {
+  return { timeoutText: `denied once if there is no answer within ${seconds} s`, timeoutLabel: 'denied in' };
+}
