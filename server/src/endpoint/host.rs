@@ -9,8 +9,8 @@ use tokio::sync::oneshot;
 
 use super::{BoxFuture, Host};
 use crate::clip::clip;
+use crate::engine;
 use crate::engine::tasks::{TaskError, Tasks};
-use crate::engine::{self, TaskCommand};
 use crate::external::claude::HookAnswer;
 use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
 use crate::provider::ToolCall;
@@ -79,8 +79,12 @@ impl ExternalHost {
         match event {
             "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
             "UserPromptSubmit" => {
-                if let (Some(p), Some(h)) = (prompt, self.tasks.handle(&task_id)) {
-                    let _ = h.send(TaskCommand::SendMessage(p.to_owned()));
+                if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+                    // The agent has the prompt already; the task records it as the user's
+                    // message. One the service refuses (too long) is only left out of the log.
+                    if let Err(e) = self.tasks.send_message(&task_id, p.to_owned()) {
+                        tracing::warn!("the prompt of task {task_id} is not recorded: {e}");
+                    }
                 }
                 HookAnswer::context("UserPromptSubmit", bridge.context())
             }
@@ -179,9 +183,8 @@ impl ExternalHost {
                 }
             }
             "SessionEnd" => {
-                if let Some(h) = self.tasks.handle(&task_id) {
-                    let _ = h.send(TaskCommand::Cancel);
-                }
+                // A task that has already ended has nothing to cancel.
+                let _ = self.tasks.cancel(&task_id);
                 HookAnswer::pass()
             }
             other => HookAnswer {
@@ -193,18 +196,6 @@ impl ExternalHost {
             },
         }
     }
-}
-
-/// Sends a command that answers through `reply` and waits for the answer.
-async fn ask(
-    handle: engine::TaskHandle,
-    command: impl FnOnce(oneshot::Sender<Result<String, String>>) -> TaskCommand,
-) -> Result<String, String> {
-    let (reply, answer) = oneshot::channel();
-    handle
-        .send(command(reply))
-        .map_err(|_| "the task has ended".to_owned())?;
-    answer.await.map_err(|_| "the task has ended".to_owned())?
 }
 
 impl Host for ExternalHost {
@@ -221,7 +212,10 @@ impl Host for ExternalHost {
                 .external_task(session.as_deref())
                 .map_err(|e| e.to_string())?;
             let action = crate::workflow::step::parse_input(&json!({"action": action}))?;
-            ask(handle, |reply| TaskCommand::Step { action, reply }).await
+            me.tasks
+                .step(&handle.id, action)
+                .await
+                .map_err(|e| e.to_string())
         })
     }
 
