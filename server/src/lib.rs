@@ -1,7 +1,10 @@
 //! rawko: runs coding-agent tasks through phased workflows and keeps agents on the rails.
 //!
-//! Two pure cores (`workflow`, later `machine`), an imperative shell (`engine`, `provider`,
-//! `tools`, `config`), and faces on top (`lsp`, `cli`). See docs/architecture.md.
+//! Two pure cores (`workflow`, `machine`), an imperative shell (`engine` with the task service
+//! `engine::tasks`, `provider`, `tools`, `hooks`, `git`, `sandbox`, `store`, `external`, `agents`,
+//! and the settings in `config`), and faces on top (`cli`, `lsp`, `acp`, `endpoint`). No source
+//! file imports one that imports it back (`server/tests/import_graph.rs`). See
+//! docs/architecture.md.
 
 pub mod acp;
 pub mod agents;

@@ -109,7 +109,7 @@ pub struct AcpClientIo {
     pub offers: ClientOffers,
     pub terminals: Terminals,
     /// The session's pumps: a request waits until they sent what the task produced before it.
-    pub outbox: super::outgoing::Outbox,
+    pub outbox: super::outbox::Outbox,
     /// The bound of each file and terminal control request (`editorRequestSeconds`).
     pub bound: Duration,
 }

@@ -278,7 +278,7 @@ impl Face {
         let offers = self.offers.lock().map(|o| *o).unwrap_or_default();
         let editor_bound = place.settings.editor_request_timeout;
         let terminals = client_io::Terminals::default();
-        let outbox = outgoing::Outbox::new(store.is_some());
+        let outbox = super::outbox::Outbox::new(store.is_some());
         let session = Arc::new_cyclic(|me: &Weak<Session>| {
             let me = me.clone();
             let store_dir = store.clone();

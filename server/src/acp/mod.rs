@@ -12,6 +12,7 @@ mod client_io;
 mod lifecycle;
 mod map;
 mod options;
+mod outbox;
 mod outgoing;
 mod session;
 mod sessions;

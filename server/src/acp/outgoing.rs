@@ -8,81 +8,17 @@
 //! from the task. A tool of the task that asks the client something would overtake them (a
 //! Write's `fs/write_text_file` before the `tool_call` of that Write and before the plan that
 //! leaves the read-only phase). So a request first waits until what the task logged before it
-//! is announced and every pump of the session has sent it ([`Outbox::flush`]); a permission
+//! is announced and every pump of the session has sent it (`Outbox::flush`, `outbox.rs`); a permission
 //! request is put in the queue by the pump itself, between the updates before it and after it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse};
-use tokio::sync::{mpsc, oneshot};
 
+use super::outbox::Flushes;
 use super::session::Session;
 use super::{client_io, map};
 use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
-
-/// A pump's end of the flush requests: each is answered once what came before it was sent.
-type Flushes = mpsc::UnboundedReceiver<oneshot::Sender<()>>;
-
-/// The pumps of one session's tasks, which a request waits for ([`Outbox::flush`]).
-#[derive(Clone, Default)]
-pub struct Outbox {
-    pumps: Arc<Mutex<Vec<mpsc::UnboundedSender<oneshot::Sender<()>>>>>,
-    /// The session's tasks are logged: their events are announced once durable.
-    logged: bool,
-}
-
-impl std::fmt::Debug for Outbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Outbox")
-    }
-}
-
-impl Outbox {
-    /// The outbox of a session whose tasks are logged (`logged`) or kept in memory only.
-    pub fn new(logged: bool) -> Self {
-        Outbox {
-            logged,
-            ..Outbox::default()
-        }
-    }
-
-    /// A new pump's end of the flush requests (taken before the pump starts, so that no request
-    /// of its task can miss it).
-    fn register(&self) -> Flushes {
-        let (tx, rx) = mpsc::unbounded_channel();
-        if let Ok(mut pumps) = self.pumps.lock() {
-            pumps.retain(|p| !p.is_closed());
-            pumps.push(tx);
-        }
-        rx
-    }
-
-    /// Returns once every pump of the session has sent the updates of everything its task
-    /// produced before this call. A pump whose task has ended answers at once (its end drops the
-    /// request).
-    pub async fn flush(&self) {
-        if self.logged {
-            // Every event logged so far is durable, so announced: in its pump's queue.
-            crate::store::journal().flush().await;
-        }
-        let waits: Vec<oneshot::Receiver<()>> = match self.pumps.lock() {
-            Ok(mut pumps) => {
-                pumps.retain(|p| !p.is_closed());
-                pumps
-                    .iter()
-                    .filter_map(|p| {
-                        let (tx, rx) = oneshot::channel();
-                        p.send(tx).ok().map(|()| rx)
-                    })
-                    .collect()
-            }
-            Err(_) => Vec::new(),
-        };
-        for wait in waits {
-            let _ = wait.await;
-        }
-    }
-}
 
 /// Starts the pump of a task of `session`: its events become `session/update`s, in order.
 pub fn start_pump(session: Arc<Session>, task_id: String, events: crate::engine::EventReceiver) {

@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 use tokio::sync::oneshot;
 
-use super::{client_io, map, options, outgoing, Connection};
+use super::{client_io, map, options, outbox, Connection};
 use crate::engine::tasks::Tasks;
 use crate::workflow::WorkflowSet;
 
@@ -27,7 +27,7 @@ pub(super) struct Session {
     /// The terminals Bash calls ran in, by tool call id (shown in the call's last update).
     pub(super) terminals: client_io::Terminals,
     /// The pumps of the session's tasks, which a request to the client waits for.
-    pub(super) outbox: outgoing::Outbox,
+    pub(super) outbox: outbox::Outbox,
     /// The configured providers the user can choose from (none with one or none configured, or
     /// when `rawko acp` was started with its own).
     pub(super) models: Vec<options::ModelChoice>,

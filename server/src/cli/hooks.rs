@@ -462,7 +462,7 @@ pub fn config_edit(ctx: &mut Context<'_>, edit: ConfigEdit, global: bool) -> io:
             trust::check(
                 trust_store.as_deref(),
                 &ctx.workspace,
-                trust::workspace_section(&ctx.workspace).as_ref()
+                config::workspace_trust_section(&ctx.workspace).as_ref()
             ),
             Trust::Nothing | Trust::Trusted
         );
@@ -491,7 +491,7 @@ pub fn config_edit(ctx: &mut Context<'_>, edit: ConfigEdit, global: bool) -> io:
     write_object(&file, map)?;
     if was_trusted {
         if let (Some(store), Some(section)) =
-            (trust_store, trust::workspace_section(&ctx.workspace))
+            (trust_store, config::workspace_trust_section(&ctx.workspace))
         {
             trust::record(&store, &ctx.workspace, &section)?;
         }

@@ -10,11 +10,12 @@
 //! Until the workspace is trusted the user's own settings and the editor's apply, and the faces
 //! say once what was left out ([`WorkspaceSettings::keys_text`], [`WorkspaceSettings::lines`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::hooks::template::shell_quote;
+use crate::hooks::trust::{combine, cover};
 use crate::provider::ProviderSpec;
 
 use super::ApiKeys;
@@ -205,6 +206,31 @@ pub(super) fn take(map: &mut Map<String, Value>) -> Option<Map<String, Value>> {
 /// it has none.
 pub fn section_of(map: &Map<String, Value>) -> Option<Value> {
     take(&mut map.clone()).map(Value::Object)
+}
+
+/// What trust covers in `workspace` (see [`cover`]), read from its files now, if anything. It is
+/// here, not in `hooks/trust.rs`, because it reads the workspace's config files as this module does.
+pub fn workspace_trust_section(workspace: &Path) -> Option<Value> {
+    let read = |file: PathBuf| -> Option<Map<String, Value>> {
+        let text = std::fs::read_to_string(file).ok()?;
+        serde_json::from_str::<Value>(&text)
+            .ok()?
+            .as_object()
+            .cloned()
+    };
+    let hooks = |map: &Option<Map<String, Value>>| -> Option<Value> {
+        map.as_ref()?
+            .get("hooks")
+            .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))
+            .cloned()
+    };
+    let [autoagent, rawko] = super::workspace_files(workspace);
+    let (autoagent, rawko) = (read(autoagent), read(rawko));
+    let settings = rawko.as_ref().and_then(section_of);
+    cover(
+        combine(hooks(&rawko).as_ref(), hooks(&autoagent).as_ref()).as_ref(),
+        settings.as_ref(),
+    )
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! run, and how far the provider got.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -419,6 +419,39 @@ pub fn event_detail(event: &machine::Event) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// The definitions a stored task's log names (its start and later `pinned` records), read
+/// without replaying it; `None` when it names none (stored before rawko pinned) or cannot be
+/// read. Blocks.
+pub fn refs_in_log(task_dir: &Path) -> Option<PinRefs> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(task_dir.join("events.jsonl")).ok()?;
+    let mut refs: Option<PinRefs> = None;
+    for line in std::io::BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        // Only the records that can name definitions are parsed.
+        if !line.contains("\"definitions\"") && !line.contains("\"pinned\"") {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<crate::store::LogRecord>(&line) else {
+            continue;
+        };
+        let Ok(event) = serde_json::from_value::<LogEvent>(record.event) else {
+            continue;
+        };
+        match event {
+            LogEvent::Started { definitions, .. } => refs = definitions,
+            LogEvent::Pinned {
+                workflows, agents, ..
+            } => {
+                let later = PinRefs { workflows, agents };
+                refs = Some(refs.unwrap_or_default().merged(&later));
+            }
+            _ => {}
+        }
+    }
+    refs
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! waiting on the actor.
 
 mod actor;
-mod hooking;
 pub use actor::load_replay;
 pub mod arbiter;
 pub mod loaded;

@@ -430,39 +430,6 @@ pub async fn changes_on_disk(
     changes
 }
 
-/// The definitions a stored task's log names (its start and later `pinned` records), read
-/// without replaying it; `None` when it names none (stored before rawko pinned) or cannot be
-/// read. Blocks.
-pub fn refs_in_log(task_dir: &Path) -> Option<PinRefs> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(task_dir.join("events.jsonl")).ok()?;
-    let mut refs: Option<PinRefs> = None;
-    for line in std::io::BufReader::new(file).lines() {
-        let Ok(line) = line else { break };
-        // Only the records that can name definitions are parsed.
-        if !line.contains("\"definitions\"") && !line.contains("\"pinned\"") {
-            continue;
-        }
-        let Ok(record) = serde_json::from_str::<crate::store::LogRecord>(&line) else {
-            continue;
-        };
-        let Ok(event) = serde_json::from_value::<super::log::LogEvent>(record.event) else {
-            continue;
-        };
-        match event {
-            super::log::LogEvent::Started { definitions, .. } => refs = definitions,
-            super::log::LogEvent::Pinned {
-                workflows, agents, ..
-            } => {
-                let later = PinRefs { workflows, agents };
-                refs = Some(refs.unwrap_or_default().merged(&later));
-            }
-            _ => {}
-        }
-    }
-    refs
-}
-
 /// A change as the log records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -97,30 +97,6 @@ pub fn cover(hooks: Option<&Value>, settings: Option<&Value>) -> Option<Value> {
     }
 }
 
-/// What trust covers in `workspace` (see [`cover`]), read from its files now, if anything.
-pub fn workspace_section(workspace: &Path) -> Option<Value> {
-    let read = |file: PathBuf| -> Option<Map<String, Value>> {
-        let text = std::fs::read_to_string(file).ok()?;
-        serde_json::from_str::<Value>(&text)
-            .ok()?
-            .as_object()
-            .cloned()
-    };
-    let hooks = |map: &Option<Map<String, Value>>| -> Option<Value> {
-        map.as_ref()?
-            .get("hooks")
-            .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))
-            .cloned()
-    };
-    let [autoagent, rawko] = crate::config::workspace_files(workspace);
-    let (autoagent, rawko) = (read(autoagent), read(rawko));
-    let settings = rawko.as_ref().and_then(crate::config::trusted_section_of);
-    cover(
-        combine(hooks(&rawko).as_ref(), hooks(&autoagent).as_ref()).as_ref(),
-        settings.as_ref(),
-    )
-}
-
 /// The file trust is recorded in.
 pub fn store_path(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let non_empty = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -155,8 +131,9 @@ fn write(store: &Path, workspaces: Map<String, Value>) -> io::Result<()> {
     std::fs::rename(&tmp, store)
 }
 
-/// Whether what trust covers in `workspace` (`section`, as [`workspace_section`] or
-/// [`crate::config::Settings::trust_section`] read it) is trusted.
+/// Whether what trust covers in `workspace` (`section`, as
+/// [`crate::config::workspace_trust_section`] or [`crate::config::Settings::trust_section`] read
+/// it) is trusted.
 pub fn check(store: Option<&Path>, workspace: &Path, section: Option<&Value>) -> Trust {
     let Some(section) = section else {
         return Trust::Nothing;

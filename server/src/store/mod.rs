@@ -20,6 +20,7 @@ pub mod recover;
 mod snapshots;
 mod syncer;
 pub mod wal;
+mod writing;
 
 pub use journal::{journal, LogTarget};
 pub use recover::DamageNote;

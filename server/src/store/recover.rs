@@ -31,7 +31,6 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::wal::dir_of;
 use super::{TaskFiles, FORMAT_VERSION};
 
 /// What a disk writes whole: a stop of the machine leaves each sector of a write either written
@@ -256,6 +255,18 @@ fn read_wal(b: &[u8]) -> WalContents {
         p += nl + 1;
     }
     wal
+}
+
+/// The directory of the WAL files of a state directory.
+pub fn dir_of(state_dir: &Path) -> PathBuf {
+    state_dir.join("journal")
+}
+
+/// One line of a WAL: the task's id, a tab, the record's line (with its newline).
+pub fn line(out: &mut Vec<u8>, task_id: &str, record: &[u8]) {
+    out.extend_from_slice(task_id.as_bytes());
+    out.push(b'\t');
+    out.extend_from_slice(record);
 }
 
 /// A WAL line's task id, seq and record, if it is a whole record.
@@ -590,7 +601,7 @@ fn note_line(out: &mut Vec<u8>, seq: u64, at: i64, note: &DamageNote) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{read_log, wal::line};
+    use crate::store::read_log;
 
     fn record(seq: u64) -> Vec<u8> {
         format!("{{\"v\":1,\"seq\":{seq},\"at\":0,\"event\":{{\"type\":\"interrupted\"}}}}\n")

@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::journal::open_making_dir;
+use super::writing::open_making_dir;
 
 /// The longest the snapshot writer holds a burst's snapshots back, gathering the later ones of
 /// the same tasks (each replaces the one before): a burst of tasks writes each one's snapshot a

@@ -7,8 +7,8 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::journal::{JournalStats, LogTarget};
 use super::snapshots::{Later, SnapshotWriter};
+use super::writing::{JournalStats, LogTarget};
 use crate::pressure::LOG_BACKLOG;
 
 /// A state directory's WAL, shared by the writer (which opens it and knows it is there) and the

@@ -29,6 +29,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::fcntl::{Flock, FlockArg};
+// Where the WAL files are and how a line is written are kept with the reading of them
+// (`recover.rs`), which this module's `open` runs, so that recovery needs nothing of this module.
+pub use super::recover::{dir_of, line};
 
 /// Past this many bytes, the task logs are synced and the WAL starts again.
 pub const CHECKPOINT_BYTES: u64 = 16 << 20;
@@ -42,11 +45,6 @@ pub const ZEROED_AHEAD: u64 = 16 << 20;
 const ZERO_CHUNK: usize = 256 << 10;
 
 static ZEROS: [u8; ZERO_CHUNK] = [0; ZERO_CHUNK];
-
-/// The directory of the WAL files of a state directory.
-pub fn dir_of(state_dir: &Path) -> PathBuf {
-    state_dir.join("journal")
-}
 
 /// This process's WAL for one state directory.
 pub struct Wal {
@@ -177,13 +175,6 @@ impl Wal {
         nix::unistd::syncfs(&*self.file).map_err(io::Error::from)?;
         fs::remove_file(&self.path)
     }
-}
-
-/// One line of a WAL: the task's id, a tab, the record's line (with its newline).
-pub fn line(out: &mut Vec<u8>, task_id: &str, record: &[u8]) {
-    out.extend_from_slice(task_id.as_bytes());
-    out.push(b'\t');
-    out.extend_from_slice(record);
 }
 
 #[cfg(test)]

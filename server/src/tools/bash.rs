@@ -26,14 +26,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Child;
 use tokio::time::{sleep_until, Instant};
 
-use super::{Args, ToolContext, ToolOutput, MAX_BASH_TIMEOUT_MS};
+use super::{Args, ToolContext, ToolOutput, GRACE, LINGER, MAX_BASH_TIMEOUT_MS};
 use crate::hooks::envfile::EnvChange;
 use crate::sandbox::{self, Supervised, Tail, WorkspaceAccess};
-
-/// How long the group gets between SIGTERM and SIGKILL, and to close its output after SIGKILL.
-pub(super) const GRACE: Duration = Duration::from_secs(1);
-/// How long processes left behind by an exited shell may go on writing before they are ended.
-pub(super) const LINGER: Duration = Duration::from_millis(300);
 
 pub(super) async fn bash(
     input: &Value,

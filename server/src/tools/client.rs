@@ -20,7 +20,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use super::confine::{confine, led_outside, open_failed, Confined};
-use super::files::{
+use super::content::{
     apply_edits, create_dirs, edited, looks_binary, not_a_regular_file, read_lines, Replacement,
 };
 use super::{shown, ToolContext, ToolOutput};
@@ -294,16 +294,11 @@ pub(super) async fn bash(
         }
     }
     let (env, unset) = environment(ctx);
-    let (program, args) = match sandbox::shell_argv(
-        command,
-        rules,
-        super::bash::GRACE,
-        super::bash::LINGER,
-        &unset,
-    ) {
-        Ok(argv) => argv,
-        Err(why) => return ToolOutput::error(why),
-    };
+    let (program, args) =
+        match sandbox::shell_argv(command, rules, super::GRACE, super::LINGER, &unset) {
+            Ok(argv) => argv,
+            Err(why) => return ToolOutput::error(why),
+        };
     let run = client
         .run_in_terminal(TerminalCommand {
             call_id: call_id.map(str::to_owned),

@@ -19,6 +19,7 @@
 mod bash;
 mod client;
 mod confine;
+mod content;
 mod file_locks;
 mod files;
 #[cfg(test)]
@@ -216,6 +217,11 @@ const TOOL_NAMES: [&str; 7] = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Gr
 
 /// The longest a Bash command may be given to run, in milliseconds (Claude Code's unit).
 pub const MAX_BASH_TIMEOUT_MS: u64 = MAX_BASH_TIMEOUT_SECS * 1000;
+/// How long Bash's process group gets between SIGTERM and SIGKILL, and to close its output
+/// after SIGKILL (whether it runs here, `bash.rs`, or in an editor's terminal, `client.rs`).
+const GRACE: Duration = Duration::from_secs(1);
+/// How long processes left behind by an exited shell may go on writing before they are ended.
+const LINGER: Duration = Duration::from_millis(300);
 
 /// The built-in tools with the JSON Schema of each input: Claude Code's names and schemas.
 pub fn specs() -> Vec<ToolSpec> {

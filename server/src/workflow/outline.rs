@@ -3,8 +3,12 @@
 //! done it; and the state a task would have at any one phase (for its context prompt). Pure.
 
 use super::definition::{PhaseEntry, WorkflowDefinition, WorkflowSet, MAX_DEPTH};
-use super::state::{BreadcrumbLevel, Movement, PathSegment, WorkflowState};
+use super::state::{BreadcrumbLevel, Movement, WorkflowState};
 use super::texts::breadcrumb_text;
+
+// `flat_index` lives in `state.rs`, beside the path it reads, so that `texts.rs` need not import
+// this module (which imports `texts.rs`).
+pub use super::state::flat_index;
 
 /// What an outline entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,23 +92,6 @@ impl Progress {
             Mark::Todo
         }
     }
-}
-
-/// The 0-based position, among the root's concrete phases, of the phase `path` points at (a path
-/// that ends on a subworkflow entry points at its first phase).
-pub fn flat_index(set: &WorkflowSet, path: &[PathSegment]) -> usize {
-    let mut index = 0;
-    for seg in path {
-        if let Some(def) = set.get(&seg.workflow_key) {
-            for entry in def.phases.iter().take(seg.phase_index) {
-                index += match entry {
-                    PhaseEntry::Phase(_) => 1,
-                    PhaseEntry::Subworkflow(k) => set.get(k).map_or(0, |d| set.flatten(d).len()),
-                };
-            }
-        }
-    }
-    index
 }
 
 /// `def`'s entries in order, depth first, each subworkflow as a scope followed by its entries,

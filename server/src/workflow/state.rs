@@ -407,3 +407,20 @@ fn enter_subworkflows(path: &mut Vec<PathSegment>, set: &WorkflowSet) -> Result<
         }
     }
 }
+
+/// The 0-based position, among the root's concrete phases, of the phase `path` points at (a path
+/// that ends on a subworkflow entry points at its first phase).
+pub fn flat_index(set: &WorkflowSet, path: &[PathSegment]) -> usize {
+    let mut index = 0;
+    for seg in path {
+        if let Some(def) = set.get(&seg.workflow_key) {
+            for entry in def.phases.iter().take(seg.phase_index) {
+                index += match entry {
+                    PhaseEntry::Phase(_) => 1,
+                    PhaseEntry::Subworkflow(k) => set.get(k).map_or(0, |d| set.flatten(d).len()),
+                };
+            }
+        }
+    }
+    index
+}

@@ -74,7 +74,7 @@ impl ActiveWorkflow<'_> {
 
     /// The 0-based position of the current phase in the flattened list of all phases.
     fn flat_index(&self, set: &WorkflowSet) -> usize {
-        super::outline::flat_index(set, &self.state.current_path)
+        super::state::flat_index(set, &self.state.current_path)
     }
 
     /// The name of the entry before the current one in the innermost scope, or `(start)`.

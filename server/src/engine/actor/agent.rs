@@ -397,7 +397,7 @@ impl Control {
             bridge.decide(&call.id, decision);
         }
         if pre.blocked.is_none() && pre.halt.is_none() && self.external.is_none() {
-            let response = crate::engine::hooking::tool_response(&content, is_error);
+            let response = super::hooking::tool_response(&content, is_error);
             let post = self
                 .fire_tool_hooks(HookEvent::PostToolUse, &call, |inv| {
                     inv.field("tool_response", response.clone())
@@ -410,9 +410,9 @@ impl Control {
             if let Some(reason) = post.halt {
                 self.hook_state.halt_reason = Some(reason);
             }
-            content = crate::engine::hooking::with_context(content, &post.context);
+            content = super::hooking::with_context(content, &post.context);
         }
-        content = crate::engine::hooking::with_context(content, &pre.context);
+        content = super::hooking::with_context(content, &pre.context);
         let result = self.finish_call(&call, content, is_error);
         if self.hook_state.halt_reason.is_some() {
             // A hook said `continue: false`: the result is recorded, then the task waits.

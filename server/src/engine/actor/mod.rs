@@ -40,6 +40,7 @@ mod commands;
 mod definitions;
 mod drive;
 mod evaluate;
+mod hooking;
 mod not_done;
 mod status;
 
@@ -387,9 +388,7 @@ pub(super) async fn run(
             }
             ctl.set_status(TaskState::Running, None, "task started");
             match boxed("start_hooks", ctl.start_hooks(&first_message, false)).await {
-                Ok(context) => {
-                    first_message = super::hooking::with_context(first_message, &context)
-                }
+                Ok(context) => first_message = hooking::with_context(first_message, &context),
                 Err(reason) => {
                     ctl.finish(Outcome::Failed, reason);
                     return;

@@ -1,6 +1,7 @@
 //! What can go wrong when a face asks the task service for something. Each face maps these in one
-//! place: the LSP face to a JSON-RPC error code (`lsp::errors`), the CLI to an exit status and
-//! a message (`cli::run::exit_for`).
+//! place: the LSP face to a JSON-RPC error code (`lsp::errors`), the ACP face to an ACP error
+//! (`acp::task_error`), the CLI to an exit status and a message (`cli::run::task_error`), and the
+//! endpoint to a hook answer with a note (`endpoint::host`).
 
 /// Why the task service refused or failed a request. The text is the whole message for the
 /// user; the variant is what a face maps to its code.

@@ -2,9 +2,14 @@
 //! the workspace's settings and everything a task is built from (workflows, agents, the provider
 //! with its keys, the arbiter, hooks and trust, the session), and offers what every face needs:
 //! `start`, `resume`, `override_task`, `set_workflow`, `external_session`, `list`, `get`,
-//! `cancel` and the other commands. Faces (the LSP server, `rawko run`, `rawko demo`, the local
-//! endpoint for external agents) call it and build no [`TaskSpec`] themselves; they map its
-//! [`TaskError`] to what their user sees, each in one place.
+//! `cancel` and the other commands. Faces (the LSP server, `rawko acp`, `rawko run`, `rawko
+//! demo`, the local endpoint for external agents) call it and build no [`TaskSpec`] themselves;
+//! they map its [`TaskError`] to what their user sees, each in one place. (The endpoint still
+//! sends a running task some [`TaskCommand`]s itself, through the task's handle.)
+//!
+//! The methods are split by concern: the trust, the hooks and the session record in
+//! `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, the
+//! pinning of definitions in `pinning.rs`, external agents' sessions in `external.rs`.
 //!
 //! Where a task's events go is the face's choice, given once as a [`Sink`]: every task the
 //! service starts (or resumes, or starts for an external session) hands its event stream there.
@@ -14,6 +19,8 @@ mod external;
 mod listing;
 mod phases;
 mod pinning;
+mod providers;
+mod session;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -23,6 +30,8 @@ pub use external::ExternalSession;
 pub use listing::Counts;
 pub use phases::PhasePrompt;
 pub use types::{Conversation, Override, Place, StartRequest, Started};
+
+use providers::{build, new_arbiter};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock};
@@ -38,10 +47,8 @@ use super::{
 use crate::agents::AgentSet;
 use crate::clip::clip;
 use crate::config::Settings;
-use crate::hooks::session::{SessionRecorder, SessionStatus};
-use crate::hooks::{Dispatch, Hooks};
+use crate::hooks::session::SessionRecorder;
 use crate::machine::{self, MachineConfig};
-use crate::provider::{Provider, ProviderRequest, ProviderSpec};
 use crate::store::TaskFiles;
 use crate::tools::ClientIo;
 use crate::workflow::step::StepAction;
@@ -56,7 +63,8 @@ const ANSWER_WAIT: Duration = Duration::from_secs(10);
 /// Where a face sends the events of each task the service starts: the task id and its stream.
 pub type Sink = Arc<dyn Fn(String, crate::engine::EventReceiver) + Send + Sync>;
 
-/// The task service. One per process; faces share it behind an `Arc`.
+/// The task service of one workspace; a face shares it behind an `Arc`. The LSP server and
+/// `rawko run` make one per process, `rawko acp` one per session.
 pub struct Tasks {
     /// Where tasks are persisted; `None` keeps them in memory only.
     store: Option<PathBuf>,
@@ -156,126 +164,6 @@ impl Tasks {
         self.store.as_deref()
     }
 
-    /// Whether the workspace's hooks may run and its settings that need trust (`providers`,
-    /// `arbiter`, `apiKeys`) apply; `None` while the user is being asked (new tasks wait for the
-    /// answer, and meanwhile only the user's settings apply).
-    pub fn set_trust(&self, trusted: Option<bool>) {
-        // The settings change before the answer is announced, so a task waiting for it is
-        // assembled with them.
-        if let Ok(mut p) = self.place.write() {
-            let mut place = Place::clone(&p);
-            place.settings = place.settings.trusting(trusted == Some(true));
-            *p = Arc::new(place);
-        }
-        self.trust.send_replace(trusted);
-    }
-
-    pub fn trust(&self) -> Option<bool> {
-        *self.trust.borrow()
-    }
-
-    /// Starts this process's session record, once; later calls do nothing.
-    pub fn start_session(&self, command: &str, provider: Option<String>) {
-        if self.session.get().is_some() {
-            return;
-        }
-        let Some(store) = &self.store else { return };
-        // The session file keeps the command line (`rawko run "TASK"`), which may quote a key.
-        let secrets = crate::secrets::Secrets::new(&self.settings(), |k| std::env::var(k).ok());
-        let args: Vec<String> = std::env::args()
-            .skip(1)
-            .map(|a| secrets.redact(&a).into_owned())
-            .collect();
-        match SessionRecorder::start(store, &self.workspace(), command, args, provider) {
-            Ok(r) => {
-                let _ = self.session.set(Arc::new(r));
-            }
-            Err(e) => tracing::warn!("cannot record the session: {e}"),
-        }
-    }
-
-    /// Records this process's session as `command` when its first task starts (naming that
-    /// task's provider), for faces that run one task (`rawko run`).
-    pub fn record_session(&self, command: &str) {
-        let _ = self.session_command.set(command.to_owned());
-    }
-
-    /// Starts the session [`Tasks::record_session`] asked for, if it has not started.
-    fn ensure_session(&self, provider: &ProviderSpec) {
-        if let Some(command) = self.session_command.get() {
-            self.start_session(command, Some(provider.name.clone()));
-        }
-    }
-
-    pub fn session(&self) -> Option<Arc<SessionRecorder>> {
-        self.session.get().cloned()
-    }
-
-    /// The session ends with `status` (or, with `None`, as its tasks ended): AutoAgent's Stop
-    /// hooks run with the reason, then the session file is closed. Returns what the hooks said;
-    /// a hook that blocked the end marks the session failed.
-    pub async fn end_session(&self, status: Option<SessionStatus>) -> Dispatch {
-        let Some(session) = self.session.get() else {
-            return Dispatch::default();
-        };
-        let mut status = status.unwrap_or_else(|| session.natural_end());
-        let stop = crate::hooks::session_stop(
-            &self.hooks_now(),
-            session.snapshot().as_ref(),
-            status.as_str(),
-        )
-        .await;
-        let mut error = None;
-        if let Some(reason) = stop.blocked.as_ref().or(stop.halt.as_ref()) {
-            // A hook's words, kept in the session file: redacted like its output in a task.
-            let secrets = crate::secrets::Secrets::new(&self.settings(), |k| std::env::var(k).ok());
-            error = Some(format!(
-                "Stop hook blocked termination: {}",
-                secrets.redact(reason)
-            ));
-            status = SessionStatus::Failed;
-        }
-        session.end(status, error);
-        stop
-    }
-
-    /// The hooks as the trust stands now (without waiting for an answer).
-    fn hooks_now(&self) -> Hooks {
-        let place = self.place();
-        let trusted = self.trust() == Some(true);
-        let mut hooks = Hooks::new(
-            place.settings.hooks_to_run(trusted),
-            self.session().map(|s| s.id()).unwrap_or_default(),
-            place.workspace.clone(),
-        );
-        // The user's allowWrite paths are the agent's to write too (a task adds its temp dir).
-        let sandbox = crate::sandbox::Sandbox {
-            settings: place.settings.sandbox.clone(),
-            home: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from),
-            temp_dir: None,
-            ..Default::default()
-        };
-        hooks.agent_writable = sandbox.agent_writable(&place.workspace);
-        hooks
-    }
-
-    /// Waits while the user is asked whether to trust the workspace (at most the approval
-    /// timeout), so a new task is assembled with the answer: with the workspace's hooks and
-    /// settings that need trust, or without them.
-    async fn settle_trust(&self) {
-        let wait = self.settings().approval_timeout;
-        let mut rx = self.trust.subscribe();
-        let _ = tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await;
-    }
-
-    /// The hooks a new task runs, once the trust is settled.
-    async fn task_hooks(&self) -> Arc<Hooks> {
-        self.settle_trust().await;
-        Arc::new(self.hooks_now())
-    }
-
     /// The workflows of the workspace, loaded now.
     pub async fn load_workflows(&self) -> LoadOutcome {
         let place = self.place();
@@ -328,71 +216,6 @@ impl Tasks {
                 running.remove_if(&id, |_, h| h.is_ended());
             }
         }
-    }
-
-    /// The provider spec `request` asks for, completed from the configured providers.
-    pub fn provider_spec(&self, request: &StartRequest) -> Result<ProviderSpec, TaskError> {
-        self.provider_spec_in(request, &|name| std::env::var(name).ok())
-            .map(|(spec, _)| spec)
-    }
-
-    /// [`Tasks::provider_spec`] reading the environment through `env`; with no provider
-    /// configured or asked for, the one whose key is set (`apiKeys`, else `env`), and a note
-    /// saying so.
-    pub fn provider_spec_in(
-        &self,
-        request: &StartRequest,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(ProviderSpec, Option<String>), TaskError> {
-        Self::provider_spec_for(&self.place(), request, env)
-    }
-
-    /// [`Tasks::provider_spec_in`] in `place`, with its settings as they are (the ones a task
-    /// being assembled has read).
-    fn provider_spec_for(
-        place: &Place,
-        request: &StartRequest,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(ProviderSpec, Option<String>), TaskError> {
-        let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
-        let (name, model, base_url) = (
-            nonempty(&request.provider),
-            nonempty(&request.model),
-            nonempty(&request.base_url),
-        );
-        let script = request
-            .script
-            .as_deref()
-            .filter(|s| !s.as_os_str().is_empty());
-        let wanted = ProviderRequest {
-            name: name.as_deref(),
-            model: model.as_deref(),
-            script,
-            base_url: base_url.as_deref(),
-            agent_command: request
-                .agent_command
-                .as_deref()
-                .filter(|c| !c.trim().is_empty()),
-        };
-        let has_key = |name: &str| {
-            let var = match name {
-                "anthropic" => crate::provider::anthropic::KEY_VAR,
-                _ => crate::provider::openai::KEY_VAR,
-            };
-            place
-                .settings
-                .api_keys
-                .get(name)
-                .is_some_and(|k| !k.trim().is_empty())
-                || env(var).is_some_and(|k| !k.trim().is_empty())
-        };
-        crate::provider::resolve_spec_or_default(
-            &wanted,
-            &place.settings.providers,
-            &place.workspace,
-            &has_key,
-        )
-        .map_err(TaskError::Invalid)
     }
 
     /// Starts a task.
@@ -805,35 +628,4 @@ fn check_agent(agents: &AgentSet, agent: &str) -> Result<(), TaskError> {
         clip(agent),
         names.join(", ")
     )))
-}
-
-/// Builds a provider with the keys of the settings (`apiKeys`), else the environment's.
-fn build(spec: &ProviderSpec, settings: &Settings) -> Result<Box<dyn Provider>, String> {
-    if spec.name == "acp" && spec.env.is_empty() {
-        // An agent's variables are never logged: a resumed task takes them from the settings.
-        if let Some(configured) = settings
-            .providers
-            .iter()
-            .find(|p| p.name == "acp" && p.command == spec.command)
-        {
-            let mut spec = spec.clone();
-            spec.env = configured.env.clone();
-            return spec.build_with(&|name| settings.api_keys.get(name));
-        }
-    }
-    spec.build_with(&|name| settings.api_keys.get(name))
-}
-
-/// The arbiter the settings ask for.
-fn new_arbiter(settings: &Settings, workspace: &Path) -> Result<ArbiterSetup, TaskError> {
-    let Some(spec) = &settings.arbiter else {
-        return Ok(ArbiterSetup::Deterministic);
-    };
-    let mut spec = spec.clone();
-    if let Some(script) = &spec.script {
-        spec.script = Some(workspace.join(script));
-    }
-    let provider = build(&spec, settings)
-        .map_err(|e| TaskError::CannotStart(format!("the model arbiter cannot start: {e}")))?;
-    Ok(ArbiterSetup::Model { provider, spec })
 }

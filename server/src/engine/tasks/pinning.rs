@@ -268,7 +268,7 @@ impl Tasks {
         if let Some(store) = self.store.clone() {
             let dir = TaskFiles::dir_of(&store, id);
             let pinned = tokio::task::spawn_blocking(move || {
-                let digest = pins::refs_in_log(&dir)?.workflows?;
+                let digest = crate::engine::log::refs_in_log(&dir)?.workflows?;
                 pins::load_workflows(&store, &digest).ok()
             })
             .await

@@ -13,20 +13,19 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AuthMethod, AuthenticateRequest, ClientCapabilities, ContentBlock, CreateTerminalRequest,
-    CreateTerminalResponse, EnvVariable, FileSystemCapabilities, Implementation, InitializeRequest,
-    KillTerminalRequest, KillTerminalResponse, LoadSessionRequest, McpServer, McpServerStdio,
-    NewSessionRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
-    ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionRequest,
-    RequestPermissionResponse, ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate,
-    TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
+    EnvVariable, FileSystemCapabilities, Implementation, InitializeRequest, KillTerminalRequest,
+    LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest, PromptResponse,
+    ReadTextFileRequest, ReleaseTerminalRequest, RequestPermissionRequest, ResumeSessionRequest,
+    SessionId, SessionNotification, SessionUpdate, TerminalOutputRequest,
+    WaitForTerminalExitRequest, WriteTextFileRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, ByteStreams, Client, Responder};
+use agent_client_protocol::{Agent, ByteStreams, Client};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::asking::{Asking, Keeper};
+use super::from_agent::FromAgent;
 use super::{auth, confine, mcp, AgentCommand, START_LIMIT};
 use crate::sandbox::{self, Supervised, WorkspaceAccess};
 
@@ -41,38 +40,6 @@ pub(super) const TEXT_CAP: usize = 1 << 20;
 const GRACE: Duration = Duration::from_secs(2);
 /// How long what the agent left running may go on after the agent itself exited.
 const LINGER: Duration = Duration::from_millis(300);
-
-/// How the SDK answers a request of the agent.
-pub(super) type Reply<T> = Responder<T, agent_client_protocol::V1>;
-
-/// Something the agent sent, for the turn to handle in order. (A few per turn on a channel: not
-/// worth boxing each request.)
-#[allow(clippy::large_enum_variant)]
-pub(super) enum FromAgent {
-    Update(Box<SessionUpdate>),
-    Permission(RequestPermissionRequest, Reply<RequestPermissionResponse>),
-    Read(ReadTextFileRequest, Reply<ReadTextFileResponse>),
-    Write(WriteTextFileRequest, Reply<WriteTextFileResponse>),
-    CreateTerminal(CreateTerminalRequest, Reply<CreateTerminalResponse>),
-    Output(TerminalOutputRequest, Reply<TerminalOutputResponse>),
-    Wait(
-        WaitForTerminalExitRequest,
-        Reply<WaitForTerminalExitResponse>,
-    ),
-    Kill(KillTerminalRequest, Reply<KillTerminalResponse>),
-    Release(ReleaseTerminalRequest, Reply<ReleaseTerminalResponse>),
-    /// rawko's MCP tool, called through `rawko mcp`: `workflow_step` with this action.
-    Step {
-        action: String,
-        reply: oneshot::Sender<(String, bool)>,
-    },
-    /// The agent's text in this prompt turn reached [`TEXT_CAP`]: the rest is dropped.
-    TextCut,
-    /// Something rawko tells the task about the agent (it left the mode that asks).
-    Note(String),
-    /// The connection ended: the agent exited or closed its output (why).
-    Closed(String),
-}
 
 /// How much more text the prompt turn in flight may bring; shared with the connection's handler,
 /// which drops what is past it.

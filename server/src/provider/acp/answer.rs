@@ -8,8 +8,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::oneshot;
 
-use super::agent::Reply;
 use super::calls::{choose, missing_beneath, terminal_result};
+use super::from_agent::Reply;
 use super::AcpAgentProvider;
 use crate::provider::{ToolCall, ToolResult};
 use crate::sandbox::WorkspaceAccess;

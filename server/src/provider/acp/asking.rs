@@ -14,7 +14,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Agent;
 use tokio::sync::mpsc;
 
-use super::agent::FromAgent;
+use super::from_agent::FromAgent;
 use super::modes::{self, Mode, Via};
 
 /// How often rawko puts an agent's mode back before it gives up on it.

@@ -15,7 +15,7 @@ use hyper::body::Bytes;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::agent::FromAgent;
+use super::from_agent::FromAgent;
 
 /// The variable that gives `rawko mcp` the endpoint's URL.
 pub const URL_VAR: &str = "RAWKO_MCP_URL";

@@ -28,11 +28,13 @@ mod auth;
 mod calls;
 mod carry;
 mod confine;
+mod from_agent;
 mod grants;
 mod mcp;
 mod modes;
 mod process;
 mod turn;
+mod updates;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -108,7 +110,7 @@ pub struct AcpAgentProvider {
     /// The agent's requests waiting for the task's decision, by the call id the turn gave them.
     pending: HashMap<String, answer::Pending>,
     /// What the agent's tool calls are, by its tool call id: their name and input.
-    known: HashMap<String, turn::AgentCall>,
+    known: HashMap<String, updates::AgentCall>,
     /// Terminals rawko ran (`terminal/create`): their output and exit, until released.
     terminals: HashMap<String, calls::Finished>,
     /// What the user's approvals of the agent's permission requests cover: a file write or

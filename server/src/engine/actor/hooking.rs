@@ -1,13 +1,13 @@
 //! The task actor's side of hooks: what each event tells the hooks, and what the user sees of
-//! their answers. Which event fires where is in actor/; what a hook's answer means is in
+//! their answers. Which event fires where is in the rest of actor/; what a hook's answer means is in
 //! crate::hooks.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::actor::{Control, Stop};
-use super::{OutputKind, TaskState};
+use super::{Control, Stop};
+use crate::engine::{OutputKind, TaskState};
 use crate::hooks::{Dispatch, HookEvent, Hooks, Invocation, Note, TemplateValue};
 
 impl Control {
@@ -35,7 +35,7 @@ impl Control {
             .as_ref()
             .map(|f| {
                 f.dir()
-                    .join(super::transcript::FILE_NAME)
+                    .join(crate::engine::transcript::FILE_NAME)
                     .display()
                     .to_string()
             })
@@ -75,7 +75,7 @@ impl Control {
         success: bool,
         files: &[String],
     ) -> Invocation {
-        let duration = super::now_millis() - self.started_at;
+        let duration = crate::engine::now_millis() - self.started_at;
         inv.field("success", success)
             .field("duration", duration)
             .field("filesModified", json!(files))
@@ -307,9 +307,9 @@ impl Control {
     /// a hook blocked the completion.
     pub(super) async fn end_hooks_before(
         &mut self,
-        outcome: super::Outcome,
+        outcome: crate::engine::Outcome,
         summary: String,
-    ) -> (super::Outcome, String, Vec<String>) {
+    ) -> (crate::engine::Outcome, String, Vec<String>) {
         self.run_queued_hooks().await;
         let relevant = [
             HookEvent::PreExecutionEnd,
@@ -327,13 +327,13 @@ impl Control {
                 .await,
         );
         let files: Vec<String> = files.into_iter().collect();
-        let success = outcome == super::Outcome::Complete;
+        let success = outcome == crate::engine::Outcome::Complete;
         let inv = self.with_results(self.invocation(HookEvent::PreExecutionEnd), success, &files);
         let d = self.fire(inv).await;
         if success {
             if let Some(r) = d.blocked.or(d.halt) {
                 return (
-                    super::Outcome::Failed,
+                    crate::engine::Outcome::Failed,
                     format!("completion blocked by a PreExecutionEnd hook: {r}"),
                     files,
                 );
@@ -343,14 +343,18 @@ impl Control {
     }
 
     /// PostExecutionEnd and SessionEnd, after the outcome is logged and before it is announced.
-    pub(super) async fn end_hooks_after(&mut self, outcome: super::Outcome, files: &[String]) {
-        let success = outcome == super::Outcome::Complete;
+    pub(super) async fn end_hooks_after(
+        &mut self,
+        outcome: crate::engine::Outcome,
+        files: &[String],
+    ) {
+        let success = outcome == crate::engine::Outcome::Complete;
         let inv = self.with_results(self.invocation(HookEvent::PostExecutionEnd), success, files);
         self.fire(inv).await;
         let reason = match outcome {
-            super::Outcome::Complete => "complete",
-            super::Outcome::Failed => "failed",
-            super::Outcome::Cancelled => "cancelled",
+            crate::engine::Outcome::Complete => "complete",
+            crate::engine::Outcome::Failed => "failed",
+            crate::engine::Outcome::Cancelled => "cancelled",
         };
         let inv = self
             .with_results(self.invocation(HookEvent::SessionEnd), success, files)
