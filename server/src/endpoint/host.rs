@@ -4,6 +4,9 @@
 
 use std::sync::Arc;
 
+use rawko_protocol::endpoint::{
+    HookParams, SessionParams, SessionStatus, ToolAnswer, WorkflowStartParams, WorkflowStepParams,
+};
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -199,60 +202,67 @@ impl ExternalHost {
 }
 
 impl Host for ExternalHost {
-    fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer> {
+    fn hook(&self, p: HookParams) -> BoxFuture<HookAnswer> {
         let me = self.clone();
-        Box::pin(async move { me.handle(event, input, workflow).await })
+        Box::pin(async move { me.handle(p.event, p.input, p.workflow).await })
     }
 
-    fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>> {
+    fn step(&self, p: WorkflowStepParams) -> BoxFuture<ToolAnswer> {
         let me = self.clone();
         Box::pin(async move {
-            let handle = me
-                .tasks
-                .external_task(session.as_deref())
-                .map_err(|e| e.to_string())?;
-            let action = crate::workflow::step::parse_input(&json!({"action": action}))?;
-            me.tasks
-                .step(&handle.id, action)
-                .await
-                .map_err(|e| e.to_string())
+            let stepped = async {
+                let handle = me
+                    .tasks
+                    .external_task(p.session_id.as_deref())
+                    .map_err(|e| e.to_string())?;
+                let action = crate::workflow::step::parse_input(&json!({"action": p.action}))?;
+                me.tasks
+                    .step(&handle.id, action)
+                    .await
+                    .map_err(|e| e.to_string())
+            };
+            match stepped.await {
+                Ok(text) => ToolAnswer::done(text),
+                Err(why) => ToolAnswer::failed(why),
+            }
         })
     }
 
-    fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>> {
+    fn status(&self, p: SessionParams) -> BoxFuture<ToolAnswer> {
         let me = self.clone();
         Box::pin(async move {
-            let s = me
-                .tasks
-                .external_task(session.as_deref())
-                .map_err(|e| e.to_string())?
-                .snapshot();
-            Ok(json!({
-                "taskId": s.task_id,
-                "state": s.state.as_str(),
-                "workflow": s.workflow,
-                "breadcrumb": s.breadcrumb_text,
-                "text": s.status_text,
-            }))
+            match me.tasks.external_task(p.session_id.as_deref()) {
+                Ok(handle) => {
+                    let s = handle.snapshot();
+                    ToolAnswer {
+                        ok: true,
+                        text: None,
+                        status: Some(SessionStatus {
+                            task_id: s.task_id,
+                            state: crate::lsp::to_proto::task_state(s.state),
+                            workflow: s.workflow,
+                            breadcrumb: s.breadcrumb_text,
+                            text: s.status_text,
+                        }),
+                    }
+                }
+                Err(e) => ToolAnswer::failed(e.to_string()),
+            }
         })
     }
 
-    fn start(
-        &self,
-        workflow: String,
-        session: Option<String>,
-    ) -> BoxFuture<Result<String, String>> {
+    fn start(&self, p: WorkflowStartParams) -> BoxFuture<ToolAnswer> {
         let me = self.clone();
         Box::pin(async move {
-            let handle = me
-                .tasks
-                .external_task(session.as_deref())
-                .map_err(|e| e.to_string())?;
-            // Through the service, which pins the workflow before the task starts it.
-            me.tasks
-                .set_workflow_of(&handle.id, &workflow)
-                .await
-                .map_err(|e| e.to_string())
+            let started = async {
+                let handle = me.tasks.external_task(p.session_id.as_deref())?;
+                // Through the service, which pins the workflow before the task starts it.
+                me.tasks.set_workflow_of(&handle.id, &p.workflow).await
+            };
+            match started.await {
+                Ok(text) => ToolAnswer::done(text),
+                Err(e) => ToolAnswer::failed(e.to_string()),
+            }
         })
     }
 }

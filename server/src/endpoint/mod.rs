@@ -3,6 +3,10 @@
 //! carry the endpoint's token (`Authorization: Bearer <token>`, or `?token=` for the hook URLs); the
 //! token and the address are in a 0600 file under `$XDG_RUNTIME_DIR/rawko/` keyed by workspace,
 //! which only the user can read.
+//!
+//! Its messages are typed in `rawko_protocol::endpoint` and answered here alone, by a [`Host`]:
+//! the editor's server ([`ExternalHost`], through the task service) and the `acp` provider's task
+//! (its agent's `rawko mcp`, [`serve`] without a file) are the two.
 
 use std::future::Future;
 use std::io::{Read, Write};
@@ -14,6 +18,11 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 use jsonrpsee::server::{HttpBody, HttpResponse, RpcModule, Server, StopHandle};
+use rawko_protocol::endpoint::{
+    self as wire, HookParams, HookResult, SessionParams, ToolAnswer, WorkflowStartParams,
+    WorkflowStepParams,
+};
+use rawko_protocol::Request;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -22,7 +31,7 @@ mod client;
 mod connections;
 mod host;
 
-pub use client::{call, find, CallError};
+pub use client::{call, find, request, CallError};
 pub use connections::IDLE_TIMEOUT;
 use connections::{accept_loop, max_connections, Handler, ACCEPT_BACKLOG};
 pub use host::ExternalHost;
@@ -31,13 +40,15 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// What the endpoint asks of the server: implemented by the LSP face.
+/// What the endpoint asks of the server, one method per message: the editor's server
+/// ([`ExternalHost`]) and the `acp` provider's task implement it.
 pub trait Host: Send + Sync + 'static {
-    fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer>;
-    fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>>;
-    fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>>;
-    fn start(&self, workflow: String, session: Option<String>)
-        -> BoxFuture<Result<String, String>>;
+    fn hook(&self, params: HookParams) -> BoxFuture<HookAnswer>;
+    fn step(&self, params: WorkflowStepParams) -> BoxFuture<ToolAnswer>;
+    fn status(&self, params: SessionParams) -> BoxFuture<ToolAnswer>;
+    fn start(&self, params: WorkflowStartParams) -> BoxFuture<ToolAnswer>;
+    /// `rawko mcp` says the agent listed its tools.
+    fn mcp_connected(&self) {}
 }
 
 /// Where a workspace's endpoint file is.
@@ -84,70 +95,67 @@ impl Drop for Endpoint {
     }
 }
 
+/// Registers request `R`, answered by `answer` from its typed params; params that do not read
+/// are answered with JSON-RPC's invalid-params error, saying why.
+fn register<R, F, Fut>(module: &mut RpcModule<()>, answer: F)
+where
+    R: Request,
+    R::Result: Clone,
+    F: Fn(R::Params) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = R::Result> + Send + 'static,
+{
+    module
+        .register_async_method(R::METHOD, move |params, _, _| {
+            let answer = answer.clone();
+            async move {
+                // A call without params reads as `{}`: every field has its default.
+                let read = match params.as_str() {
+                    None => {
+                        serde_json::from_value::<R::Params>(json!({})).map_err(|e| e.to_string())
+                    }
+                    Some(text) => {
+                        serde_json::from_str::<R::Params>(text).map_err(|e| e.to_string())
+                    }
+                };
+                let params = read.map_err(|e| {
+                    jsonrpsee::types::ErrorObjectOwned::owned(
+                        jsonrpsee::types::error::INVALID_PARAMS_CODE,
+                        format!("rawko: bad params of {}: {e}", R::METHOD),
+                        None::<()>,
+                    )
+                })?;
+                Ok::<_, jsonrpsee::types::ErrorObjectOwned>(answer(params).await)
+            }
+        })
+        .expect("unique method");
+}
+
 fn methods(host: Arc<dyn Host>) -> RpcModule<()> {
     let mut module = RpcModule::new(());
     let h = host.clone();
-    module
-        .register_async_method("rawko.hook", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                let event = p["event"].as_str().unwrap_or_default().to_owned();
-                let workflow = p["workflow"].as_str().map(str::to_owned);
-                let answer = h.hook(event, p["input"].clone(), workflow).await;
-                let (code, stdout, stderr) = answer.to_command();
-                json!({"exitCode": code, "stdout": stdout, "stderr": stderr})
+    register::<wire::Hook, _, _>(&mut module, move |p| {
+        let h = h.clone();
+        async move {
+            let (exit_code, stdout, stderr) = h.hook(p).await.to_command();
+            HookResult {
+                exit_code,
+                stdout,
+                stderr,
             }
-        })
-        .expect("unique method");
+        }
+    });
     let h = host.clone();
-    module
-        .register_async_method("rawko.workflowStep", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                let action = p["action"].as_str().unwrap_or("status").to_owned();
-                let session = p["sessionId"].as_str().map(str::to_owned);
-                match h.step(action, session).await {
-                    Ok(text) => json!({"ok": true, "text": text}),
-                    Err(text) => json!({"ok": false, "text": text}),
-                }
-            }
-        })
-        .expect("unique method");
+    register::<wire::WorkflowStep, _, _>(&mut module, move |p| h.step(p));
     let h = host.clone();
-    module
-        .register_async_method("rawko.workflowStatus", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                match h.status(p["sessionId"].as_str().map(str::to_owned)).await {
-                    Ok(v) => json!({"ok": true, "status": v}),
-                    Err(text) => json!({"ok": false, "text": text}),
-                }
-            }
-        })
-        .expect("unique method");
+    register::<wire::WorkflowStatus, _, _>(&mut module, move |p| h.status(p));
+    let h = host.clone();
+    register::<wire::WorkflowStart, _, _>(&mut module, move |p| h.start(p));
     let h = host;
-    module
-        .register_async_method("rawko.workflowStart", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                let workflow = p["workflow"].as_str().unwrap_or_default().to_owned();
-                match h
-                    .start(workflow, p["sessionId"].as_str().map(str::to_owned))
-                    .await
-                {
-                    Ok(text) => json!({"ok": true, "text": text}),
-                    Err(text) => json!({"ok": false, "text": text}),
-                }
-            }
-        })
-        .expect("unique method");
-    module
-        .register_method("rawko.ping", |_, _, _| json!({"ok": true}))
-        .expect("unique method");
+    register::<wire::McpConnected, _, _>(&mut module, move |_| {
+        h.mcp_connected();
+        std::future::ready(wire::Ok { ok: true })
+    });
+    register::<wire::Ping, _, _>(&mut module, |_| std::future::ready(wire::Ok { ok: true }));
     module
 }
 
@@ -216,14 +224,24 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// client, still sending, sees the answer rather than a reset); past this the connection closes.
 const DISCARD_LIMIT: usize = 64 * 1024 * 1024;
 
-/// Starts the endpoint for `workspace` and writes its file (0600, in a 0700 directory of the
-/// user's alone: `runtime_dir` comes from [`crate::external::private_runtime_dir`]).
-pub async fn start(
-    host: Arc<dyn Host>,
-    workspace: &Path,
-    runtime_dir: &Path,
-) -> std::io::Result<Endpoint> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+/// An endpoint that serves, without a file (what [`start`] builds on; the `acp` provider's task
+/// gives its address and token to its agent's `rawko mcp` itself). It serves until
+/// [`Served::stop`].
+pub struct Served {
+    pub url: String,
+    pub token: String,
+    stop: jsonrpsee::server::ServerHandle,
+}
+
+impl Served {
+    /// Stops serving.
+    pub fn stop(&self) {
+        let _ = self.stop.stop();
+    }
+}
+
+/// Serves `host` on a new loopback port with a new token.
+pub async fn serve(host: Arc<dyn Host>) -> std::io::Result<Served> {
     // A longer queue of connections waiting to be accepted than tokio's 128: while the endpoint
     // is at its cap on connections they wait there, and a burst (a few hundred hook calls at
     // once) does not overflow it into resets.
@@ -232,31 +250,6 @@ pub async fn start(
     let listener = socket.listen(ACCEPT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let token = random_token();
-    let file = endpoint_file(runtime_dir, workspace);
-    if let Some(dir) = file.parent() {
-        // Made private to the user, or refused when someone else could see the token in it.
-        if let Some(base) = dir.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(base)?;
-        }
-        crate::external::private_dir(dir, true).map_err(std::io::Error::other)?;
-    }
-    let url = format!("http://{addr}");
-    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        let body = json!({"url": url, "token": token, "pid": std::process::id(), "workspace": workspace.display().to_string()});
-        f.write_all(body.to_string().as_bytes())?;
-    }
-    std::fs::rename(&tmp, &file)?;
-
     let (stop_handle, server_handle) = jsonrpsee::server::stop_channel();
     let cap = max_connections();
     let config = jsonrpsee::server::ServerConfig::builder()
@@ -283,11 +276,54 @@ pub async fn start(
         })
     });
     tokio::spawn(accept_loop(listener, handler, stop_handle, cap));
-    Ok(Endpoint {
-        url,
+    Ok(Served {
+        url: format!("http://{addr}"),
         token,
-        file,
         stop: server_handle,
+    })
+}
+
+/// Starts the endpoint for `workspace` and writes its file (0600, in a 0700 directory of the
+/// user's alone: `runtime_dir` comes from [`crate::external::private_runtime_dir`]).
+pub async fn start(
+    host: Arc<dyn Host>,
+    workspace: &Path,
+    runtime_dir: &Path,
+) -> std::io::Result<Endpoint> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let file = endpoint_file(runtime_dir, workspace);
+    if let Some(dir) = file.parent() {
+        // Made private to the user, or refused when someone else could see the token in it.
+        if let Some(base) = dir.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(base)?;
+        }
+        crate::external::private_dir(dir, true).map_err(std::io::Error::other)?;
+    }
+    let served = serve(host).await?;
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        let body = json!({"url": served.url, "token": served.token, "pid": std::process::id(), "workspace": workspace.display().to_string()});
+        f.write_all(body.to_string().as_bytes())?;
+        std::fs::rename(&tmp, &file)
+    })();
+    if let Err(e) = written {
+        served.stop();
+        return Err(e);
+    }
+    Ok(Endpoint {
+        url: served.url,
+        token: served.token,
+        file,
+        stop: served.stop,
     })
 }
 
@@ -344,7 +380,14 @@ impl Serving {
                 ))
             }
         };
-        let answer = self.host.hook(event.clone(), input, workflow).await;
+        let answer = self
+            .host
+            .hook(HookParams {
+                event: event.clone(),
+                input,
+                workflow,
+            })
+            .await;
         Ok(json_response(&answer.to_http(&event)))
     }
 }
