@@ -2,7 +2,7 @@
 //! (named in `session/new`'s `mcpServers`) with this endpoint's address and token in its
 //! environment ([`URL_VAR`], [`TOKEN_VAR`]); its `workflow_step` and `workflow_status` tools come
 //! here as the local endpoint's messages (`rawko_protocol::endpoint`, served by
-//! `crate::endpoint::serve`, the editor endpoint's server), and become `workflow_step` calls of
+//! `crate::loopback::serve`, the editor endpoint's server), and become `workflow_step` calls of
 //! the agent's turn. `rawko mcp` also says here when the agent listed its tools
 //! ([`CONNECTED`]), so rawko knows the agent has it.
 
@@ -17,8 +17,8 @@ use rawko_protocol::Request;
 use tokio::sync::{mpsc, oneshot};
 
 use super::from_agent::FromAgent;
-use crate::endpoint::{BoxFuture, Host, Served};
 use crate::external::claude::HookAnswer;
+use crate::loopback::{BoxFuture, Host, Served};
 
 /// The variable that gives `rawko mcp` the endpoint's URL.
 pub const URL_VAR: &str = "RAWKO_MCP_URL";
@@ -53,7 +53,7 @@ impl Endpoint {
             tx,
             connected: connected.clone(),
         };
-        let served = crate::endpoint::serve(Arc::new(host)).await?;
+        let served = crate::loopback::serve(Arc::new(host)).await?;
         Ok(Endpoint {
             url: served.url.clone(),
             token: served.token.clone(),
