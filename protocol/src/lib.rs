@@ -9,7 +9,8 @@
 //! types. Client → server methods live in [`to_server`], server → client ones in [`to_client`],
 //! types both directions use in [`types`]. [`methods::ALL_METHODS`] lists them all;
 //! [`schema::schema_files`] renders their JSON Schemas, and those of the files users write
-//! ([`files`]).
+//! ([`files`]). The local endpoint's messages (`rawko hook` and `rawko mcp` to a running rawko)
+//! are in [`endpoint`].
 
 use std::fmt::Debug;
 
@@ -18,6 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub mod commands;
+pub mod endpoint;
 pub mod error_codes;
 pub mod files;
 pub mod methods;

@@ -13,13 +13,23 @@ const GENERATED_NOTE: &str =
     "generated from crate rawko-protocol; refresh with UPDATE_SCHEMA=1 cargo test -p rawko-protocol";
 
 /// Every schema file as `(file name, JSON text)`: for each method `rawko.<name>.params.json` and,
-/// for requests, `rawko.<name>.result.json`; then `workflow.schema.json` for `workflow.yaml` and
+/// for requests, `rawko.<name>.result.json`; the local endpoint's as `endpoint.rawko.<name>.…`; then `workflow.schema.json` for `workflow.yaml` and
 /// `phase.schema.json` for a phase file's frontmatter. The text is pretty-printed and ends in a
 /// newline.
 pub fn schema_files() -> Vec<(String, String)> {
     let mut files = Vec::new();
     for info in ALL_METHODS {
         let stem = info.method.replace('/', ".");
+        files.push((
+            format!("{stem}.params.json"),
+            render((info.params_schema)()),
+        ));
+        if let Some(result_schema) = info.result_schema {
+            files.push((format!("{stem}.result.json"), render(result_schema())));
+        }
+    }
+    for info in crate::endpoint::ENDPOINT_METHODS {
+        let stem = format!("endpoint.{}", info.method);
         files.push((
             format!("{stem}.params.json"),
             render((info.params_schema)()),

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod external;
 pub mod git;
 pub mod hooks;
+pub mod loopback;
 pub mod lsp;
 pub mod machine;
 pub mod paths;

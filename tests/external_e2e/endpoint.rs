@@ -548,3 +548,39 @@ fn stress_idle_connections_and_a_huge_hook_body() {
         proc_status_kib(pid, "VmHWM") / 1024,
     );
 }
+
+/// The endpoint's messages are typed (`rawko_protocol::endpoint`): params of the wrong shape are
+/// answered with JSON-RPC's invalid-params error naming the method and what is wrong, not taken
+/// as something else (a step whose action is not text was a `status`; a start without a workflow
+/// asked for the workflow ""); the server goes on serving.
+#[test]
+fn params_of_the_wrong_shape_are_refused_with_invalid_params() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let mut ed = Editor::spawn_in(&project.ws, home.path());
+    ed.initialize(json!({}));
+    let info = endpoint_info(home.path());
+    let limit = Duration::from_secs(20);
+    for (method, params) in [
+        ("rawko.workflowStep", json!({"action": 5})),
+        ("rawko.workflowStatus", json!({"sessionId": ["a"]})),
+        (
+            "rawko.workflowStart",
+            json!({"workflow": {"key": "feature"}}),
+        ),
+        ("rawko.hook", json!({"event": 1, "input": {}})),
+    ] {
+        let answer = rpc(&info, method, &params, limit).unwrap();
+        let body: Value = serde_json::from_str(http_body(&answer)).expect("a JSON-RPC answer");
+        assert_eq!(body["error"]["code"], -32602, "{method}: {body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(method) && message.contains("invalid type"),
+            "{method}: {message}"
+        );
+    }
+    // Still serving, and a call without params reads as `{}`.
+    let answer = rpc(&info, "rawko.ping", &Value::Null, limit).unwrap();
+    assert!(http_body(&answer).contains("\"ok\":true"), "{answer}");
+    drop(ed);
+}

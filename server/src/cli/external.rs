@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 use crate::endpoint::{self, CallError};
 use crate::external::claude;
+use rawko_protocol::endpoint::{
+    self as wire, HookParams, SessionParams, WorkflowStartParams, WorkflowStepParams,
+};
 
 /// The longest hook input read from stdin.
 const MAX_INPUT: u64 = 10 * 1024 * 1024;
@@ -60,23 +63,19 @@ pub fn hook(
             ),
         );
     };
-    let params = json!({"event": event, "input": input, "workflow": workflow});
+    let params = HookParams {
+        event: event.to_owned(),
+        input,
+        workflow: workflow.map(str::to_owned),
+    };
     // Approvals in the editor and the countdown take time: wait as long as Claude Code does.
-    match endpoint::call(
-        &url,
-        &token,
-        "rawko.hook",
-        &params,
-        Duration::from_secs(600),
-    ) {
+    match endpoint::request::<wire::Hook>(&url, &token, &params, Duration::from_secs(600)) {
         Ok(answer) => {
-            let code = answer["exitCode"].as_i64().unwrap_or(0) as i32;
-            write!(ctx.out, "{}", answer["stdout"].as_str().unwrap_or_default())?;
-            let stderr = answer["stderr"].as_str().unwrap_or_default();
-            if !stderr.is_empty() {
-                writeln!(ctx.err, "{stderr}")?;
+            write!(ctx.out, "{}", answer.stdout)?;
+            if !answer.stderr.is_empty() {
+                writeln!(ctx.err, "{}", answer.stderr)?;
             }
-            Ok(code)
+            Ok(answer.exit_code)
         }
         Err(CallError::Unreachable(e)) => give_up(
             ctx,
@@ -193,10 +192,10 @@ fn tool(name: &'static str, description: &'static str, input: Value) -> rmcp::mo
 }
 
 impl McpServer {
-    fn forward(&self, method: &str, params: Value) -> Result<Value, String> {
+    fn forward<R: rawko_protocol::Request>(&self, params: &R::Params) -> Result<R::Result, String> {
         // Started by an ACP agent that rawko runs (the `acp` provider): its task's endpoint.
         if let (Some(url), Some(token)) = (&self.acp_url, &self.acp_token) {
-            return endpoint::call(url, token, method, &params, Duration::from_secs(600)).map_err(
+            return endpoint::request::<R>(url, token, params, Duration::from_secs(600)).map_err(
                 |e| match e {
                     CallError::Unreachable(e) => format!("the rawko task does not answer: {e}"),
                     CallError::Refused => "the rawko task refused the token".to_owned(),
@@ -211,13 +210,11 @@ impl McpServer {
                 self.workspace.display()
             )
         })?;
-        endpoint::call(&url, &token, method, &params, Duration::from_secs(30)).map_err(
-            |e| match e {
-                CallError::Unreachable(e) => format!("the rawko server does not answer: {e}"),
-                CallError::Refused => "the rawko server refused the token".to_owned(),
-                CallError::Bad(e) => e,
-            },
-        )
+        endpoint::request::<R>(&url, &token, params, Duration::from_secs(30)).map_err(|e| match e {
+            CallError::Unreachable(e) => format!("the rawko server does not answer: {e}"),
+            CallError::Refused => "the rawko server refused the token".to_owned(),
+            CallError::Bad(e) => e,
+        })
     }
 }
 
@@ -247,9 +244,12 @@ impl rmcp::ServerHandler for McpServer {
             self.told.call_once(|| {
                 let (url, token) = (url.clone(), token.clone());
                 std::thread::spawn(move || {
-                    let method = crate::provider::acp::MCP_CONNECTED;
-                    let _ =
-                        endpoint::call(&url, &token, method, &json!({}), Duration::from_secs(5));
+                    let _ = endpoint::request::<wire::McpConnected>(
+                        &url,
+                        &token,
+                        &SessionParams::default(),
+                        Duration::from_secs(5),
+                    );
                 });
             });
         }
@@ -285,13 +285,16 @@ impl rmcp::ServerHandler for McpServer {
         use rmcp::model::{CallToolResult, ContentBlock as Content};
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let answer = match request.name.as_ref() {
-            "workflow_step" => {
-                let action = args["action"].as_str().unwrap_or("status");
-                self.forward("rawko.workflowStep", json!({"action": action}))
-            }
-            "workflow_status" => self.forward("rawko.workflowStatus", json!({})),
+            "workflow_step" => self.forward::<wire::WorkflowStep>(&WorkflowStepParams {
+                action: args["action"].as_str().unwrap_or("status").to_owned(),
+                session_id: None,
+            }),
+            "workflow_status" => self.forward::<wire::WorkflowStatus>(&SessionParams::default()),
             "workflow_start" => match args["workflow"].as_str() {
-                Some(w) => self.forward("rawko.workflowStart", json!({"workflow": w})),
+                Some(w) => self.forward::<wire::WorkflowStart>(&WorkflowStartParams {
+                    workflow: w.to_owned(),
+                    session_id: None,
+                }),
                 None => Err("workflow_start needs \"workflow\"".to_owned()),
             },
             other => Err(format!(
@@ -300,14 +303,15 @@ impl rmcp::ServerHandler for McpServer {
             )),
         };
         Ok(match answer {
-            Ok(v) if v["ok"] == json!(false) => {
-                CallToolResult::error(vec![Content::text(v["text"].as_str().unwrap_or_default())])
+            Ok(v) if !v.ok => {
+                CallToolResult::error(vec![Content::text(v.text.unwrap_or_default())])
             }
             Ok(v) => {
-                let text = v["text"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| v["status"].to_string());
+                let text = match (v.text, v.status) {
+                    (Some(text), _) => text,
+                    (None, Some(status)) => serde_json::to_string(&status).unwrap_or_default(),
+                    (None, None) => String::new(),
+                };
                 CallToolResult::success(vec![Content::text(text)])
             }
             Err(e) => CallToolResult::error(vec![Content::text(e)]),

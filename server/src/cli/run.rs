@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use crate::config::Settings;
 use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
-use crate::engine::{ApprovalAnswer, Outcome, TaskCommand, TaskEvent};
+use crate::engine::{ApprovalAnswer, Outcome, TaskEvent};
 use crate::hooks::session::SessionStatus;
 use crate::store;
 
@@ -196,7 +196,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         }
         writeln!(out, "task {}", started.id)?;
         out.flush()?;
-        let handle = started.handle;
+        let id = started.id.clone();
         let Some(mut events) = streams.recv().await else {
             return Ok(Ok(None));
         };
@@ -210,7 +210,9 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
                     cancelling = true;
                     printer.end_text()?;
                     writeln!(printer.out, "^C cancelling the task…")?;
-                    let _ = handle.send(TaskCommand::Cancel);
+                    if let Err(e) = tasks.cancel(&id) {
+                        writeln!(printer.out, "rawko: {e}")?;
+                    }
                     continue;
                 }
             };

@@ -42,6 +42,20 @@ pub enum CallError {
     Bad(String),
 }
 
+/// [`call`] of the endpoint's request `R` (`rawko_protocol::endpoint`), with its typed params and
+/// result.
+pub fn request<R: rawko_protocol::Request>(
+    url: &str,
+    token: &str,
+    params: &R::Params,
+    timeout: Duration,
+) -> Result<R::Result, CallError> {
+    let params = serde_json::to_value(params).map_err(|e| CallError::Bad(e.to_string()))?;
+    let answer = call(url, token, R::METHOD, &params, timeout)?;
+    serde_json::from_value(answer)
+        .map_err(|e| CallError::Bad(format!("the answer to {} does not read: {e}", R::METHOD)))
+}
+
 /// A JSON-RPC call over a plain HTTP/1.1 connection (small and quick: a hook runs per tool call).
 pub fn call(
     url: &str,

@@ -4,13 +4,16 @@
 
 use std::sync::Arc;
 
+use rawko_protocol::endpoint::{
+    HookParams, SessionParams, SessionStatus, ToolAnswer, WorkflowStartParams, WorkflowStepParams,
+};
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::{BoxFuture, Host};
 use crate::clip::clip;
+use crate::engine;
 use crate::engine::tasks::{TaskError, Tasks};
-use crate::engine::{self, TaskCommand};
 use crate::external::claude::HookAnswer;
 use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
 use crate::provider::ToolCall;
@@ -79,8 +82,12 @@ impl ExternalHost {
         match event {
             "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
             "UserPromptSubmit" => {
-                if let (Some(p), Some(h)) = (prompt, self.tasks.handle(&task_id)) {
-                    let _ = h.send(TaskCommand::SendMessage(p.to_owned()));
+                if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+                    // The agent has the prompt already; the task records it as the user's
+                    // message. One the service refuses (too long) is only left out of the log.
+                    if let Err(e) = self.tasks.send_message(&task_id, p.to_owned()) {
+                        tracing::warn!("the prompt of task {task_id} is not recorded: {e}");
+                    }
                 }
                 HookAnswer::context("UserPromptSubmit", bridge.context())
             }
@@ -179,9 +186,8 @@ impl ExternalHost {
                 }
             }
             "SessionEnd" => {
-                if let Some(h) = self.tasks.handle(&task_id) {
-                    let _ = h.send(TaskCommand::Cancel);
-                }
+                // A task that has already ended has nothing to cancel.
+                let _ = self.tasks.cancel(&task_id);
                 HookAnswer::pass()
             }
             other => HookAnswer {
@@ -195,70 +201,68 @@ impl ExternalHost {
     }
 }
 
-/// Sends a command that answers through `reply` and waits for the answer.
-async fn ask(
-    handle: engine::TaskHandle,
-    command: impl FnOnce(oneshot::Sender<Result<String, String>>) -> TaskCommand,
-) -> Result<String, String> {
-    let (reply, answer) = oneshot::channel();
-    handle
-        .send(command(reply))
-        .map_err(|_| "the task has ended".to_owned())?;
-    answer.await.map_err(|_| "the task has ended".to_owned())?
-}
-
 impl Host for ExternalHost {
-    fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer> {
+    fn hook(&self, p: HookParams) -> BoxFuture<HookAnswer> {
         let me = self.clone();
-        Box::pin(async move { me.handle(event, input, workflow).await })
+        Box::pin(async move { me.handle(p.event, p.input, p.workflow).await })
     }
 
-    fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>> {
+    fn step(&self, p: WorkflowStepParams) -> BoxFuture<ToolAnswer> {
         let me = self.clone();
         Box::pin(async move {
-            let handle = me
-                .tasks
-                .external_task(session.as_deref())
-                .map_err(|e| e.to_string())?;
-            let action = crate::workflow::step::parse_input(&json!({"action": action}))?;
-            ask(handle, |reply| TaskCommand::Step { action, reply }).await
+            let stepped = async {
+                let handle = me
+                    .tasks
+                    .external_task(p.session_id.as_deref())
+                    .map_err(|e| e.to_string())?;
+                let action = crate::workflow::step::parse_input(&json!({"action": p.action}))?;
+                me.tasks
+                    .step(&handle.id, action)
+                    .await
+                    .map_err(|e| e.to_string())
+            };
+            match stepped.await {
+                Ok(text) => ToolAnswer::done(text),
+                Err(why) => ToolAnswer::failed(why),
+            }
         })
     }
 
-    fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>> {
+    fn status(&self, p: SessionParams) -> BoxFuture<ToolAnswer> {
         let me = self.clone();
         Box::pin(async move {
-            let s = me
-                .tasks
-                .external_task(session.as_deref())
-                .map_err(|e| e.to_string())?
-                .snapshot();
-            Ok(json!({
-                "taskId": s.task_id,
-                "state": s.state.as_str(),
-                "workflow": s.workflow,
-                "breadcrumb": s.breadcrumb_text,
-                "text": s.status_text,
-            }))
+            match me.tasks.external_task(p.session_id.as_deref()) {
+                Ok(handle) => {
+                    let s = handle.snapshot();
+                    ToolAnswer {
+                        ok: true,
+                        text: None,
+                        status: Some(SessionStatus {
+                            task_id: s.task_id,
+                            state: crate::lsp::to_proto::task_state(s.state),
+                            workflow: s.workflow,
+                            breadcrumb: s.breadcrumb_text,
+                            text: s.status_text,
+                        }),
+                    }
+                }
+                Err(e) => ToolAnswer::failed(e.to_string()),
+            }
         })
     }
 
-    fn start(
-        &self,
-        workflow: String,
-        session: Option<String>,
-    ) -> BoxFuture<Result<String, String>> {
+    fn start(&self, p: WorkflowStartParams) -> BoxFuture<ToolAnswer> {
         let me = self.clone();
         Box::pin(async move {
-            let handle = me
-                .tasks
-                .external_task(session.as_deref())
-                .map_err(|e| e.to_string())?;
-            // Through the service, which pins the workflow before the task starts it.
-            me.tasks
-                .set_workflow_of(&handle.id, &workflow)
-                .await
-                .map_err(|e| e.to_string())
+            let started = async {
+                let handle = me.tasks.external_task(p.session_id.as_deref())?;
+                // Through the service, which pins the workflow before the task starts it.
+                me.tasks.set_workflow_of(&handle.id, &p.workflow).await
+            };
+            match started.await {
+                Ok(text) => ToolAnswer::done(text),
+                Err(e) => ToolAnswer::failed(e.to_string()),
+            }
         })
     }
 }

@@ -3,42 +3,25 @@
 //! carry the endpoint's token (`Authorization: Bearer <token>`, or `?token=` for the hook URLs); the
 //! token and the address are in a 0600 file under `$XDG_RUNTIME_DIR/rawko/` keyed by workspace,
 //! which only the user can read.
+//!
+//! The server is `crate::loopback` (shared with the `acp` provider's task, for its agent's `rawko
+//! mcp`); this face writes the file and answers through the task service ([`ExternalHost`]).
 
-use std::future::Future;
-use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
-use http_body_util::BodyExt;
-use jsonrpsee::server::{HttpBody, HttpResponse, RpcModule, Server, StopHandle};
-use serde_json::{json, Value};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::external::claude::HookAnswer;
 mod client;
-mod connections;
 mod host;
 
-pub use client::{call, find, CallError};
-pub use connections::IDLE_TIMEOUT;
-use connections::{accept_loop, max_connections, Handler, ACCEPT_BACKLOG};
+pub use crate::loopback::{
+    serve, BoxFuture, Host, Served, BODY_TIMEOUT, IDLE_TIMEOUT, MAX_HOOK_BODY, MAX_RPC_BODY,
+};
+pub use client::{call, find, request, CallError};
 pub use host::ExternalHost;
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
-/// What the endpoint asks of the server: implemented by the LSP face.
-pub trait Host: Send + Sync + 'static {
-    fn hook(&self, event: String, input: Value, workflow: Option<String>) -> BoxFuture<HookAnswer>;
-    fn step(&self, action: String, session: Option<String>) -> BoxFuture<Result<String, String>>;
-    fn status(&self, session: Option<String>) -> BoxFuture<Result<Value, String>>;
-    fn start(&self, workflow: String, session: Option<String>)
-        -> BoxFuture<Result<String, String>>;
-}
 
 /// Where a workspace's endpoint file is.
 pub fn endpoint_file(runtime_dir: &Path, workspace: &Path) -> PathBuf {
@@ -51,18 +34,6 @@ pub fn endpoint_file(runtime_dir: &Path, workspace: &Path) -> PathBuf {
 }
 
 pub use crate::external::runtime_dir;
-
-fn random_token() -> String {
-    let mut bytes = [0u8; 24];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .is_err()
-    {
-        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-        bytes.copy_from_slice(&Sha256::digest(seed.as_bytes())[..24]);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A running endpoint; dropping it stops the server and removes its file.
 pub struct Endpoint {
@@ -84,138 +55,6 @@ impl Drop for Endpoint {
     }
 }
 
-fn methods(host: Arc<dyn Host>) -> RpcModule<()> {
-    let mut module = RpcModule::new(());
-    let h = host.clone();
-    module
-        .register_async_method("rawko.hook", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                let event = p["event"].as_str().unwrap_or_default().to_owned();
-                let workflow = p["workflow"].as_str().map(str::to_owned);
-                let answer = h.hook(event, p["input"].clone(), workflow).await;
-                let (code, stdout, stderr) = answer.to_command();
-                json!({"exitCode": code, "stdout": stdout, "stderr": stderr})
-            }
-        })
-        .expect("unique method");
-    let h = host.clone();
-    module
-        .register_async_method("rawko.workflowStep", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                let action = p["action"].as_str().unwrap_or("status").to_owned();
-                let session = p["sessionId"].as_str().map(str::to_owned);
-                match h.step(action, session).await {
-                    Ok(text) => json!({"ok": true, "text": text}),
-                    Err(text) => json!({"ok": false, "text": text}),
-                }
-            }
-        })
-        .expect("unique method");
-    let h = host.clone();
-    module
-        .register_async_method("rawko.workflowStatus", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                match h.status(p["sessionId"].as_str().map(str::to_owned)).await {
-                    Ok(v) => json!({"ok": true, "status": v}),
-                    Err(text) => json!({"ok": false, "text": text}),
-                }
-            }
-        })
-        .expect("unique method");
-    let h = host;
-    module
-        .register_async_method("rawko.workflowStart", move |params, _, _| {
-            let h = h.clone();
-            async move {
-                let p: Value = params.parse().unwrap_or(Value::Null);
-                let workflow = p["workflow"].as_str().unwrap_or_default().to_owned();
-                match h
-                    .start(workflow, p["sessionId"].as_str().map(str::to_owned))
-                    .await
-                {
-                    Ok(text) => json!({"ok": true, "text": text}),
-                    Err(text) => json!({"ok": false, "text": text}),
-                }
-            }
-        })
-        .expect("unique method");
-    module
-        .register_method("rawko.ping", |_, _, _| json!({"ok": true}))
-        .expect("unique method");
-    module
-}
-
-fn text_response(status: u16, body: &str) -> HttpResponse {
-    HttpResponse::builder()
-        .status(status)
-        .header("content-type", "text/plain; charset=utf-8")
-        .body(HttpBody::from(body.to_owned()))
-        .expect("a valid response")
-}
-
-fn json_response(body: &Value) -> HttpResponse {
-    HttpResponse::builder()
-        .status(200)
-        .header("content-type", "application/json")
-        .body(HttpBody::from(body.to_string()))
-        .expect("a valid response")
-}
-
-/// The token a request carries: `Authorization: Bearer …`, or, on the hook URLs only (Claude
-/// Code's `http` hooks cannot always set a header), `?token=…`.
-fn token_of<B>(req: &hyper::Request<B>, query_allowed: bool) -> Option<String> {
-    if let Some(v) = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-    {
-        if let Some(t) = v.strip_prefix("Bearer ") {
-            return Some(t.trim().to_owned());
-        }
-    }
-    if !query_allowed {
-        return None;
-    }
-    query_param(req, "token")
-}
-
-/// Compares without an early exit, so the time taken says nothing about the token.
-fn same_token(given: Option<&str>, expected: &str) -> bool {
-    let Some(given) = given else { return false };
-    given.len() == expected.len()
-        && given
-            .bytes()
-            .zip(expected.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
-fn query_param<B>(req: &hyper::Request<B>, key: &str) -> Option<String> {
-    req.uri().query().and_then(|q| {
-        q.split('&')
-            .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_owned))
-    })
-}
-
-/// The largest hook input `POST /hooks/<Event>` takes; a larger one is answered 413.
-pub const MAX_HOOK_BODY: usize = 1024 * 1024;
-
-/// The largest JSON-RPC request body (jsonrpsee's own default, made explicit).
-pub const MAX_RPC_BODY: usize = 10 * 1024 * 1024;
-
-/// How long a request's body may take to arrive.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How much of a body over the limit is read and thrown away before the 413 is sent (so the
-/// client, still sending, sees the answer rather than a reset); past this the connection closes.
-const DISCARD_LIMIT: usize = 64 * 1024 * 1024;
-
 /// Starts the endpoint for `workspace` and writes its file (0600, in a 0700 directory of the
 /// user's alone: `runtime_dir` comes from [`crate::external::private_runtime_dir`]).
 pub async fn start(
@@ -224,14 +63,6 @@ pub async fn start(
     runtime_dir: &Path,
 ) -> std::io::Result<Endpoint> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    // A longer queue of connections waiting to be accepted than tokio's 128: while the endpoint
-    // is at its cap on connections they wait there, and a burst (a few hundred hook calls at
-    // once) does not overflow it into resets.
-    let socket = tokio::net::TcpSocket::new_v4()?;
-    socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let listener = socket.listen(ACCEPT_BACKLOG)?;
-    let addr = listener.local_addr()?;
-    let token = random_token();
     let file = endpoint_file(runtime_dir, workspace);
     if let Some(dir) = file.parent() {
         // Made private to the user, or refused when someone else could see the token in it.
@@ -243,202 +74,27 @@ pub async fn start(
         }
         crate::external::private_dir(dir, true).map_err(std::io::Error::other)?;
     }
-    let url = format!("http://{addr}");
+    let served = serve(host).await?;
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    {
+    let written = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
             .open(&tmp)?;
-        let body = json!({"url": url, "token": token, "pid": std::process::id(), "workspace": workspace.display().to_string()});
+        let body = json!({"url": served.url, "token": served.token, "pid": std::process::id(), "workspace": workspace.display().to_string()});
         f.write_all(body.to_string().as_bytes())?;
+        std::fs::rename(&tmp, &file)
+    })();
+    if let Err(e) = written {
+        served.stop();
+        return Err(e);
     }
-    std::fs::rename(&tmp, &file)?;
-
-    let (stop_handle, server_handle) = jsonrpsee::server::stop_channel();
-    let cap = max_connections();
-    let config = jsonrpsee::server::ServerConfig::builder()
-        .http_only()
-        .max_request_body_size(u32::try_from(MAX_RPC_BODY).unwrap_or(u32::MAX))
-        .max_connections(u32::try_from(cap).unwrap_or(u32::MAX))
-        .build();
-    let builder = Server::builder().set_config(config).to_service_builder();
-    let methods: jsonrpsee::server::Methods = methods(host.clone()).into();
-    let serving = Arc::new(Serving {
-        builder,
-        methods,
-        stop: stop_handle.clone(),
-        token: token.clone(),
-        host,
-    });
-    let handler: Handler = Arc::new(move |req| {
-        let serving = serving.clone();
-        Box::pin(async move {
-            serving.handle(req).await.unwrap_or_else(|e| {
-                tracing::warn!("endpoint: {e}");
-                text_response(500, "rawko: internal error\n")
-            })
-        })
-    });
-    tokio::spawn(accept_loop(listener, handler, stop_handle, cap));
     Ok(Endpoint {
-        url,
-        token,
+        url: served.url,
+        token: served.token,
         file,
-        stop: server_handle,
+        stop: served.stop,
     })
-}
-
-/// What every connection's requests are served with.
-struct Serving {
-    builder: jsonrpsee::server::TowerServiceBuilder<
-        tower::layer::util::Identity,
-        tower::layer::util::Identity,
-    >,
-    methods: jsonrpsee::server::Methods,
-    stop: StopHandle,
-    token: String,
-    host: Arc<dyn Host>,
-}
-
-impl Serving {
-    async fn handle(
-        &self,
-        req: hyper::Request<hyper::body::Incoming>,
-    ) -> Result<HttpResponse, BoxError> {
-        let hook = req.uri().path().strip_prefix("/hooks/").map(str::to_owned);
-        if !same_token(token_of(&req, hook.is_some()).as_deref(), &self.token) {
-            return Ok(text_response(
-                401,
-                "rawko: missing or wrong token (it is in the endpoint file under $XDG_RUNTIME_DIR/rawko/)\n",
-            ));
-        }
-        let Some(event) = hook else {
-            let (parts, body) = req.into_parts();
-            let body = match read_body(body, &parts.headers, MAX_RPC_BODY, "request").await {
-                Ok(body) => body,
-                Err(answer) => return Ok(answer),
-            };
-            let req = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
-            use tower::Service;
-            let mut rpc = self
-                .builder
-                .clone()
-                .build(self.methods.clone(), self.stop.clone());
-            return rpc.call(req).await;
-        };
-        let workflow = query_param(&req, "workflow");
-        let (parts, body) = req.into_parts();
-        let body = match read_body(body, &parts.headers, MAX_HOOK_BODY, "hook input").await {
-            Ok(body) => body,
-            Err(answer) => return Ok(answer),
-        };
-        let input: Value = match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => {
-                return Ok(text_response(
-                    400,
-                    &format!("rawko: the hook input is not JSON: {e}\n"),
-                ))
-            }
-        };
-        let answer = self.host.hook(event.clone(), input, workflow).await;
-        Ok(json_response(&answer.to_http(&event)))
-    }
-}
-
-/// A request's body, at most `limit` bytes, within [`BODY_TIMEOUT`]; else the answer to send.
-/// A body over the limit is never held: what comes past it is read and dropped (up to
-/// [`DISCARD_LIMIT`]) so that the client sees the 413.
-async fn read_body(
-    mut body: hyper::body::Incoming,
-    headers: &hyper::HeaderMap,
-    limit: usize,
-    what: &str,
-) -> Result<hyper::body::Bytes, HttpResponse> {
-    let too_large = || {
-        text_response(
-            413,
-            &format!(
-                "rawko: the {what} is larger than {} ({limit} bytes); refused\n",
-                human_size(limit)
-            ),
-        )
-    };
-    let declared = headers
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    if declared.is_some_and(|n| n > DISCARD_LIMIT) {
-        return Err(too_large());
-    }
-    let read = async {
-        let mut kept: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0).min(limit));
-        let mut seen = 0usize;
-        while let Some(frame) = body.frame().await {
-            let frame = frame
-                .map_err(|e| text_response(400, &format!("rawko: cannot read the body: {e}\n")))?;
-            let Ok(data) = frame.into_data() else {
-                continue;
-            };
-            seen = seen.saturating_add(data.len());
-            if seen > limit {
-                kept = Vec::new();
-                if seen > DISCARD_LIMIT {
-                    break;
-                }
-            } else {
-                kept.extend_from_slice(&data);
-            }
-        }
-        if seen > limit {
-            return Err(too_large());
-        }
-        Ok(hyper::body::Bytes::from(kept))
-    };
-    match tokio::time::timeout(BODY_TIMEOUT, read).await {
-        Ok(result) => result,
-        Err(_) => Err(text_response(
-            408,
-            &format!(
-                "rawko: the body did not arrive within {} s\n",
-                BODY_TIMEOUT.as_secs()
-            ),
-        )),
-    }
-}
-
-fn human_size(bytes: usize) -> String {
-    if bytes.is_multiple_of(1024 * 1024) {
-        format!("{} MiB", bytes / (1024 * 1024))
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_token_is_read_from_the_query_only_where_allowed() {
-        let req = hyper::Request::builder()
-            .uri("/hooks/Stop?workflow=x&token=abc")
-            .body(())
-            .unwrap();
-        assert_eq!(token_of(&req, true).as_deref(), Some("abc"));
-        assert_eq!(token_of(&req, false), None);
-        let req = hyper::Request::builder()
-            .uri("/?token=abc")
-            .header("authorization", "Bearer def")
-            .body(())
-            .unwrap();
-        assert_eq!(token_of(&req, false).as_deref(), Some("def"));
-        assert!(same_token(Some("def"), "def"));
-        assert!(!same_token(Some("de"), "def"));
-        assert!(!same_token(Some("deg"), "def"));
-        assert!(!same_token(None, "def"));
-    }
 }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::clip::clip_bytes;
 use crate::provider::{
@@ -166,6 +166,9 @@ pub struct Bridge {
     stop: Mutex<Option<oneshot::Sender<StopAnswer>>>,
     /// The phase context now, for SessionStart and UserPromptSubmit.
     context: Mutex<Option<String>>,
+    /// Whether the task has said its context once (its first state): a session's first hook
+    /// waits for it.
+    announced: watch::Sender<bool>,
     /// Extra notifications of the task (the results PostToolUse reports).
     events: mpsc::UnboundedSender<BridgeEvent>,
 }
@@ -184,6 +187,7 @@ impl Bridge {
             decisions: Mutex::new(HashMap::new()),
             stop: Mutex::new(None),
             context: Mutex::new(None),
+            announced: watch::Sender::new(false),
             events,
         });
         let provider = ExternalProvider {
@@ -221,6 +225,14 @@ impl Bridge {
 
     pub fn set_context(&self, context: Option<String>) {
         *lock(&self.context) = context;
+        self.announced.send_replace(true);
+    }
+
+    /// Resolves once the task has said its context (its first state), at once if it has.
+    pub async fn announced(&self) {
+        let mut seen = self.announced.subscribe();
+        // The sender lives as long as `self`, so the wait ends only when it is set.
+        let _ = seen.wait_for(|said| *said).await;
     }
 
     pub fn context(&self) -> Option<String> {
@@ -311,5 +323,31 @@ impl Provider for ExternalProvider {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Bridge;
+
+    #[tokio::test]
+    async fn a_sessions_first_hook_waits_until_the_task_has_said_its_context() {
+        let (bridge, _provider, _events) = Bridge::new();
+        let waiting = tokio::spawn({
+            let bridge = bridge.clone();
+            async move {
+                bridge.announced().await;
+                bridge.context()
+            }
+        });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!waiting.is_finished(), "nothing was said yet");
+        bridge.set_context(Some("the phase".to_owned()));
+        assert_eq!(waiting.await.unwrap().as_deref(), Some("the phase"));
+        // Once said, a later session's hook does not wait.
+        bridge.set_context(None);
+        bridge.announced().await;
     }
 }

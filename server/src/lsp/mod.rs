@@ -11,7 +11,7 @@ mod errors;
 mod events;
 mod lifecycle;
 mod tasks;
-mod to_proto;
+pub(crate) mod to_proto;
 mod transport;
 mod workspace;
 

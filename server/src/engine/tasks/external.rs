@@ -18,6 +18,9 @@ use crate::workflow::Show;
 /// The longest session id rawko takes (Claude Code's are UUIDs).
 pub const MAX_SESSION_ID_BYTES: usize = 256;
 
+/// How long a session's first hook waits for its new task to say its first state.
+const ANNOUNCE_WAIT: Duration = Duration::from_millis(400);
+
 /// An external session's entry: empty until its task has started. The first hook events of a
 /// session often come at once; they all wait on this one cell, so one of them starts the task.
 pub(super) type SessionCell = Arc<tokio::sync::OnceCell<Session>>;
@@ -199,13 +202,9 @@ impl Tasks {
         );
         self.running.insert(id.clone(), handle.clone());
         (self.sink)(id.clone(), merge(events, extra, secrets));
-        // Wait (briefly) until the task has announced itself, so its context is ready.
-        for _ in 0..200 {
-            if !handle.snapshot().history.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        // Wait (briefly) until the task has said its first state, so its context is ready for
+        // the hook that started it; a task that fails before it does is answered without.
+        let _ = tokio::time::timeout(ANNOUNCE_WAIT, bridge.announced()).await;
         Ok(Session {
             task_id: id,
             bridge,

@@ -4,8 +4,8 @@
 //! `start`, `resume`, `override_task`, `set_workflow`, `external_session`, `list`, `get`,
 //! `cancel` and the other commands. Faces (the LSP server, `rawko acp`, `rawko run`, `rawko
 //! demo`, the local endpoint for external agents) call it and build no [`TaskSpec`] themselves;
-//! they map its [`TaskError`] to what their user sees, each in one place. (The endpoint still
-//! sends a running task some [`TaskCommand`]s itself, through the task's handle.)
+//! they map its [`TaskError`] to what their user sees, each in one place; none sends a task a
+//! [`TaskCommand`] itself.
 //!
 //! The methods are split by concern: the trust, the hooks and the session record in
 //! `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, the

@@ -1,21 +1,24 @@
 //! The loopback endpoint behind rawko's MCP server for an ACP agent. The agent starts `rawko mcp`
 //! (named in `session/new`'s `mcpServers`) with this endpoint's address and token in its
 //! environment ([`URL_VAR`], [`TOKEN_VAR`]); its `workflow_step` and `workflow_status` tools come
-//! here as JSON-RPC over HTTP (the wire of rawko's editor endpoint, `endpoint::call`), and become
-//! `workflow_step` calls of the agent's turn. `rawko mcp` also says here when the agent listed its
-//! tools ([`CONNECTED`]), so rawko knows the agent has it.
+//! here as the local endpoint's messages (`rawko_protocol::endpoint`, served by
+//! `crate::loopback::serve`, the editor endpoint's server), and become `workflow_step` calls of
+//! the agent's turn. `rawko mcp` also says here when the agent listed its tools
+//! ([`CONNECTED`]), so rawko knows the agent has it.
 
-use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Bytes;
-use serde_json::{json, Value};
+use rawko_protocol::endpoint::{
+    HookParams, SessionParams, ToolAnswer, WorkflowStartParams, WorkflowStepParams,
+};
+use rawko_protocol::Request;
 use tokio::sync::{mpsc, oneshot};
 
 use super::from_agent::FromAgent;
+use crate::external::claude::HookAnswer;
+use crate::loopback::{BoxFuture, Host, Served};
 
 /// The variable that gives `rawko mcp` the endpoint's URL.
 pub const URL_VAR: &str = "RAWKO_MCP_URL";
@@ -23,10 +26,8 @@ pub const URL_VAR: &str = "RAWKO_MCP_URL";
 pub const TOKEN_VAR: &str = "RAWKO_MCP_TOKEN";
 
 /// The method by which `rawko mcp` says the agent listed its tools.
-pub const CONNECTED: &str = "rawko.mcpConnected";
+pub const CONNECTED: &str = rawko_protocol::endpoint::McpConnected::METHOD;
 
-/// The largest request body taken.
-const MAX_BODY: usize = 64 * 1024;
 /// How long a tool call waits for the task (an approval may be on the way).
 const ANSWER_LIMIT: Duration = Duration::from_secs(570);
 
@@ -36,67 +37,93 @@ pub(super) struct Endpoint {
     pub token: String,
     /// The agent has connected to `rawko mcp` (it listed its tools or called one).
     connected: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<()>,
+    served: Served,
 }
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        self.task.abort();
+        self.served.stop();
     }
-}
-
-fn random_token() -> String {
-    let mut bytes = [0u8; 24];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .is_err()
-    {
-        use sha2::Digest;
-        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-        bytes.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..24]);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Endpoint {
     pub async fn start(tx: mpsc::UnboundedSender<FromAgent>) -> std::io::Result<Endpoint> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let token = random_token();
-        let expected = token.clone();
         let connected = Arc::new(AtomicBool::new(false));
-        let seen = connected.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((sock, _)) = listener.accept().await {
-                let tx = tx.clone();
-                let token = expected.clone();
-                let seen = seen.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| {
-                        let tx = tx.clone();
-                        let token = token.clone();
-                        let seen = seen.clone();
-                        async move {
-                            Ok::<_, std::convert::Infallible>(handle(req, &token, &tx, &seen).await)
-                        }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(sock), service)
-                        .await;
-                });
-            }
-        });
+        let host = StepHost {
+            tx,
+            connected: connected.clone(),
+        };
+        let served = crate::loopback::serve(Arc::new(host)).await?;
         Ok(Endpoint {
-            url,
-            token,
+            url: served.url.clone(),
+            token: served.token.clone(),
             connected,
-            task,
+            served,
         })
     }
 
     /// Whether the agent has connected to `rawko mcp`.
     pub fn connected(&self) -> bool {
         self.connected.load(Ordering::Relaxed)
+    }
+}
+
+/// What answers the agent's `rawko mcp`: its tools become `workflow_step` calls of the turn.
+#[derive(Clone)]
+struct StepHost {
+    tx: mpsc::UnboundedSender<FromAgent>,
+    connected: Arc<AtomicBool>,
+}
+
+impl StepHost {
+    /// Only `rawko mcp`, started by the agent with the token, gets this far.
+    fn seen(&self) {
+        self.connected.store(true, Ordering::Relaxed);
+    }
+
+    async fn step(&self, action: String) -> ToolAnswer {
+        self.seen();
+        let (reply, answer) = oneshot::channel();
+        if self.tx.send(FromAgent::Step { action, reply }).is_err() {
+            return ToolAnswer::failed("the task has ended");
+        }
+        match tokio::time::timeout(ANSWER_LIMIT, answer).await {
+            Ok(Ok((text, false))) => ToolAnswer::done(text),
+            Ok(Ok((text, true))) => ToolAnswer::failed(text),
+            _ => ToolAnswer::failed("the task did not answer"),
+        }
+    }
+}
+
+impl Host for StepHost {
+    fn hook(&self, _params: HookParams) -> BoxFuture<HookAnswer> {
+        Box::pin(std::future::ready(HookAnswer {
+            note: Some(
+                "rawko: this endpoint serves an ACP agent's rawko mcp, not hooks".to_owned(),
+            ),
+            ..HookAnswer::default()
+        }))
+    }
+
+    fn step(&self, params: WorkflowStepParams) -> BoxFuture<ToolAnswer> {
+        let me = self.clone();
+        Box::pin(async move { me.step(params.action).await })
+    }
+
+    fn status(&self, _params: SessionParams) -> BoxFuture<ToolAnswer> {
+        let me = self.clone();
+        Box::pin(async move { me.step("status".to_owned()).await })
+    }
+
+    fn start(&self, _params: WorkflowStartParams) -> BoxFuture<ToolAnswer> {
+        self.seen();
+        Box::pin(std::future::ready(ToolAnswer::failed(
+            "this task's workflow is chosen in rawko, not by the agent",
+        )))
+    }
+
+    fn mcp_connected(&self) {
+        self.seen();
     }
 }
 
@@ -112,88 +139,5 @@ pub(super) fn never_connected(kinds: &[super::confine::Kind]) -> String {
     };
     format!(
         "[rawko: the agent never connected to rawko's MCP server (`rawko mcp`) in its first prompt, so it may not have workflow_step to move the workflow on: {cause}]\n"
-    )
-}
-
-fn reply(status: u16, body: Value) -> hyper::Response<Full<Bytes>> {
-    let mut response = hyper::Response::new(Full::new(Bytes::from(body.to_string())));
-    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-async fn handle(
-    req: hyper::Request<hyper::body::Incoming>,
-    token: &str,
-    tx: &mpsc::UnboundedSender<FromAgent>,
-    connected: &AtomicBool,
-) -> hyper::Response<Full<Bytes>> {
-    let bearer = req
-        .headers()
-        .get(hyper::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if bearer != Some(token) {
-        return reply(401, json!({"error": "bad token"}));
-    }
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(_) => return reply(413, json!({"error": "request too large"})),
-    };
-    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return reply(400, json!({"error": "not JSON"}));
-    };
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    // Only `rawko mcp`, started by the agent with the token, gets this far.
-    connected.store(true, Ordering::Relaxed);
-    let action = match request["method"].as_str() {
-        Some(CONNECTED) => {
-            return reply(
-                200,
-                json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}),
-            )
-        }
-        Some("rawko.workflowStep") => request["params"]["action"]
-            .as_str()
-            .unwrap_or("status")
-            .to_owned(),
-        Some("rawko.workflowStatus") => "status".to_owned(),
-        Some("rawko.workflowStart") => {
-            return reply(
-                200,
-                json!({"jsonrpc": "2.0", "id": id, "result": {"ok": false,
-                    "text": "this task's workflow is chosen in rawko, not by the agent"}}),
-            )
-        }
-        _ => {
-            return reply(
-                200,
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "unknown method"}}),
-            )
-        }
-    };
-    let (reply_tx, reply_rx) = oneshot::channel();
-    if tx
-        .send(FromAgent::Step {
-            action,
-            reply: reply_tx,
-        })
-        .is_err()
-    {
-        return reply(
-            200,
-            json!({"jsonrpc": "2.0", "id": id, "result": {"ok": false, "text": "the task has ended"}}),
-        );
-    }
-    let (text, is_error) = match tokio::time::timeout(ANSWER_LIMIT, reply_rx).await {
-        Ok(Ok(answer)) => answer,
-        _ => ("the task did not answer".to_owned(), true),
-    };
-    reply(
-        200,
-        json!({"jsonrpc": "2.0", "id": id, "result": {"ok": !is_error, "text": text}}),
     )
 }
