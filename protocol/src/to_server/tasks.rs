@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, StateClass, TaskId, TaskState};
+use crate::types::{BreadcrumbItem, StateClass, TaskAction, TaskId, TaskState};
 use crate::Request;
 
 /// Lists the tasks rawko knows: running ones and those persisted in its state directory.
@@ -59,6 +59,9 @@ pub struct TaskSummary {
     pub breadcrumb_levels: Vec<String>,
     /// The state as words to show after `breadcrumbText`, as in `rawko/status`.
     pub state_text: String,
+    /// The commands the task accepts now, e.g. `["interrupt", "cancel", "message"]`, as in
+    /// `rawko/status`.
+    pub actions: Vec<TaskAction>,
 }
 
 /// Returns one task in full: its state, breadcrumb and history.
@@ -115,6 +118,9 @@ pub struct TaskDetail {
     pub breadcrumb_levels: Vec<String>,
     /// The state as words to show after `breadcrumbText`, as in `rawko/status`.
     pub state_text: String,
+    /// The commands the task accepts now, e.g. `["interrupt", "cancel", "message"]`, as in
+    /// `rawko/status`.
+    pub actions: Vec<TaskAction>,
     /// The breadcrumb, outermost workflow first; empty when the task runs no workflow.
     pub breadcrumb: Vec<BreadcrumbItem>,
     /// What happened to the task, oldest first.
