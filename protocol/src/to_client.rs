@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, StateClass, TaskId, TaskState};
+use crate::types::{BreadcrumbItem, StateClass, TaskAction, TaskId, TaskState};
 use crate::{Notification, Request};
 
 /// Asks the user whether a tool call that the current phase blocks may run anyway.
@@ -247,6 +247,10 @@ pub struct StatusParams {
     /// them its own way: `["Feature", "Review [3/4]", "🔎 Check [1/2]"]`; one level when the
     /// task runs no workflow or has finished it.
     pub breadcrumb_levels: Vec<String>,
+    /// The commands the task accepts now, each named after the method that sends it (`resume`
+    /// is `rawko/resumeTask`, `message` is `rawko/sendMessage`, …): a client offers these and no
+    /// others, instead of testing state names.
+    pub actions: Vec<TaskAction>,
     /// The state as words to show after `breadcrumbText`, e.g. ` — waiting for approval`; empty
     /// while the task runs. `text` is `breadcrumbText` followed by it.
     pub state_text: String,

@@ -98,6 +98,28 @@ pub enum StateClass {
     Finished,
 }
 
+/// A command a task accepts in the state it is in, named after the client → server method that
+/// sends it, so a client offers exactly these instead of testing state names. rawko refuses the
+/// others with a conflict error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskAction {
+    /// `rawko/resumeTask`: the task stopped (`blocked`, or `interrupted` by a restart) and goes on.
+    Resume,
+    /// `rawko/retry`: the task runs again from where it failed (`failed`, `interrupted`).
+    Retry,
+    /// `rawko/reset`: the task starts its workflow over.
+    Reset,
+    /// `rawko/interrupt`: stops a countdown or the current turn.
+    Interrupt,
+    /// `rawko/cancelTask`: ends the task for good.
+    Cancel,
+    /// `rawko/sendMessage`: a message for the agent.
+    Message,
+    /// `rawko/setWorkflow`: starts a workflow in a task that runs none yet.
+    SetWorkflow,
+}
+
 /// One level of the breadcrumb `Feature > 🧪 Test [3/4]`: the top-level workflow first, then each
 /// subworkflow the task is inside.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -141,6 +163,32 @@ mod tests {
         assert_eq!(
             serde_json::to_value(Waiting).unwrap(),
             serde_json::json!("waiting")
+        );
+    }
+
+    #[test]
+    fn actions_are_named_after_their_methods() {
+        let names = serde_json::to_value([
+            TaskAction::Resume,
+            TaskAction::Retry,
+            TaskAction::Reset,
+            TaskAction::Interrupt,
+            TaskAction::Cancel,
+            TaskAction::Message,
+            TaskAction::SetWorkflow,
+        ])
+        .unwrap();
+        assert_eq!(
+            names,
+            serde_json::json!([
+                "resume",
+                "retry",
+                "reset",
+                "interrupt",
+                "cancel",
+                "message",
+                "setWorkflow"
+            ])
         );
     }
 }

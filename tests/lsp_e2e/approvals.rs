@@ -83,6 +83,11 @@ fn a_status_says_the_state_class_the_breadcrumb_levels_and_the_state_words() {
     );
     assert_eq!(waiting["stateText"], " — waiting for approval", "{waiting}");
     assert_eq!(
+        waiting["actions"],
+        json!(["reset", "interrupt", "cancel", "message"]),
+        "{waiting}"
+    );
+    assert_eq!(
         waiting["text"],
         format!(
             "{}{}",
@@ -107,6 +112,7 @@ fn a_status_says_the_state_class_the_breadcrumb_levels_and_the_state_words() {
     );
     assert_eq!(summary["external"], false, "{summary}");
     assert_eq!(summary["breadcrumbLevels"][0], "Feature", "{summary}");
+    assert!(summary["actions"].is_array(), "{summary}");
 }
 
 #[test]

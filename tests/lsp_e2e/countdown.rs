@@ -175,7 +175,13 @@ fn interrupt_during_a_turn_stops_it_and_a_second_interrupt_is_a_state_conflict()
         ed.request("rawko/interrupt", json!({"taskId": task})),
         Ok(json!({}))
     );
-    wait_status(&mut ed, &task, "blocked");
+    let blocked = wait_status(&mut ed, &task, "blocked");
+    // What the task accepts now, so no client tests the state's name: a resume, no interrupt.
+    assert_eq!(
+        blocked["actions"],
+        json!(["resume", "reset", "cancel", "message"]),
+        "{blocked}"
+    );
     assert_error(
         ed.request("rawko/interrupt", json!({"taskId": task})),
         -32003,
@@ -184,6 +190,7 @@ fn interrupt_during_a_turn_stops_it_and_a_second_interrupt_is_a_state_conflict()
         .request("rawko/getTask", json!({"taskId": task}))
         .expect("getTask");
     assert_eq!(detail["task"]["state"], "blocked", "{detail}");
+    assert_eq!(detail["task"]["actions"], blocked["actions"], "{detail}");
     // The interrupted turn's text never came: the next turn is the second one.
     assert_eq!(
         ed.request("rawko/resumeTask", json!({"taskId": task})),
@@ -192,6 +199,41 @@ fn interrupt_during_a_turn_stops_it_and_a_second_interrupt_is_a_state_conflict()
     wait_output(&mut ed, &task, "assistant_delta", |p| {
         p["text"].as_str().unwrap_or_default().contains("Back")
     });
+}
+
+#[test]
+fn a_task_offers_the_commands_it_accepts_and_no_others() {
+    // docs/protocol.md, TaskAction: a client offers the commands in `actions` and no others.
+    let project = Project::with_starter();
+    let script = project.script(
+        "slow",
+        "turns:\n  - text: \"Thinking hard.\"\n    delay_ms: 60000\n",
+    );
+    let mut ed = serve(&project, fast());
+    let task = start(&mut ed, &script);
+    wait_output(&mut ed, &task, "context_injected", |_| true);
+    let listed = ed
+        .request("rawko/listTasks", json!({}))
+        .expect("rawko/listTasks answers");
+    assert_eq!(
+        listed["tasks"][0]["actions"],
+        json!(["reset", "interrupt", "cancel", "message"]),
+        "{listed}"
+    );
+    assert_eq!(
+        ed.request("rawko/cancelTask", json!({"taskId": task})),
+        Ok(json!({}))
+    );
+    let cancelled = wait_status(&mut ed, &task, "cancelled");
+    assert_eq!(cancelled["actions"], json!(["reset"]), "{cancelled}");
+    assert_error(
+        ed.request("rawko/cancelTask", json!({"taskId": task})),
+        -32003,
+    );
+    assert_error(
+        ed.request("rawko/resumeTask", json!({"taskId": task})),
+        -32003,
+    );
 }
 
 #[test]

@@ -487,6 +487,43 @@ t.test(
 )
 
 t.test(
+  ':Rawko resume offers the tasks rawko says take a resume, whatever their state',
+  with_fake(function()
+    fake({
+      steps = {},
+      requests = {
+        ['rawko/listTasks'] = {
+          tasks = {
+            {
+              taskId = 'task-a',
+              description = 'Paused by rawko',
+              state = 'paused',
+              stateClass = 'waiting',
+              breadcrumbText = '',
+              startedAt = 2,
+              actions = { 'resume', 'cancel' },
+            },
+            {
+              taskId = 'task-b',
+              description = 'Blocked, yet not to resume',
+              state = 'blocked',
+              stateClass = 'waiting',
+              breadcrumbText = '',
+              startedAt = 1,
+              actions = { 'cancel' },
+            },
+          },
+        },
+      },
+    })
+    vim.cmd('Rawko resume')
+    local select = t.wait_select('rawko_task')
+    t.eq(#select.labels, 1, 'one task offered: ' .. vim.inspect(select.labels))
+    t.has(select.labels[1], 'Paused by rawko', 'the task rawko says takes a resume')
+  end)
+)
+
+t.test(
   'hook output and output of unknown kinds are shown; nothing fails',
   with_fake(function()
     fake({

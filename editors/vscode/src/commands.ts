@@ -13,6 +13,7 @@ import {
   type StartTaskParams,
   type StatusParams,
   type StepAction,
+  type TaskAction,
   type TaskSummary,
   type WorkflowSummary,
 } from './protocol';
@@ -49,7 +50,7 @@ interface WorkflowItem extends vscode.QuickPickItem {
  * A task as a command sees it, to decide whether it applies and to offer it in a pick: rawko's
  * summary, or what the store knows when rawko cannot list the tasks.
  */
-type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'stateClass' | 'external' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
+type TaskRow = Pick<TaskSummary, 'taskId' | 'state' | 'stateClass' | 'actions' | 'external' | 'workflow' | 'breadcrumbText'> & { description?: string; startedAt?: number };
 
 interface ActionItem extends vscode.QuickPickItem {
   run(): Promise<void>;
@@ -59,9 +60,14 @@ interface ActionItem extends vscode.QuickPickItem {
 export const PICK_WORKFLOW_COMMAND = 'rawko.pickWorkflow';
 const PICK_WORKFLOW_BUTTON = 'Pick Workflow';
 
-/** A task Rawko: Pick Workflow applies to: running, with no workflow. */
+/** A task Rawko: Pick Workflow applies to: one that takes a workflow now (running, with none), as rawko says. */
 export function runsNoWorkflow(task: TaskRow): boolean {
-  return task.state === 'running' && !task.workflow;
+  return offers(task, 'setWorkflow');
+}
+
+/** Whether rawko says the task accepts `action` now. */
+function offers(task: Pick<TaskRow, 'actions'>, action: TaskAction): boolean {
+  return Array.isArray(task.actions) && task.actions.includes(action);
 }
 
 /** What rawko's error codes mean to a command that could not `verb`, said before rawko's message. */
@@ -211,7 +217,7 @@ export class Commands {
 
   /** Resumes an interrupted or blocked task, or retries a failed one, and follows it. */
   async rerun(how: 'resume' | 'retry', taskId?: string): Promise<void> {
-    const fits = how === 'resume' ? (t: TaskRow) => t.state === 'interrupted' || t.state === 'blocked' : (t: TaskRow) => t.state === 'failed';
+    const fits = (t: TaskRow) => offers(t, how);
     await this.onTask(how, taskId, fits, async (rpc, id) => {
       await rpc.request(how === 'resume' ? Requests.resumeTask : Requests.retry, { taskId: id });
       this.store.setActive(id);
@@ -273,10 +279,10 @@ export class Commands {
   private actionsFor(task: TaskSummary): ActionItem[] {
     const id = task.taskId;
     const actions: ActionItem[] = [];
-    if (task.state === 'interrupted' || task.state === 'blocked') {
+    if (offers(task, 'resume')) {
       actions.push({ label: '$(debug-continue) Resume', description: 'continue from the last recorded step', run: () => this.rerun('resume', id) });
     }
-    if (task.state === 'failed') {
+    if (offers(task, 'retry')) {
       actions.push({ label: '$(refresh) Retry', description: 'try again from the task log', run: () => this.rerun('retry', id) });
     }
     actions.push({

@@ -173,7 +173,7 @@ class Context {
   /** The client while the server runs. */
   private rpc(): Rpc | undefined {
     const client = this.client;
-    return client?.state === State.Running ? { request: (type, params) => client.sendRequest(type, params) } : undefined;
+    return client?.isRunning() ? { request: (type, params) => client.sendRequest(type, params) } : undefined;
   }
 
   private showLog(): void {
@@ -320,7 +320,7 @@ class Context {
   private async listStoredTasks(): Promise<void> {
     try {
       const tasks = (await this.rpc()?.request(Requests.listTasks, {}))?.tasks ?? [];
-      for (const task of tasks.filter((t) => !this.store.get(t.taskId) && (t.stateClass !== 'finished' || t.state === 'failed'))) {
+      for (const task of tasks.filter((t) => !this.store.get(t.taskId) && (t.stateClass !== 'finished' || t.actions?.includes('retry')))) {
         this.store.describe(task);
       }
     } catch {

@@ -21,6 +21,8 @@ export type TaskState = Open<
 /** What a state means for the user: the task works by itself, waits for the user, or has ended. */
 export type StateClass = Open<'busy' | 'waiting' | 'finished'>;
 export type TaskOutcome = Open<'complete' | 'failed' | 'cancelled'>;
+/** A command a task accepts now, named after the method that sends it (`resume` is `rawko/resumeTask`). */
+export type TaskAction = Open<'resume' | 'retry' | 'reset' | 'interrupt' | 'cancel' | 'message' | 'setWorkflow'>;
 export type ApprovalOption = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 export type ApprovalOutcome = ApprovalOption | 'cancelled';
 export type OutputKind = Open<
@@ -69,6 +71,8 @@ export interface TaskLook {
   breadcrumbLevels: string[];
   /** The state as words after the breadcrumb, e.g. ` — waiting for approval`; empty while running. */
   stateText: string;
+  /** The commands the task accepts now; a client offers these instead of testing state names. */
+  actions: TaskAction[];
 }
 
 export interface TaskSummary extends TaskLook {

@@ -123,7 +123,8 @@ export function renderStatus(
   const fresh = task.reason && task.reasonAt !== undefined && now - task.reasonAt < REASON_MILLIS;
   const reason = fresh ? ` — ${shortenRight(task.reason ?? '', REASON_CHARS)}` : '';
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
-  const counting = task.state === 'countdown' ? task.countdown : undefined;
+  // rawko/status clears the countdown when the task leaves it.
+  const counting = task.countdown;
   const text = counting ? `⏳ ${counting.secondsLeft}s — ${crumb}${others}` : `${stateIcon(task.state)} ${crumb}${reason}${others}`;
 
   // The tooltip's rows; a row without a value is left out.
@@ -145,7 +146,7 @@ export function renderStatus(
     text,
     tooltip: { title: `rawko: ${task.state.replace(/_/g, ' ')}`, rows, hint },
     command: { command, arguments: [task.taskId] },
-    background: waits ? 'warning' : task.state === 'failed' ? 'error' : undefined,
+    background: waits ? 'warning' : task.stateClass === 'finished' && task.outcome === 'failed' ? 'error' : undefined,
   };
 }
 

@@ -13,6 +13,7 @@ import {
   type StatusParams,
   type TaskDetail,
   type TaskFinishedParams,
+  type TaskOutcome,
   type TaskSummary,
 } from './protocol';
 
@@ -20,7 +21,7 @@ import {
 export interface TaskView
   extends Pick<
       StatusParams,
-      'taskId' | 'state' | 'stateClass' | 'external' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason'
+      'taskId' | 'state' | 'stateClass' | 'external' | 'actions' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason'
     >,
     Partial<Pick<TaskFinishedParams, 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
@@ -28,6 +29,8 @@ export interface TaskView
   /** When the reason came, and whether it outlives the next change (it told of an outcome, not of a wait). */
   reasonAt?: number;
   reasonSticky?: boolean;
+  /** How the task ended, once it has (`rawko/taskFinished`, or the summary of a finished task). */
+  outcome?: TaskOutcome;
   /** The running auto-continue countdown, while the state is `countdown`. */
   countdown?: Pick<CountdownParams, 'label' | 'secondsLeft'>;
   /** When the task started, and when it ended (once finished). */
@@ -102,6 +105,10 @@ export class TaskStore {
     if (!known) {
       task.state = summary.state;
       task.stateClass = summary.stateClass;
+      task.actions = Array.isArray(summary.actions) ? summary.actions : [];
+      if (summary.stateClass === 'finished') {
+        task.outcome = summary.state;
+      }
       task.text = `${summary.breadcrumbText}${summary.stateText ?? ''}`;
       task.breadcrumbText = summary.breadcrumbText;
       task.breadcrumbLevels = Array.isArray(summary.breadcrumbLevels) ? summary.breadcrumbLevels : [];
@@ -138,7 +145,10 @@ export class TaskStore {
     const moved = task.state !== params.state || task.text !== (params.text ?? '');
     task.state = params.state;
     task.stateClass = params.stateClass;
+    task.actions = Array.isArray(params.actions) ? params.actions : [];
     task.external = params.external;
+    // A retried or reset task runs again: how it ended before no longer holds.
+    task.outcome = params.stateClass === 'finished' ? params.state : undefined;
     task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];
     task.breadcrumbLevels = Array.isArray(params.breadcrumbLevels) ? params.breadcrumbLevels : [];
     task.breadcrumbText = params.breadcrumbText ?? '';
@@ -154,8 +164,8 @@ export class TaskStore {
     if (params.reason) {
       task.reason = params.reason;
       task.reasonAt = this.clock.now();
-      task.reasonSticky = params.state !== 'waiting_approval';
-    } else if (moved && (!task.reasonSticky || params.state === 'waiting_approval')) {
+      task.reasonSticky = !waitsForApproval(params);
+    } else if (moved && (!task.reasonSticky || waitsForApproval(params))) {
       // The reason of a wait for approval only describes that wait; a reason such as "no answer
       // within 120 s; Write was rejected" stays through the changes that quickly follow it, the
       // task's end included (rawko may announce the rest of a quick task at once): the status
@@ -179,6 +189,7 @@ export class TaskStore {
   finished(params: TaskFinishedParams): void {
     const task = this.ensure(params.taskId);
     task.summary = params.summary;
+    task.outcome = params.outcome;
     task.countdown = undefined;
     task.endedAt ??= this.clock.now();
     // The task's last notification: it has ended, whatever status came before.
@@ -211,6 +222,7 @@ export class TaskStore {
         taskId,
         state: 'running',
         stateClass: 'busy',
+        actions: [],
         external: false,
         breadcrumb: [],
         breadcrumbLevels: [],
@@ -228,4 +240,12 @@ export class TaskStore {
       listener(task);
     }
   }
+}
+
+/**
+ * Whether the task waits for an approval: the one wait that still takes an interrupt (rawko's
+ * `actions`), so no state name is tested.
+ */
+function waitsForApproval(params: Pick<StatusParams, 'stateClass' | 'actions'>): boolean {
+  return params.stateClass === 'waiting' && Array.isArray(params.actions) && params.actions.includes('interrupt');
 }

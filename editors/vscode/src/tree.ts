@@ -75,11 +75,11 @@ export function taskActions(task: TaskView): string[] {
   if (task.stateClass === 'busy') {
     actions.push('interrupt');
   }
-  if (task.state === 'interrupted' || task.state === 'blocked') {
-    actions.push('resume');
-  }
-  if (task.state === 'failed') {
-    actions.push('retry');
+  // Resume and retry as rawko offers them (`actions`), not by state names.
+  for (const action of ['resume', 'retry'] as const) {
+    if (task.actions?.includes(action)) {
+      actions.push(action);
+    }
   }
   if (!finished) {
     actions.push('cancel');
@@ -120,7 +120,7 @@ export function approvalRow(params: ApproveToolCallParams): Row {
 
 /** Where a phase stands: from the task's current phase (`phaseIndex`) once known, else as rawko last described it. */
 function markOf(task: TaskView, phase: PhaseNode): Mark {
-  if (task.state === 'complete' || task.workflowDone) {
+  if (task.outcome === 'complete' || task.workflowDone) {
     return 'done';
   }
   if (task.phaseIndex !== undefined && phase.index !== undefined) {

@@ -9,7 +9,7 @@ use rawko_protocol::to_server::{
     HistoryEntry, PhaseNode, PhaseNodeKind, PhaseStatus, StepAction as WireStepAction, TaskDetail,
     TaskSummary, WorkflowSummary,
 };
-use rawko_protocol::types::{BreadcrumbItem, TaskId, TaskState as WireTaskState};
+use rawko_protocol::types::{BreadcrumbItem, TaskAction, TaskId, TaskState as WireTaskState};
 
 use crate::engine::{
     self, ApprovalAnswer, Crumb, Outcome, OutputKind, TaskSnapshot, TaskState, WorkflowName,
@@ -99,6 +99,7 @@ pub fn status(
     breadcrumb_text: String,
     phase_index: Option<usize>,
 ) -> StatusParams {
+    let has_workflow = workflow.is_some();
     let (workflow, workflow_name) = match workflow {
         Some(w) => (Some(w.key), Some(w.name)),
         None => (None, None),
@@ -118,7 +119,38 @@ pub fn status(
         state_class: task_state(state).class(),
         external: engine::is_external(task_id),
         state_text: state.words().to_owned(),
+        actions: actions(state, engine::is_external(task_id), has_workflow),
     }
+}
+
+/// The commands a task in `state` accepts, by the rules the task service refuses the others
+/// with (`engine/tasks/mod.rs`): a live task takes a message, a cancel and (unless it already
+/// stopped for the user) an interrupt; a stopped one (`blocked`, or `interrupted` by a restart)
+/// a resume; a failed or interrupted one a retry, a reset anywhere; a task found in the store is
+/// rebuilt from its log for those, which an external agent's session cannot be. Only a running
+/// task that runs no workflow yet takes one.
+pub fn actions(state: TaskState, external: bool, has_workflow: bool) -> Vec<TaskAction> {
+    let live = !state.is_finished() && state != TaskState::Interrupted;
+    let mut actions = Vec::new();
+    if state == TaskState::Blocked || (state == TaskState::Interrupted && !external) {
+        actions.push(TaskAction::Resume);
+    }
+    if matches!(state, TaskState::Failed | TaskState::Interrupted) && !external {
+        actions.push(TaskAction::Retry);
+    }
+    if live || !external {
+        actions.push(TaskAction::Reset);
+    }
+    if live && state != TaskState::Blocked {
+        actions.push(TaskAction::Interrupt);
+    }
+    if live {
+        actions.extend([TaskAction::Cancel, TaskAction::Message]);
+    }
+    if state == TaskState::Running && !has_workflow {
+        actions.push(TaskAction::SetWorkflow);
+    }
+    actions
 }
 
 /// The breadcrumb's levels as `breadcrumb_text` shows them, outermost first: the workflow's
@@ -226,6 +258,11 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
         external: engine::is_external(&s.task_id),
         breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
         state_text: s.state.words().to_owned(),
+        actions: actions(
+            s.state,
+            engine::is_external(&s.task_id),
+            s.workflow.is_some(),
+        ),
     }
 }
 
@@ -242,6 +279,11 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
         external: engine::is_external(&s.task_id),
         breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
         state_text: s.state.words().to_owned(),
+        actions: actions(
+            s.state,
+            engine::is_external(&s.task_id),
+            s.workflow.is_some(),
+        ),
         breadcrumb: breadcrumb(&s.breadcrumb),
         history: s
             .history
@@ -375,5 +417,45 @@ mod tests {
         assert!(external.external);
         assert_eq!(external.state_class, rawko_protocol::StateClass::Busy);
         assert_eq!(external.state_text, "");
+    }
+
+    #[test]
+    fn each_state_offers_the_commands_the_service_takes_there() {
+        use TaskAction::*;
+        let own = |state| actions(state, false, true);
+        assert_eq!(own(TaskState::Running), [Reset, Interrupt, Cancel, Message]);
+        assert_eq!(
+            own(TaskState::WaitingApproval),
+            [Reset, Interrupt, Cancel, Message]
+        );
+        assert_eq!(
+            own(TaskState::Countdown),
+            [Reset, Interrupt, Cancel, Message]
+        );
+        assert_eq!(own(TaskState::Blocked), [Resume, Reset, Cancel, Message]);
+        assert_eq!(own(TaskState::Interrupted), [Resume, Retry, Reset]);
+        assert_eq!(own(TaskState::Failed), [Retry, Reset]);
+        assert_eq!(own(TaskState::Complete), [Reset]);
+        assert_eq!(own(TaskState::Cancelled), [Reset]);
+        // An external agent's session is never rebuilt from its log, and takes a workflow while
+        // it runs none.
+        assert_eq!(
+            actions(TaskState::Running, true, false),
+            [Reset, Interrupt, Cancel, Message, SetWorkflow]
+        );
+        assert_eq!(actions(TaskState::Interrupted, true, false), []);
+        assert_eq!(actions(TaskState::Failed, true, true), []);
+        let status = status(
+            "task-1",
+            1,
+            TaskState::Blocked,
+            &[],
+            String::new(),
+            None,
+            None,
+            String::new(),
+            None,
+        );
+        assert_eq!(status.actions, [Resume, Reset, Cancel, Message]);
     }
 }

@@ -292,8 +292,6 @@ function M.tasks()
   require('rawko.tasks').open()
 end
 
-local resumable = { interrupted = true, blocked = true }
-
 --- `:Rawko resume [task]`: resumes the task named (on client `c`, when given), else one picked
 --- among those interrupted (or blocked).
 ---@param args string[]
@@ -313,7 +311,7 @@ function M.resume(args, c)
   end
   client.request('rawko/listTasks', vim.empty_dict(), function(result, used)
     local list = vim.tbl_filter(function(summary)
-      return resumable[summary.state] == true
+      return state.accepts(summary, 'resume')
     end, type(result) == 'table' and result.tasks or {})
     if #list == 0 then
       notify('no interrupted task to resume')
@@ -418,7 +416,7 @@ local subcommands = {
   {
     'resume',
     task_ids(function(task)
-      return resumable[task.state] == true
+      return state.accepts(task, 'resume')
     end),
   },
   { 'validate' },

@@ -22,6 +22,7 @@ local function take(task, text, from)
   task.state = from.state or task.state
   task.state_class = from.stateClass or task.state_class
   task.external = from.external == true
+  task.actions = from.actions or {}
   task.stopped = nil
   task.text = text
   task.breadcrumb_text = from.breadcrumbText or ''
@@ -29,9 +30,8 @@ local function take(task, text, from)
   task.state_text = from.stateText or ''
   task.breadcrumb = from.breadcrumb or {}
   task.workflow = from.workflow
-  if task.state ~= 'countdown' then
-    task.countdown = nil
-  end
+  -- A countdown's status comes before its first tick, and the ticks set it again.
+  task.countdown = nil
 end
 
 --- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else its
@@ -86,7 +86,7 @@ M.status = task_notification(function(task, params)
     task.phase_index = params.phaseIndex or math.huge
   end
   state.touch(task)
-  if task.state ~= 'waiting_approval' then
+  if not state.waits_for_approval(task) then
     -- The approval ended (answered, timed out, or the task was cancelled).
     prompt.withdraw_task(task.id, 'approval')
   end
@@ -94,7 +94,9 @@ M.status = task_notification(function(task, params)
   if
     task.reason
     and require('rawko.config').get().statusline.notify_reasons
-    and (task.state == 'running' or task.state == 'blocked')
+    -- Not for an approval (its prompt says why) nor an end (the summary does).
+    and state.is_active(task)
+    and not state.waits_for_approval(task)
   then
     vim.notify(('rawko: %s'):format(task.reason), vim.log.levels.WARN)
   end

@@ -20,6 +20,7 @@ local M = {}
 ---@field state string a TaskState of docs/protocol.md
 ---@field state_class string what the state means, as rawko said: busy, waiting or finished
 ---@field external? boolean an external agent's session, as rawko said
+---@field actions? string[] the commands the task accepts now, as rawko said (`resume`, `retry`, …)
 ---@field text string the status line rawko gave
 ---@field breadcrumb table[] the breadcrumb items
 ---@field breadcrumb_text? string where the task is, without its state, as rawko gave it
@@ -59,6 +60,22 @@ M.gap_timeout_ms = 300
 ---@return boolean
 function M.is_active(task)
   return task.state_class ~= 'finished' and not task.stopped
+end
+
+--- Whether rawko says `task` (a task, or a summary rawko/listTasks gave) accepts `action` now
+--- (its `actions`: `resume`, `retry`, `interrupt`, …), so no state name is tested.
+---@param task {actions?: string[]}
+---@param action string
+---@return boolean
+function M.accepts(task, action)
+  return vim.tbl_contains(task.actions or {}, action)
+end
+
+--- Whether `task` waits for an approval: the one wait that still takes an interrupt.
+---@param task rawko.Task
+---@return boolean
+function M.waits_for_approval(task)
+  return task.state_class == 'waiting' and M.accepts(task, 'interrupt')
 end
 
 --- The task with `id`, created when unknown.
@@ -132,7 +149,8 @@ M.STOPPED_TEXT = ' — rawko stopped'
 function M.parts(task)
   local crumb = task.breadcrumb_text or ''
   local where = crumb ~= '' and crumb or task.description or task.id
-  local countdown = task.state == 'countdown' and task.countdown
+  -- Each rawko/status clears the countdown; its ticks set it again while it runs.
+  local countdown = task.countdown
   if task.stopped then
     return where, M.STOPPED_TEXT
   elseif countdown then

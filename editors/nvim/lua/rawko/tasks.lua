@@ -59,7 +59,9 @@ local function render()
     local live, detail = state.tasks[task_id], view.details[task_id] or {}
     local known = live or summary or detail
     local what = known.description or (summary or {}).description or ''
-    local how = known.state == 'waiting_approval' and 'waiting for approval' or known.state
+    -- rawko's words for the state (` — waiting for approval`), else its name while it runs.
+    local words = (known.state_text or known.stateText or ''):gsub('^ — ', '')
+    local how = words ~= '' and words or known.state
     table.insert(lines, ('%s — %s · %s'):format(what, how, task_id))
     table.insert(highlights, { #lines - 1, 'RawkoHeader' })
     table.insert(rows, { task = task_id })

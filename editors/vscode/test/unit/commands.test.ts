@@ -11,7 +11,7 @@ import type { RequestParam, RequestType } from 'vscode-jsonrpc';
 import type { StatusParams, TaskSummary, WorkflowSummary } from '../../src/protocol';
 import { TaskStore } from '../../src/tasks';
 import { FakeVs, ManualClock } from './fake-vscode';
-import { statusOf, summaryOf } from './fixtures';
+import { actionsOf, statusOf, summaryOf } from './fixtures';
 
 const WORKFLOWS: WorkflowSummary[] = [
   { key: 'feature', name: 'Feature', commandName: 'feature', phaseCount: 5, outerPhaseCount: 4, show: 'user', source: '/p/.rawko/workflows/feature' },
@@ -210,7 +210,7 @@ describe('Rawko: Show Tasks', () => {
 describe('Rawko: Pick Workflow', () => {
   // A task without a workflow: rawko's breadcrumb text is its description.
   const bare = (taskId: string, state = 'running'): TaskSummary =>
-    summaryOf({ ...summary(taskId, state), workflow: undefined, breadcrumbText: `task ${taskId}`, breadcrumbLevels: undefined });
+    summaryOf({ ...summary(taskId, state), workflow: undefined, breadcrumbText: `task ${taskId}`, breadcrumbLevels: undefined, actions: actionsOf(state, true, false) });
 
   it('picks among the running tasks without a workflow, then sends rawko/setWorkflow with the picked key', async () => {
     const { vs, server, commands, notes } = setup();

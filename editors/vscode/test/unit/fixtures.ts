@@ -3,7 +3,7 @@
  * messages as the server fills them: the class and words of each state, the breadcrumb line cut
  * into its levels. The tests stand in for rawko here; the extension itself derives none of it.
  */
-import type { ApproveToolCallParams, BreadcrumbItem, StatusParams, TaskLook, TaskSummary } from '../../src/protocol';
+import type { ApproveToolCallParams, BreadcrumbItem, StatusParams, TaskAction, TaskLook, TaskSummary } from '../../src/protocol';
 import type { TaskView } from '../../src/tasks';
 
 const CLASSES: Record<string, string> = {
@@ -28,11 +28,36 @@ const WORDS: Record<string, string> = {
   cancelled: ' — cancelled',
 };
 
+/** The commands rawko accepts from a task in `state`, by the server's rule (`lsp/to_proto.rs` `actions`). */
+export function actionsOf(state: string, external: boolean, hasWorkflow: boolean): TaskAction[] {
+  const live = CLASSES[state] !== 'finished' && state !== 'interrupted';
+  const actions: TaskAction[] = [];
+  if (state === 'blocked' || (state === 'interrupted' && !external)) {
+    actions.push('resume');
+  }
+  if ((state === 'failed' || state === 'interrupted') && !external) {
+    actions.push('retry');
+  }
+  if (live || !external) {
+    actions.push('reset');
+  }
+  if (live && state !== 'blocked') {
+    actions.push('interrupt');
+  }
+  if (live) {
+    actions.push('cancel', 'message');
+  }
+  if (state === 'running' && !hasWorkflow) {
+    actions.push('setWorkflow');
+  }
+  return actions;
+}
+
 /**
  * The look rawko gives a task in `state` at `breadcrumbText`: the levels from the breadcrumb's
  * items when it has any, else the line as the one level.
  */
-export function look(state: string, breadcrumbText: string, taskId = '', breadcrumb: BreadcrumbItem[] = []): TaskLook {
+export function look(state: string, breadcrumbText: string, taskId = '', breadcrumb: BreadcrumbItem[] = [], workflow?: string): TaskLook {
   const [outer] = breadcrumb;
   const levels = outer
     ? [outer.name, ...breadcrumb.map((i) => `${i.emoji ? `${i.emoji} ` : ''}${i.phaseName} [${i.index}/${i.total}]`)]
@@ -44,21 +69,22 @@ export function look(state: string, breadcrumbText: string, taskId = '', breadcr
     external: taskId.startsWith('ext-'),
     breadcrumbLevels: levels,
     stateText: WORDS[state] ?? '',
+    actions: actionsOf(state, taskId.startsWith('ext-'), workflow !== undefined),
   };
 }
 
 type Bare<T> = Omit<T, keyof TaskLook> & Partial<TaskLook>;
 
 export function statusOf(params: Bare<StatusParams>): StatusParams {
-  return { ...look(params.state, params.breadcrumbText, params.taskId, params.breadcrumb), ...params };
+  return { ...look(params.state, params.breadcrumbText, params.taskId, params.breadcrumb, params.workflow), ...params };
 }
 
 export function summaryOf(summary: Bare<TaskSummary>): TaskSummary {
-  return { ...look(summary.state, summary.breadcrumbText, summary.taskId), ...summary };
+  return { ...look(summary.state, summary.breadcrumbText, summary.taskId, [], summary.workflow), ...summary };
 }
 
 export function viewOf(view: Bare<TaskView>): TaskView {
-  return { ...look(view.state, view.breadcrumbText, view.taskId, view.breadcrumb), ...view };
+  return { ...look(view.state, view.breadcrumbText, view.taskId, view.breadcrumb, view.workflow), ...view };
 }
 
 /** An approval's timeout wording as rawko words it. */

@@ -36,7 +36,7 @@ function detail(extra: Partial<TaskDetail> = {}): TaskDetail {
     breadcrumb: [],
     history: [],
     phases: PHASES,
-    ...look(extra.state ?? 'running', extra.breadcrumbText ?? 'Feature > 📋 Plan [1/4]', extra.taskId, extra.breadcrumb),
+    ...look(extra.state ?? 'running', extra.breadcrumbText ?? 'Feature > 📋 Plan [1/4]', extra.taskId, extra.breadcrumb, 'workflow' in extra ? extra.workflow : 'feature'),
     ...extra,
   };
 }
@@ -144,11 +144,15 @@ describe('the Rawko view', () => {
   it('offers in the context menu what the task\'s state allows', () => {
     const task = { taskId: 't', breadcrumb: [], breadcrumbText: '', text: '', workflow: 'feature' };
     assert.deepEqual(taskActions(viewOf({ ...task, state: 'running' })), ['next', 'loop', 'interrupt', 'cancel']);
-    assert.deepEqual(taskActions(viewOf({ ...task, state: 'interrupted' })), ['next', 'loop', 'resume', 'cancel']);
+    // rawko takes a retry of an interrupted task too (it rebuilds it from its log and retries).
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'interrupted' })), ['next', 'loop', 'resume', 'retry', 'cancel']);
     assert.deepEqual(taskActions(viewOf({ ...task, state: 'failed' })), ['retry']);
     assert.deepEqual(taskActions(viewOf({ ...task, state: 'complete' })), []);
     assert.deepEqual(taskActions(viewOf({ ...task, workflow: undefined, state: 'blocked' })), ['resume', 'cancel']);
     assert.equal(taskRow(viewOf({ ...task, state: 'running' }), 0, true).contextValue, 'task next loop interrupt cancel');
+    // Resume and retry go by rawko's actions, not by the state's name.
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'paused', stateClass: 'waiting', actions: ['resume'] })), ['next', 'loop', 'resume', 'cancel']);
+    assert.deepEqual(taskActions(viewOf({ ...task, state: 'failed', actions: [] })), []);
   });
 
   it('shows a pending approval first under its task, with the reason for people', async () => {
