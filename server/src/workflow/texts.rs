@@ -31,9 +31,9 @@ pub fn resolve_template(template: &str, vars: &[(&str, &str)]) -> String {
 /// [`resolve_template`] appended to `out`.
 fn resolve_template_into(out: &mut String, template: &str, vars: &[(&str, &str)]) {
     let mut rest = template;
-    // Byte searches: `{`, `}`, letters, digits and `_` are ASCII, and no byte of a multi-byte
-    // character is ASCII, so every index found is a character boundary.
-    while let Some(open) = rest.bytes().position(|b| b == b'{') {
+    // The name is searched byte by byte: letters, digits and `_` are ASCII, and no byte of a
+    // multi-byte character is ASCII, so the index found is a character boundary.
+    while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         let name_len = after
