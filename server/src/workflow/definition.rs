@@ -5,6 +5,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
@@ -50,18 +51,20 @@ impl ToolPolicy {
     /// (alone or with a pattern); a blacklist does not name it alone. Tool names compare
     /// case-insensitively.
     pub fn allows(&self, tool: &str) -> bool {
+        let call = super::tools::Call::new(tool);
         match self {
-            ToolPolicy::Whitelist(list) => list.iter().any(|r| r.is_for(tool)),
-            ToolPolicy::Blacklist(list) => !list.iter().any(|r| r.is_for(tool) && r.is_plain()),
+            ToolPolicy::Whitelist(list) => list.iter().any(|r| r.covers(&call)),
+            ToolPolicy::Blacklist(list) => !list.iter().any(|r| r.covers(&call) && r.is_plain()),
         }
     }
 
     /// `true` when `tool` may run with any input: a whitelist names it alone; a blacklist does
     /// not name it at all.
     pub fn allows_fully(&self, tool: &str) -> bool {
+        let call = super::tools::Call::new(tool);
         match self {
-            ToolPolicy::Whitelist(list) => list.iter().any(|r| r.is_for(tool) && r.is_plain()),
-            ToolPolicy::Blacklist(list) => !list.iter().any(|r| r.is_for(tool)),
+            ToolPolicy::Whitelist(list) => list.iter().any(|r| r.covers(&call) && r.is_plain()),
+            ToolPolicy::Blacklist(list) => !list.iter().any(|r| r.covers(&call)),
         }
     }
 
@@ -97,6 +100,9 @@ pub struct ToolRule {
     source: String,
     /// The tool name as written (compared case-insensitively).
     tool: String,
+    /// The Claude Code name of `tool` when the catalogue knows it (`find` → `Glob`), looked up
+    /// once here rather than for every call the gate holds against the rule.
+    canonical: Option<&'static str>,
     pattern: RulePattern,
 }
 
@@ -137,6 +143,7 @@ impl ToolRule {
             return Ok(Self {
                 source: source.to_owned(),
                 tool: source.to_owned(),
+                canonical: canonical_of(source),
                 pattern: RulePattern::Any,
             });
         };
@@ -167,6 +174,7 @@ impl ToolRule {
         Ok(Self {
             source: source.to_owned(),
             tool: tool.to_owned(),
+            canonical: canonical_of(tool),
             pattern,
         })
     }
@@ -200,7 +208,13 @@ impl ToolRule {
     /// (case-insensitively; pi's `edit` is `Edit`), or a tool the rule's tool stands for (`Edit`
     /// covers `MultiEdit` and `NotebookEdit`). See [`super::tools`].
     pub fn is_for(&self, tool: &str) -> bool {
-        super::tools::rule_covers(&self.tool, tool)
+        self.covers(&super::tools::Call::new(tool))
+    }
+
+    /// [`ToolRule::is_for`] for a call whose name was looked up once.
+    pub fn covers(&self, call: &super::tools::Call<'_>) -> bool {
+        let canonical = self.canonical.unwrap_or(&self.tool);
+        super::tools::covers(&self.tool, canonical, call)
     }
 
     /// `true` when the rule matches the shell command `command`: a plain rule matches every
@@ -224,6 +238,11 @@ impl ToolRule {
             RulePattern::Command { .. } | RulePattern::Invalid { .. } => false,
         }
     }
+}
+
+/// The catalogue's Claude Code name of a rule's tool, `None` for a tool it does not know.
+fn canonical_of(tool: &str) -> Option<&'static str> {
+    super::tools::known(tool).map(|t| t.canonical)
 }
 
 /// A `*`-only glob: the literal parts between the stars.
@@ -328,6 +347,7 @@ impl From<&str> for ToolRule {
             };
             Self {
                 tool: tool.to_owned(),
+                canonical: canonical_of(tool),
                 pattern: RulePattern::Invalid {
                     text: inner.to_owned(),
                 },
@@ -515,14 +535,20 @@ impl WorkflowDefinition {
 ///
 /// Every subworkflow reference in the set names a workflow of the set, and no references form a
 /// cycle: the loader removes what breaks either rule.
+///
+/// Keys are workflow directory names the user wrote, so a fast hash without a random seed is
+/// safe here. A set never changes once loaded: its copies share one map (a load's outcome, the
+/// set its tasks share and a listing's copy are one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorkflowSet {
-    defs: IndexMap<String, WorkflowDefinition>,
+    defs: Arc<IndexMap<String, WorkflowDefinition, rustc_hash::FxBuildHasher>>,
 }
 
 impl WorkflowSet {
-    pub(crate) fn from_map(defs: IndexMap<String, WorkflowDefinition>) -> Self {
-        Self { defs }
+    pub(crate) fn from_map<S>(defs: IndexMap<String, WorkflowDefinition, S>) -> Self {
+        Self {
+            defs: Arc::new(defs.into_iter().collect()),
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&WorkflowDefinition> {

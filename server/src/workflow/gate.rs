@@ -16,7 +16,8 @@ use serde_json::Value;
 use super::definition::{ToolPolicy, ToolRule, WorkflowSet, SHELL_TOOL};
 use super::shell::{self, SimpleCommand};
 use super::state::WorkflowState;
-use super::texts::{resolve_template, DEFAULT_BLOCK_REASON};
+use super::texts::{default_block_reason, resolve_template};
+use super::tools::{Call, ToolClass};
 use crate::clip::{clip, clip_path};
 
 /// The gate's answer for one tool call.
@@ -48,23 +49,38 @@ pub fn check(
     tool: &str,
     input: &Value,
 ) -> GateDecision {
-    if super::tools::class_of(tool) == super::tools::ToolClass::Workflow {
+    // The allowed path looks the tool up once, finds the phase (not the root workflow, which
+    // only a block's reason names) and allocates nothing.
+    let call = Call::new(tool);
+    if call.class() == ToolClass::Workflow {
         return GateDecision::Allow;
     }
-    let Some((root, phase)) = state.and_then(|s| s.current_phase(set)) else {
+    let Some(state) = state else {
+        return GateDecision::Allow;
+    };
+    let Some(phase) = state.phase(set) else {
         return GateDecision::Allow;
     };
     let Some(policy) = &phase.tools else {
         return GateDecision::Allow;
     };
-    let Some(denial) = decide(policy, tool, input, &phase.name) else {
+    let Some(denial) = decide(policy, &call, input, &phase.name) else {
         return GateDecision::Allow;
     };
-    let allowed = match policy {
-        ToolPolicy::Whitelist(list) if list.is_empty() => "(none but workflow_step)".to_owned(),
-        other => other.describe(),
+    let Some(root) = state.root(set) else {
+        return GateDecision::Allow;
     };
     let template = root.block_reason_template.as_deref();
+    // Only a workflow's own template can name the allowed tools (the default does not): the
+    // list is written out only then.
+    let allowed = if template.is_some_and(|t| t.contains("{allowedTools}")) {
+        match policy {
+            ToolPolicy::Whitelist(list) if list.is_empty() => "(none but workflow_step)".to_owned(),
+            other => other.describe(),
+        }
+    } else {
+        String::new()
+    };
     let detail = match &denial {
         Denial::Tool => tool_detail(policy, tool, &phase.name),
         Denial::Why { sentence, .. } => sentence.clone(),
@@ -78,7 +94,10 @@ pub fn check(
                 ("toolName", &tool),
                 ("allowedTools", &allowed),
             ];
-            resolve_template(template.unwrap_or(DEFAULT_BLOCK_REASON), &vars)
+            match template {
+                None => default_block_reason(&tool, &phase.name),
+                Some(template) => resolve_template(template, &vars),
+            }
         }
         Denial::Why {
             tool_name,
@@ -107,14 +126,28 @@ pub fn check(
 /// What the user is told about a tool the phase does not allow: `Write is blocked in the Plan
 /// phase (allowed: Read, Glob, Grep)`, or `(blacklist: Write, Edit)`.
 fn tool_detail(policy: &ToolPolicy, tool: &str, phase: &str) -> String {
-    let list = match policy {
-        ToolPolicy::Whitelist(rules) if rules.is_empty() => {
-            "allowed: only workflow_step".to_owned()
-        }
-        ToolPolicy::Whitelist(rules) => format!("allowed: {}", rules.join(", ")),
-        ToolPolicy::Blacklist(rules) => format!("blacklist: {}", rules.join(", ")),
+    let (label, rules) = match policy {
+        ToolPolicy::Whitelist(rules) if rules.is_empty() => ("allowed: only workflow_step", rules),
+        ToolPolicy::Whitelist(rules) => ("allowed: ", rules),
+        ToolPolicy::Blacklist(rules) => ("blacklist: ", rules),
     };
-    format!("{} is blocked in the {phase} phase ({list})", clip(tool))
+    let tool = clip(tool);
+    // One allocation, sized up front: this runs for every blocked call.
+    let list_len: usize = rules.iter().map(|r| r.source().len() + 2).sum();
+    let mut out = String::with_capacity(tool.len() + phase.len() + list_len + 64);
+    out.push_str(&tool);
+    out.push_str(" is blocked in the ");
+    out.push_str(phase);
+    out.push_str(" phase (");
+    out.push_str(label);
+    for (i, rule) in rules.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(rule.source());
+    }
+    out.push(')');
+    out
 }
 
 /// Whether the state's current phase lets the workspace be written: with no phase that restricts
@@ -160,10 +193,11 @@ enum Denial<'a> {
 
 fn decide<'a>(
     policy: &ToolPolicy,
-    tool: &'a str,
+    call: &Call<'a>,
     input: &Value,
     phase: &str,
 ) -> Option<Denial<'a>> {
+    let tool = call.name;
     let bash = tool.eq_ignore_ascii_case(SHELL_TOOL);
     let why = |sentence: String| {
         Some(Denial::Why {
@@ -179,8 +213,12 @@ fn decide<'a>(
         ToolPolicy::Whitelist(rules) => {
             let mut plain = false;
             let mut patterned = false;
-            for rule in rules.iter().filter(|r| r.is_for(tool)) {
+            for rule in rules.iter().filter(|r| r.covers(call)) {
                 if rule.is_plain() {
+                    if !bash {
+                        // The tool itself is allowed, whatever its input.
+                        return None;
+                    }
                     plain = true;
                 } else {
                     patterned = true;
@@ -209,7 +247,7 @@ fn decide<'a>(
             if plain {
                 return None;
             }
-            let own: Vec<&ToolRule> = rules.iter().filter(|r| r.is_for(tool)).collect();
+            let own: Vec<&ToolRule> = rules.iter().filter(|r| r.covers(call)).collect();
             let list = join_rules(&own);
             match place(input) {
                 Placed::Relative(path) if own.iter().any(|r| r.matches_path(&path)) => None,
@@ -225,7 +263,7 @@ fn decide<'a>(
             }
         }
         ToolPolicy::Blacklist(rules) => {
-            let mut own = rules.iter().filter(|r| r.is_for(tool)).peekable();
+            let mut own = rules.iter().filter(|r| r.covers(call)).peekable();
             if own.clone().any(ToolRule::is_plain) {
                 return Some(Denial::Tool);
             }
@@ -272,9 +310,10 @@ fn decide<'a>(
 
 /// `true` when a `Bash(...)` rule of the list matches `command`.
 fn covered(rules: &[ToolRule], command: &str) -> bool {
+    let bash = Call::new(SHELL_TOOL);
     rules
         .iter()
-        .any(|r| r.is_for(SHELL_TOOL) && !r.is_plain() && r.matches_command(command))
+        .any(|r| !r.is_plain() && r.covers(&bash) && r.matches_command(command))
 }
 
 fn writes_files(command: &str, writer: &SimpleCommand, phase: &str) -> String {

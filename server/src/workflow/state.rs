@@ -126,11 +126,15 @@ impl ActiveWorkflow<'_> {
 
     /// The breadcrumb's workflow names joined with ` > `, as pi-workflows' prompts show them.
     pub fn path_names(&self) -> String {
-        self.breadcrumb
-            .iter()
-            .map(|b| b.name)
-            .collect::<Vec<_>>()
-            .join(" > ")
+        let len = self.breadcrumb.iter().map(|b| b.name.len() + 3).sum();
+        let mut out = String::with_capacity(len);
+        for (i, level) in self.breadcrumb.iter().enumerate() {
+            if i > 0 {
+                out.push_str(" > ");
+            }
+            out.push_str(level.name);
+        }
+        out
     }
 }
 
@@ -191,19 +195,30 @@ impl WorkflowState {
         &self,
         set: &'a WorkflowSet,
     ) -> Option<(&'a WorkflowDefinition, &'a PhaseDefinition)> {
+        let phase = self.phase(set)?;
+        Some((self.root(set)?, phase))
+    }
+
+    /// The current concrete phase alone: [`WorkflowState::current_phase`] without the root
+    /// workflow, which the gate needs only for a call it blocks.
+    pub fn phase<'a>(&self, set: &'a WorkflowSet) -> Option<&'a PhaseDefinition> {
         if !self.active {
             return None;
         }
-        let root = set.get(&self.current_path.first()?.workflow_key)?;
         let seg = self.current_path.last()?;
         let mut entry = set.get(&seg.workflow_key)?.phases.get(seg.phase_index)?;
         for _ in 0..MAX_DEPTH {
             match entry {
-                PhaseEntry::Phase(p) => return Some((root, p)),
+                PhaseEntry::Phase(p) => return Some(p),
                 PhaseEntry::Subworkflow(k) => entry = set.get(k)?.phases.first()?,
             }
         }
         None
+    }
+
+    /// The root workflow of the state's path.
+    pub fn root<'a>(&self, set: &'a WorkflowSet) -> Option<&'a WorkflowDefinition> {
+        set.get(&self.current_path.first()?.workflow_key)
     }
 
     /// Resolves the state against `set`; `None` when it is inactive or no longer fits the

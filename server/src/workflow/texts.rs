@@ -3,7 +3,9 @@
 //! name and the breadcrumb. Templates use pi-workflows' `{variable}` syntax; a variable rawko does
 //! not know stays as written.
 
-use super::definition::{WorkflowDefinition, WorkflowSet};
+use std::borrow::Cow;
+
+use super::definition::{PhaseDefinition, WorkflowDefinition, WorkflowSet};
 use super::state::{ActiveWorkflow, BreadcrumbLevel, WorkflowState};
 
 pub const DEFAULT_ROLE_INSTRUCTION: &str = "You are the ORCHESTRATOR for this workflow. You must NOT use the edit or write tools directly. All implementation work must be delegated to subagents via the delegate_to_subagents tool. Follow the phase instructions precisely.";
@@ -22,12 +24,21 @@ pub const DEFAULT_CANCELLED_MESSAGE: &str =
 /// Replaces every `{name}` whose name is in `vars`; anything else is left as written.
 pub fn resolve_template(template: &str, vars: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len() + 64);
+    resolve_template_into(&mut out, template, vars);
+    out
+}
+
+/// [`resolve_template`] appended to `out`.
+fn resolve_template_into(out: &mut String, template: &str, vars: &[(&str, &str)]) {
     let mut rest = template;
+    // The name is searched byte by byte: letters, digits and `_` are ASCII, and no byte of a
+    // multi-byte character is ASCII, so the index found is a character boundary.
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         let name_len = after
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .bytes()
+            .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
             .unwrap_or(after.len());
         if name_len > 0 && after[name_len..].starts_with('}') {
             let name = &after[..name_len];
@@ -46,6 +57,22 @@ pub fn resolve_template(template: &str, vars: &[(&str, &str)]) -> String {
         }
     }
     out.push_str(rest);
+}
+
+/// [`DEFAULT_BLOCK_REASON`] for `tool` in `phase`, written from its parts: the gate answers
+/// every blocked call with it, and this skips the template's scan.
+pub fn default_block_reason(tool: &str, phase: &str) -> String {
+    const PARTS: [&str; 3] = [
+        "[workflow] The tool \"",
+        "\" is blocked during the ",
+        " phase.\nRefer to the current phase instructions for allowed tools and approaches.\nWhen finished, call workflow_step to advance to the next phase.",
+    ];
+    let mut out = String::with_capacity(DEFAULT_BLOCK_REASON.len() + tool.len() + phase.len());
+    out.push_str(PARTS[0]);
+    out.push_str(tool);
+    out.push_str(PARTS[1]);
+    out.push_str(phase);
+    out.push_str(PARTS[2]);
     out
 }
 
@@ -131,82 +158,96 @@ impl ActiveWorkflow<'_> {
 
     /// The context injected before every agent turn (pi-workflows' `buildContextPrompt`, with the
     /// All Steps list of its later versions).
+    ///
+    /// It runs before every model turn, so it is written straight into one buffer sized up
+    /// front: no line, list or template gets a string of its own.
     pub fn context_prompt(&self, set: &WorkflowSet) -> String {
         let def = self.definition;
         let phase = self.current_phase;
         let path = self.path_names();
-        let step = self.state.global_step_count.to_string();
+        let mut step_digits = [0; 20];
+        let step = decimal(self.state.global_step_count, &mut step_digits);
         let blocked = blocked_list(self);
-        let vars = self.prompt_vars(set, &path, &step, &blocked);
+        let vars = self.prompt_vars(set, &path, step, &blocked);
 
-        let role = resolve_template(
-            def.role_instruction
-                .as_deref()
-                .unwrap_or(DEFAULT_ROLE_INSTRUCTION),
-            &vars,
-        );
-        let instructions = resolve_template(&phase.instructions, &vars);
-        let reminder = resolve_template(
-            def.advance_reminder
-                .as_deref()
-                .unwrap_or(DEFAULT_ADVANCE_REMINDER),
-            &vars,
-        );
+        let role = def
+            .role_instruction
+            .as_deref()
+            .unwrap_or(DEFAULT_ROLE_INSTRUCTION);
+        let reminder = def
+            .advance_reminder
+            .as_deref()
+            .unwrap_or(DEFAULT_ADVANCE_REMINDER);
         let scope_total = self.scope.phases.len();
         let position = self.phase_index + 1;
+        let steps = set.flatten(def);
 
-        let mut out = String::with_capacity(1024 + instructions.len());
-        let mut line = |s: &str| {
-            out.push_str(s);
-            out.push('\n');
-        };
-        line(&format!(
-            "[Workflow path: {path} ▸ {} {}]",
-            phase.emoji, phase.name
-        ));
-        line("");
-        line(&role);
-        line("");
-        line(&format!("**Task:** {}", self.state.task_description));
-        line(&format!("**Task ID:** {}", self.state.task_id));
-        line(&format!(
-            "**Current Phase:** {} {}",
-            phase.emoji, phase.name
-        ));
-        if self.is_nested() {
-            line(&format!(
-                "**Progress:** Step {step} ({position}/{scope_total} in current scope)"
-            ));
+        let capacity = 512
+            + role.len()
+            + phase.instructions.len()
+            + reminder.len()
+            + path.len()
+            + 2 * self.state.task_description.len()
+            + steps
+                .iter()
+                .map(|p| p.name.len() + p.emoji.len() + 16)
+                .sum::<usize>();
+        let mut out = String::with_capacity(capacity);
+        let mut digits = [0; 20];
+        out.push_str("[Workflow path: ");
+        out.push_str(&path);
+        out.push_str(" ▸ ");
+        out.push_str(&phase.emoji);
+        out.push(' ');
+        out.push_str(&phase.name);
+        out.push_str("]\n\n");
+        resolve_template_into(&mut out, role, &vars);
+        out.push_str("\n\n**Task:** ");
+        out.push_str(&self.state.task_description);
+        out.push_str("\n**Task ID:** ");
+        out.push_str(&self.state.task_id);
+        out.push_str("\n**Current Phase:** ");
+        out.push_str(&phase.emoji);
+        out.push(' ');
+        out.push_str(&phase.name);
+        out.push_str("\n**Progress:** Step ");
+        out.push_str(step);
+        out.push_str(" (");
+        out.push_str(decimal(position as u64, &mut digits));
+        out.push('/');
+        out.push_str(decimal(scope_total as u64, &mut digits));
+        out.push_str(if self.is_nested() {
+            " in current scope)\n"
         } else {
-            line(&format!(
-                "**Progress:** Step {step} ({position}/{scope_total} phases)"
-            ));
-        }
-        line("");
-        line("**All Steps:**");
+            " phases)\n"
+        });
+        out.push_str("\n**All Steps:**\n");
         let current = self.flat_index(set);
-        for (i, p) in set.flatten(def).iter().enumerate() {
-            let marker = if i == current { '▶' } else { ' ' };
-            line(&format!("{marker} {}. {} {}", i + 1, p.emoji, p.name));
+        for (i, p) in steps.iter().enumerate() {
+            out.push(if i == current { '▶' } else { ' ' });
+            out.push(' ');
+            out.push_str(decimal(i as u64 + 1, &mut digits));
+            out.push_str(". ");
+            out.push_str(&p.emoji);
+            out.push(' ');
+            out.push_str(&p.name);
+            out.push('\n');
         }
-        line("");
-        line("**What to do in this phase:**");
-        line(&instructions);
-        line("");
-        let profiles = if phase.available_profiles.is_empty() {
-            "(none)".to_owned()
+        out.push_str("\n**What to do in this phase:**\n");
+        resolve_template_into(&mut out, &phase.instructions, &vars);
+        out.push_str("\n\n**Available subagent profiles for this phase:** ");
+        if phase.available_profiles.is_empty() {
+            out.push_str("(none)");
         } else {
-            phase.available_profiles.join(", ")
-        };
-        line(&format!(
-            "**Available subagent profiles for this phase:** {profiles}"
-        ));
-        line(&format!(
-            "**All profiles:** {}",
-            all_profiles(set, def).join(", ")
-        ));
-        line("");
-        out.push_str(&reminder);
+            push_joined(
+                &mut out,
+                phase.available_profiles.iter().map(String::as_str),
+            );
+        }
+        out.push_str("\n**All profiles:** ");
+        push_joined(&mut out, all_profiles(&steps).into_iter());
+        out.push_str("\n\n");
+        resolve_template_into(&mut out, reminder, &vars);
         out
     }
 
@@ -233,19 +274,44 @@ impl ActiveWorkflow<'_> {
     }
 }
 
-fn blocked_list(active: &ActiveWorkflow<'_>) -> String {
+fn blocked_list(active: &ActiveWorkflow<'_>) -> Cow<'static, str> {
     let blocked = active.current_phase.blocked_tools();
     if blocked.is_empty() {
-        "(none)".to_owned()
+        Cow::Borrowed("(none)")
     } else {
-        blocked.join(", ")
+        Cow::Owned(blocked.join(", "))
     }
 }
 
-/// Every profile named by any phase of `def`, subworkflows included, first mention first.
-fn all_profiles<'a>(set: &'a WorkflowSet, def: &'a WorkflowDefinition) -> Vec<&'a str> {
+/// `n` in decimal, written into `digits` (the prompt writes a dozen numbers: no string each).
+fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&digits[start..]).unwrap_or_default()
+}
+
+/// Appends the items separated by `, `.
+fn push_joined<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(item);
+    }
+}
+
+/// Every profile named by any of `phases` (a workflow's, subworkflows included), first mention
+/// first.
+fn all_profiles<'a>(phases: &[&'a PhaseDefinition]) -> Vec<&'a str> {
     let mut seen: Vec<&str> = Vec::new();
-    for phase in set.flatten(def) {
+    for phase in phases {
         for p in &phase.available_profiles {
             if !seen.contains(&p.as_str()) {
                 seen.push(p);

@@ -146,9 +146,51 @@ pub fn known(name: &str) -> Option<&'static KnownTool> {
             .then(|| known("workflow_step"))
             .flatten();
     }
-    KNOWN_TOOLS
-        .iter()
-        .find(|t| t.name.eq_ignore_ascii_case(name))
+    // The gate asks this for every tool call and for every rule it holds the call against: one
+    // lower-cased copy on the stack and a `match` (a switch on the length, then a compare) cost
+    // a few nanoseconds where a scan of the table cost dozens.
+    let mut buf = [0u8; LONGEST_NAME];
+    let lower = buf.get_mut(..name.len())?;
+    lower.copy_from_slice(name.as_bytes());
+    lower.make_ascii_lowercase();
+    KNOWN_TOOLS.get(index_of_lowercase(lower)?)
+}
+
+/// The length of the longest name in [`KNOWN_TOOLS`] (`ListMcpResourcesTool`).
+const LONGEST_NAME: usize = 20;
+
+/// The index in [`KNOWN_TOOLS`] of the lower-cased name `lower`. The test
+/// `the_lookup_knows_every_name_of_the_table_and_no_other` keeps it in step with the table.
+fn index_of_lowercase(lower: &[u8]) -> Option<usize> {
+    Some(match lower {
+        b"read" => 0,
+        b"notebookread" => 1,
+        b"write" => 2,
+        b"edit" => 3,
+        b"multiedit" => 4,
+        b"notebookedit" => 5,
+        b"bash" => 6,
+        b"bashoutput" => 7,
+        b"killshell" => 8,
+        b"killbash" => 9,
+        b"glob" => 10,
+        b"grep" => 11,
+        b"ls" => 12,
+        b"webfetch" => 13,
+        b"websearch" => 14,
+        b"task" => 15,
+        b"agent" => 16,
+        b"todowrite" => 17,
+        b"todoread" => 18,
+        b"exitplanmode" => 19,
+        b"slashcommand" => 20,
+        b"skill" => 21,
+        b"listmcpresourcestool" => 22,
+        b"readmcpresourcetool" => 23,
+        b"workflow_step" => 24,
+        b"find" => 25,
+        _ => return None,
+    })
 }
 
 /// `true` when `name` is a tool rawko knows, or an MCP tool (`mcp__server__tool`), whose names
@@ -170,16 +212,43 @@ pub fn class_of(name: &str) -> ToolClass {
 /// `true` when a rule written for `rule_tool` applies to a call of `tool`: the same tool under
 /// any of its names, or a tool the rule's tool covers (`Edit` covers `MultiEdit`).
 pub fn rule_covers(rule_tool: &str, tool: &str) -> bool {
-    if rule_tool.eq_ignore_ascii_case(tool) {
+    covers(rule_tool, canonical(rule_tool), &Call::new(tool))
+}
+
+/// A tool call's name with its catalogue entry looked up once, so that holding it against every
+/// rule of a phase costs no further lookup.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub name: &'a str,
+    pub known: Option<&'static KnownTool>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(name: &'a str) -> Self {
+        Self {
+            name,
+            known: known(name),
+        }
+    }
+
+    /// What the call's tool does; [`ToolClass::Other`] for a tool rawko does not know.
+    pub fn class(&self) -> ToolClass {
+        self.known.map_or(ToolClass::Other, |t| t.class)
+    }
+}
+
+/// [`rule_covers`] for a rule whose tool `rule_tool` has the Claude Code name `rule_canonical`
+/// (computed when the rule was parsed) and a call looked up once.
+pub fn covers(rule_tool: &str, rule_canonical: &str, call: &Call<'_>) -> bool {
+    if rule_tool.eq_ignore_ascii_case(call.name) {
         return true;
     }
-    let rule = canonical(rule_tool);
-    let call = known(tool);
-    let call_canonical = call.map_or(tool, |t| t.canonical);
-    rule.eq_ignore_ascii_case(call_canonical)
+    let call_canonical = call.known.map_or(call.name, |t| t.canonical);
+    rule_canonical.eq_ignore_ascii_case(call_canonical)
         || call
+            .known
             .and_then(|t| t.covered_by)
-            .is_some_and(|parent| parent.eq_ignore_ascii_case(rule))
+            .is_some_and(|parent| parent.eq_ignore_ascii_case(rule_canonical))
 }
 
 /// The known tool names closest to `name`, for a "did you mean" hint.
@@ -269,6 +338,35 @@ mod tests {
         assert!(!rule_covers("Read", "Glob"));
         assert!(rule_covers("Frobnicate", "frobnicate"));
         assert!(!rule_covers("Frobnicate", "Edit"));
+    }
+
+    #[test]
+    fn the_lookup_knows_every_name_of_the_table_and_no_other() {
+        for (i, t) in KNOWN_TOOLS.iter().enumerate() {
+            assert!(t.name.len() <= LONGEST_NAME, "{}", t.name);
+            for name in [
+                t.name.to_owned(),
+                t.name.to_ascii_lowercase(),
+                t.name.to_ascii_uppercase(),
+            ] {
+                assert_eq!(known(&name), Some(t), "{name}");
+            }
+            assert_eq!(
+                index_of_lowercase(t.name.to_ascii_lowercase().as_bytes()),
+                Some(i)
+            );
+        }
+        for name in [
+            "",
+            "Rea",
+            "Reads",
+            "Bash ",
+            "grép",
+            "ListMcpResourcesTools",
+            "mcp__other__x",
+        ] {
+            assert_eq!(known(name), None, "{name}");
+        }
     }
 
     #[test]

@@ -164,14 +164,20 @@ impl Tasks {
         self.store.as_deref()
     }
 
-    /// The workflows of the workspace, loaded now.
+    /// The workflows of the workspace as they are now: parsed again only when a walk of their
+    /// files, started after this call, finds a change. Calls at once (the editor's `initialized`
+    /// and its first listing) share one load, on one blocking thread, instead of each parsing
+    /// every file on a thread (and allocator arena) of its own.
     pub async fn load_workflows(&self) -> LoadOutcome {
+        let asked = std::time::Instant::now();
         let place = self.place();
         crate::engine::loaded::check_next_time(&place.workflow_roots, &place.agent_roots);
-        let roots = place.workflow_roots.clone();
-        tokio::task::spawn_blocking(move || crate::workflow::load(&roots))
-            .await
-            .unwrap_or_default()
+        let (outcome, _) = crate::engine::loaded::workflows(
+            &place.workflow_roots,
+            crate::engine::loaded::Freshness::After(asked),
+        )
+        .await;
+        LoadOutcome::clone(&outcome)
     }
 
     /// The agents of the workspace, loaded now.

@@ -134,6 +134,7 @@ pub fn load(roots: &[WorkflowRoot]) -> LoadOutcome {
                 canonical_root: &canonical_root,
                 files: Files::Disk,
                 diagnostics: &mut diagnostics,
+                canonical_dir: std::cell::OnceCell::new(),
             }
             .parse();
             let range = first_diagnostic..diagnostics.len();
@@ -200,6 +201,7 @@ pub fn load_pinned(pinned: &[PinnedWorkflow]) -> LoadOutcome {
             canonical_root: &p.root.path,
             files: Files::Pinned(&p.files),
             diagnostics: &mut diagnostics,
+            canonical_dir: std::cell::OnceCell::new(),
         }
         .parse();
         match parsed {

@@ -11,6 +11,8 @@ pub(super) struct WorkflowParser<'a> {
     /// Where the files are read: the disk, or a task's pinned copies.
     pub(super) files: Files<'a>,
     pub(super) diagnostics: &'a mut Vec<Diagnostic>,
+    /// The real path of `dir`, found once for all its phase files (`None` when it has none).
+    pub(super) canonical_dir: std::cell::OnceCell<Option<PathBuf>>,
 }
 
 impl WorkflowParser<'_> {
@@ -421,6 +423,27 @@ impl WorkflowParser<'_> {
         parse_phase(&content, &path, self.diagnostics, self.key).map(PhaseEntry::Phase)
     }
 
+    /// The real path of `path` when it names a file right in the workflow's directory that is
+    /// not a symbolic link: the directory's real path (found once) and the name. It takes one
+    /// `lstat` where resolving the whole path took one per component, for each of a workflow's
+    /// phase files. `None` for anything else, which is resolved in full.
+    fn real_path_beside(&self, path: &Path) -> Option<PathBuf> {
+        let rel = path.strip_prefix(self.dir).ok()?;
+        let mut components = rel.components();
+        let (Some(std::path::Component::Normal(name)), None) =
+            (components.next(), components.next())
+        else {
+            return None;
+        };
+        if fs::symlink_metadata(path).ok()?.file_type().is_symlink() {
+            return None;
+        }
+        let dir = self
+            .canonical_dir
+            .get_or_init(|| fs::canonicalize(self.dir).ok());
+        Some(dir.as_ref()?.join(name))
+    }
+
     /// pi-workflows' path-safety rule: the real path of the phase file must lie inside the real
     /// path of the root. A path that does not exist is checked lexically.
     fn inside_root(&self, path: &Path) -> bool {
@@ -429,6 +452,9 @@ impl WorkflowParser<'_> {
             // not lead out of the root.
             let lexical = crate::paths::lexical(path);
             return lexical.starts_with(self.canonical_root) && lexical != self.canonical_root;
+        }
+        if let Some(real) = self.real_path_beside(path) {
+            return real.starts_with(self.canonical_root) && real != self.canonical_root;
         }
         match fs::canonicalize(path) {
             Ok(real) => real.starts_with(self.canonical_root) && real != self.canonical_root,

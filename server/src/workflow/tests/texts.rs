@@ -5,6 +5,21 @@ use super::*;
 // ── Texts ──
 
 #[test]
+fn the_default_block_reason_is_its_template_filled_in() {
+    for (tool, phase) in [
+        ("Write", "Plan"),
+        ("", ""),
+        ("mcp__x__{toolName}", "Phase {phaseName} é"),
+    ] {
+        let vars = [("toolName", tool), ("phaseName", phase)];
+        assert_eq!(
+            crate::workflow::texts::default_block_reason(tool, phase),
+            resolve_template(crate::workflow::texts::DEFAULT_BLOCK_REASON, &vars)
+        );
+    }
+}
+
+#[test]
 fn templates_keep_what_they_do_not_know() {
     let vars = [("a", "1"), ("long_name2", "2")];
     let cases = [
