@@ -23,37 +23,17 @@ use crate::support::{is_note, Editor, Project};
 use crate::{outputs, BUILD_MARKER, PLAN_MARKER};
 
 /// The adapter's entry point, or `None` (with a note) when this test should be skipped.
-#[allow(clippy::print_stderr)]
 fn adapter(test: &str) -> Option<PathBuf> {
-    if std::env::var("RAWKO_CODEX_E2E").is_ok_and(|v| v == "0") {
-        eprintln!("SKIPPED {test}: RAWKO_CODEX_E2E=0");
-        return None;
-    }
-    match std::env::var_os("RAWKO_CODEX_ACP").filter(|v| !v.is_empty()) {
-        Some(entry) => {
-            let entry = PathBuf::from(entry);
-            assert!(
-                entry.is_file(),
-                "RAWKO_CODEX_ACP={} is not a file; run scripts/install-codex-acp.sh",
-                entry.display()
-            );
-            Some(entry)
-        }
-        None => {
-            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-            assert!(
-                !ci,
-                "{test}: RAWKO_CODEX_ACP is not set, and under CI this test must not be skipped: \
-                 set it to the output of scripts/install-codex-acp.sh (scripts/test.sh does), \
-                 or RAWKO_CODEX_E2E=0 to skip it on purpose"
-            );
-            eprintln!(
-                "SKIPPED {test}: codex-acp is not installed. To run it: \
-                 RAWKO_CODEX_ACP=$(scripts/install-codex-acp.sh) cargo test -p rawko --test acp_agent_e2e codex"
-            );
-            None
-        }
-    }
+    crate::installed(
+        test,
+        &crate::Agent {
+            var: "RAWKO_CODEX_ACP",
+            skip: "RAWKO_CODEX_E2E",
+            script: "scripts/install-codex-acp.sh",
+            name: "codex-acp",
+            filter: " codex",
+        },
+    )
 }
 
 /// The variable that holds the fake's key for Codex's model provider.

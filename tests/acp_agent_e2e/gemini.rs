@@ -26,38 +26,18 @@ use super::support::fake_gemini::{FakeGemini, Request, Turn};
 use super::support::{is_note, Editor};
 use super::{outputs, project, BUILD_MARKER, PLAN_MARKER};
 
-/// Gemini CLI's entry point, or `None` (with a note) when this test should be skipped.
-#[allow(clippy::print_stderr)]
+/// The adapter's entry point, or `None` (with a note) when this test should be skipped.
 fn gemini_cli(test: &str) -> Option<PathBuf> {
-    if std::env::var("RAWKO_GEMINI_E2E").is_ok_and(|v| v == "0") {
-        eprintln!("SKIPPED {test}: RAWKO_GEMINI_E2E=0");
-        return None;
-    }
-    match std::env::var_os("RAWKO_GEMINI_CLI").filter(|v| !v.is_empty()) {
-        Some(entry) => {
-            let entry = PathBuf::from(entry);
-            assert!(
-                entry.is_file(),
-                "RAWKO_GEMINI_CLI={} is not a file; run scripts/install-gemini-cli.sh",
-                entry.display()
-            );
-            Some(entry)
-        }
-        None => {
-            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-            assert!(
-                !ci,
-                "{test}: RAWKO_GEMINI_CLI is not set, and under CI this test must not be skipped: \
-                 set it to the output of scripts/install-gemini-cli.sh (scripts/test.sh does), \
-                 or RAWKO_GEMINI_E2E=0 to skip it on purpose"
-            );
-            eprintln!(
-                "SKIPPED {test}: Gemini CLI is not installed. To run it: \
-                 RAWKO_GEMINI_CLI=$(scripts/install-gemini-cli.sh) cargo test -p rawko --test acp_agent_e2e gemini"
-            );
-            None
-        }
-    }
+    crate::installed(
+        test,
+        &crate::Agent {
+            var: "RAWKO_GEMINI_CLI",
+            skip: "RAWKO_GEMINI_E2E",
+            script: "scripts/install-gemini-cli.sh",
+            name: "Gemini CLI",
+            filter: " gemini",
+        },
+    )
 }
 
 /// Gemini CLI's home as a user who set it up for rawko has it: the workspace trusted (else it
