@@ -22,15 +22,17 @@
 //! - Every request is recorded (method, path, headers, JSON body, when it arrived, what was
 //!   answered and when), so a test can look for a text in what the model was sent.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+use super::fake_http::{lock, read_request, visit_strings, Incoming};
 
 /// Numbers the ids of every response, item and call the fakes of this process send.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -349,15 +351,6 @@ fn visit_text(v: &Value, f: &mut dyn FnMut(&str)) {
     }
 }
 
-fn visit_strings(v: &Value, f: &mut dyn FnMut(&str)) {
-    match v {
-        Value::String(s) => f(s),
-        Value::Array(a) => a.iter().for_each(|x| visit_strings(x, f)),
-        Value::Object(o) => o.values().for_each(|x| visit_strings(x, f)),
-        _ => {}
-    }
-}
-
 /// The test's script: the turn answering a main agent request (the conversation so far is in
 /// its body).
 pub type Script = Box<dyn FnMut(&Request) -> Turn + Send>;
@@ -516,96 +509,6 @@ impl Drop for FakeOpenAi {
         // Wakes the accepting thread so it sees `closing`.
         let _ = TcpStream::connect(self.addr);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// One HTTP request's head and body.
-struct Incoming {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-/// The next request of the connection; `None` when the peer closed it.
-fn read_request(reader: &mut impl BufRead) -> Option<Incoming> {
-    let mut line = String::new();
-    // Blank lines between requests are allowed.
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if !line.trim().is_empty() {
-            break;
-        }
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let h = line.trim_end_matches(['\r', '\n']);
-        if h.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = h.split_once(':') {
-            headers.push((name.trim().to_owned(), value.trim().to_owned()));
-        }
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    };
-    let mut body = Vec::new();
-    if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        loop {
-            line.clear();
-            reader.read_line(&mut line).ok()?;
-            let size = usize::from_str_radix(line.trim().split(';').next()?, 16).ok()?;
-            if size == 0 {
-                // Trailers, then the blank line.
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line).ok()? == 0 || line.trim().is_empty() {
-                        break;
-                    }
-                }
-                break;
-            }
-            let mut chunk = vec![0; size];
-            reader.read_exact(&mut chunk).ok()?;
-            body.extend_from_slice(&chunk);
-            line.clear();
-            reader.read_line(&mut line).ok()?;
-        }
-    } else if let Some(length) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        body = vec![0; length];
-        reader.read_exact(&mut body).ok()?;
-    }
-    if header("content-encoding").is_some_and(|v| !v.eq_ignore_ascii_case("identity")) {
-        // Codex compresses request bodies only for OpenAI's own API; said here in case.
-        body = format!(
-            "(a {} body the fake cannot read)",
-            header("content-encoding").unwrap_or_default()
-        )
-        .into_bytes();
-    }
-    Some(Incoming {
-        method,
-        path,
-        headers,
-        body,
-    })
 }
 
 fn serve_connection(stream: TcpStream, shared: &Shared) {

@@ -13,6 +13,7 @@
 pub mod claude_code;
 pub mod fake_anthropic;
 pub mod fake_gemini;
+pub mod fake_http;
 pub mod fake_openai;
 
 use std::io::{BufRead, BufReader, Read, Write};
