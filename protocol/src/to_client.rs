@@ -239,6 +239,12 @@ pub struct StatusParams {
     /// the task runs no workflow or the workflow has finished.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub phase_index: Option<u32>,
+    /// How many concrete phases are done: a phase whose `index` is below it is done, the one at
+    /// `phaseIndex` is current, the others are to do. Every phase is done once the workflow
+    /// finished (then it is 4294967295); a cancelled task's phases from where it stopped on are
+    /// to do. Absent when the task runs no workflow.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub phases_done: Option<u32>,
     /// What the state means for the user: the task works, waits for the user, or has ended.
     pub state_class: StateClass,
     /// `true` when the task is an external agent's session (Claude Code through `rawko hook`).

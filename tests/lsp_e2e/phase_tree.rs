@@ -136,6 +136,9 @@ fn get_task_draws_the_phase_tree_and_status_names_the_current_phase() {
         .collect();
     indexes.dedup();
     assert_eq!(indexes, [0, 1, 2, 3], "{statuses:#?}");
+    for status in &statuses {
+        assert_eq!(status["phasesDone"], status["phaseIndex"], "{status}");
+    }
     let phases = detail["phases"].as_array().cloned().unwrap_or_default();
     for status in &statuses {
         let node = phases
@@ -150,6 +153,8 @@ fn get_task_draws_the_phase_tree_and_status_names_the_current_phase() {
         .unwrap_or_else(|e| panic!("rawko/cancelTask failed: {e}"));
     let last = wait_status(&mut ed, &task, "cancelled");
     assert!(last.get("phaseIndex").is_none(), "{last}");
+    // The status counts the phases done as the tree marks them: a client renders it as it is.
+    assert_eq!(last["phasesDone"], 3, "{last}");
     let statuses: Vec<String> = get_task(&mut ed, &task)["phases"]
         .as_array()
         .map(|p| p.iter().map(|n| n["status"].to_string()).collect())
@@ -173,6 +178,7 @@ fn a_complete_task_has_every_phase_done_and_its_last_status_no_phase_index() {
     let last = statuses.last().expect("statuses");
     assert_eq!(last["state"], "complete", "{last}");
     assert!(last.get("phaseIndex").is_none(), "{last}");
+    assert_eq!(last["phasesDone"], u32::MAX, "every phase done: {last}");
     let indexes: Vec<u64> = statuses
         .iter()
         .filter_map(|s| s["phaseIndex"].as_u64())
@@ -204,6 +210,7 @@ fn a_task_without_a_workflow_has_no_phases_and_no_phase_index() {
     let notes = ed.notifications(&task);
     for status in notes_of(&notes, "rawko/status", None) {
         assert!(status.get("phaseIndex").is_none(), "{status}");
+        assert!(status.get("phasesDone").is_none(), "{status}");
     }
     assert_eq!(get_task(&mut ed, &task)["phases"], json!([]));
     let error = assert_error(

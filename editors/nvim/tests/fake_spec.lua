@@ -351,6 +351,7 @@ t.test(
         breadcrumbText = 'Feature > ' .. where,
         workflow = 'feature',
         phaseIndex = index,
+        phasesDone = index,
       })
     end
     local detail = {
@@ -378,6 +379,7 @@ t.test(
           text = 'Feature — cancelled',
           breadcrumbText = 'Feature',
           workflow = 'feature',
+          phasesDone = 3,
         }),
       },
       requests = {
@@ -389,6 +391,7 @@ t.test(
               description = 'Add a --shout flag',
               workflow = 'feature',
               state = 'running',
+              stateClass = 'busy',
               breadcrumbText = 'Feature > 🛠️ Implement [2/4]',
               startedAt = 2,
             },
@@ -396,6 +399,7 @@ t.test(
               taskId = 'task-old',
               description = 'Explain the build',
               state = 'complete',
+              stateClass = 'finished',
               breadcrumbText = '',
               startedAt = 1,
             },

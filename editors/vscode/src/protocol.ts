@@ -176,6 +176,11 @@ export interface StatusParams extends TaskEvent, TaskLook {
   reason?: string;
   /** The current phase's `index` in `TaskDetail.phases`; absent without a workflow or once it finished. */
   phaseIndex?: number;
+  /**
+   * How many concrete phases are done: those whose `index` is below it (every one once the workflow
+   * finished; a cancelled task's from where it stopped on are to do); absent without a workflow.
+   */
+  phasesDone?: number;
 }
 
 export interface CountdownParams extends TaskEvent {

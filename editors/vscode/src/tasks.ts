@@ -40,8 +40,8 @@ export interface TaskView
   phases?: PhaseNode[];
   /** The current concrete phase (`phaseIndex`); undefined when none is, or not known yet. */
   phaseIndex?: number;
-  /** Whether the workflow finished: every phase is done. */
-  workflowDone?: boolean;
+  /** How many concrete phases are done (`phasesDone`); undefined until a status says. */
+  phasesDone?: number;
   /** The workflow (`''`: none) whose phases were last asked for, so a change asks again. */
   detailFor?: string;
 }
@@ -120,8 +120,9 @@ export class TaskStore {
     if ('phases' in summary && Array.isArray(summary.phases)) {
       task.phases = summary.phases;
       task.detailFor = summary.workflow ?? '';
-      task.phaseIndex = summary.phases.find((p) => p.kind === 'phase' && p.status === 'current')?.index;
-      task.workflowDone = summary.phases.length > 0 && summary.phases.every((p) => p.status === 'done');
+      // The phases' own marks are the news until the next status.
+      task.phaseIndex = undefined;
+      task.phasesDone = undefined;
     }
     this.emit(task);
   }
@@ -156,8 +157,7 @@ export class TaskStore {
     task.text = params.text ?? '';
     task.workflow = params.workflow;
     task.phaseIndex = params.phaseIndex;
-    // Without a phase index, a task that runs a workflow has finished it.
-    task.workflowDone = params.workflow !== undefined && params.phaseIndex === undefined;
+    task.phasesDone = params.phasesDone;
     if (params.state !== 'countdown') {
       task.countdown = undefined;
     }

@@ -118,13 +118,10 @@ export function approvalRow(params: ApproveToolCallParams): Row {
   };
 }
 
-/** Where a phase stands: from the task's current phase (`phaseIndex`) once known, else as rawko last described it. */
+/** Where a phase stands: as the last status counts the phases (`phasesDone`, `phaseIndex`), else as rawko last described it. */
 function markOf(task: TaskView, phase: PhaseNode): Mark {
-  if (task.outcome === 'complete' || task.workflowDone) {
-    return 'done';
-  }
-  if (task.phaseIndex !== undefined && phase.index !== undefined) {
-    return phase.index < task.phaseIndex ? 'done' : phase.index === task.phaseIndex ? 'current' : 'todo';
+  if (task.phasesDone !== undefined && phase.index !== undefined) {
+    return phase.index < task.phasesDone ? 'done' : phase.index === task.phaseIndex ? 'current' : 'todo';
   }
   return phase.status === 'done' ? 'done' : phase.status === 'current' ? 'current' : 'todo';
 }

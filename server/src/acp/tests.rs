@@ -66,6 +66,7 @@ fn status(state: TaskState, crumbs: &[(usize, usize)], workflow: Option<&str>) -
         }),
         breadcrumb_text: String::new(),
         phase_index: None,
+        phases_done: None,
     }
 }
 

@@ -225,6 +225,10 @@ pub enum TaskEvent {
         /// The current phase's position among the workflow's concrete phases; `None` without a
         /// workflow or once it finished.
         phase_index: Option<usize>,
+        /// How many of the workflow's concrete phases are done (those before it): every one
+        /// (`usize::MAX`) once the workflow finished, the phases before where it stopped once it
+        /// was cancelled; `None` without a workflow.
+        phases_done: Option<usize>,
     },
     Countdown {
         seconds_left: u32,
@@ -551,7 +555,7 @@ impl PanicGuard {
                 let _ = std::fs::remove_file(dir.join("snapshot.json"));
             }
         }
-        let (breadcrumb, text, workflow, phase_index) = match self.snapshot.lock() {
+        let (breadcrumb, text, workflow, progress) = match self.snapshot.lock() {
             Ok(mut s) => {
                 s.state = TaskState::Failed;
                 s.status_text = summary.clone();
@@ -564,10 +568,10 @@ impl PanicGuard {
                     s.breadcrumb.clone(),
                     s.breadcrumb_text.clone(),
                     workflow,
-                    s.progress.current,
+                    s.progress,
                 )
             }
-            Err(_) => (Vec::new(), String::new(), None, None),
+            Err(_) => (Vec::new(), String::new(), None, Default::default()),
         };
         if let Some(bridge) = &self.external {
             bridge.close();
@@ -586,8 +590,9 @@ impl PanicGuard {
             text: format!("{text}{}", TaskState::Failed.words()),
             breadcrumb_text: text,
             reason: Some(summary.clone()),
+            phases_done: workflow.is_some().then_some(progress.done),
             workflow,
-            phase_index,
+            phase_index: progress.current,
         });
         let _ = self.events.send(TaskEvent::Finished {
             outcome: Outcome::Failed,

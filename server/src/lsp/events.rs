@@ -29,6 +29,7 @@ pub(super) async fn write_events(
                 workflow,
                 breadcrumb_text,
                 phase_index,
+                phases_done,
             } => {
                 seq += 1;
                 out.notify::<Status>(&to_proto::status(
@@ -41,6 +42,7 @@ pub(super) async fn write_events(
                     workflow,
                     breadcrumb_text,
                     phase_index,
+                    phases_done,
                 ));
             }
             TaskEvent::Countdown {

@@ -98,6 +98,7 @@ pub fn status(
     workflow: Option<WorkflowName>,
     breadcrumb_text: String,
     phase_index: Option<usize>,
+    phases_done: Option<usize>,
 ) -> StatusParams {
     let has_workflow = workflow.is_some();
     let (workflow, workflow_name) = match workflow {
@@ -116,6 +117,7 @@ pub fn status(
         breadcrumb_text,
         reason,
         phase_index: phase_index.map(wire_index),
+        phases_done: phases_done.map(wire_index),
         state_class: task_state(state).class(),
         external: engine::is_external(task_id),
         state_text: state.words().to_owned(),
@@ -403,6 +405,7 @@ mod tests {
                 None,
                 "Feature > 📋 Plan [1/4]".to_owned(),
                 Some(0),
+                Some(0),
             )
         };
         let waiting = status("task-1", TaskState::WaitingApproval);
@@ -454,6 +457,7 @@ mod tests {
             None,
             None,
             String::new(),
+            None,
             None,
         );
         assert_eq!(status.actions, [Resume, Reset, Cancel, Message]);

@@ -52,7 +52,8 @@ local function fetch(task, whole)
     task.phases = detail.phases
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
-      task.phase_index = nil -- the phases' own marks are the news
+      -- The phases' own marks are the news.
+      task.phase_index, task.phases_done = nil, nil
     end
     require('rawko').redraw()
   end)
@@ -80,11 +81,10 @@ M.status = task_notification(function(task, params)
   local before_text = task.text
   take(task, params.text or '', params)
   task.reason = params.reason
-  -- The current phase; once the workflow finished (no phaseIndex any more) every phase is done,
-  -- while a cancelled task keeps where it stopped.
-  if params.phaseIndex or task.state ~= 'cancelled' then
-    task.phase_index = params.phaseIndex or math.huge
-  end
+  -- Where the phases stand, as rawko counts them: done below `phasesDone`, current at
+  -- `phaseIndex`.
+  task.phase_index = params.phaseIndex
+  task.phases_done = params.phasesDone
   state.touch(task)
   if not state.waits_for_approval(task) then
     -- The approval ended (answered, timed out, or the task was cancelled).

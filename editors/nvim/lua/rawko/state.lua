@@ -35,7 +35,7 @@ local M = {}
 ---@field told_no_workflow? boolean an external session without a workflow was told about
 ---@field phases? table[] its workflow's phases, flattened (`PhaseNode`s of rawko/getTask)
 ---@field phase_index? number the current phase's `index` among them, from the last status
---- (`math.huge` once the workflow finished; where it stopped once cancelled)
+---@field phases_done? number how many of them are done, from the last status
 ---@field fetched? string the workflow (or '') that rawko/getTask was last asked about for it
 
 ---@type table<string, rawko.Task>

@@ -15,7 +15,6 @@ local ns = vim.api.nvim_create_namespace('rawko_tasks')
 
 local marks = { done = '✓', current = '▶', todo = '○' }
 local groups = { done = 'RawkoPhaseDone', current = 'RawkoPhaseCurrent', todo = 'RawkoPhaseTodo' }
-local finished = { complete = true, failed = true, cancelled = true }
 
 --- The open window: its buffer, the tasks rawko listed, the details fetched of those this
 --- Neovim does not follow, the client that listed them, and what each line shows.
@@ -23,13 +22,12 @@ local finished = { complete = true, failed = true, cancelled = true }
 local view = nil
 
 --- The status of each of `phases` (a task's `PhaseNode`s) as `task` stands now: from its last
---- `phaseIndex` (a cancelled task's phases from where it stopped on are to do), else as
---- rawko/getTask gave them.
+--- status's `phasesDone` and `phaseIndex`, else as rawko/getTask gave them.
 ---@param phases table[]
----@param task {state: string, phase_index?: number}
+---@param task {phase_index?: number, phases_done?: number}
 ---@return string[]
 local function statuses_of(phases, task)
-  local at, stopped = task.phase_index, task.state == 'cancelled'
+  local at, done = task.phase_index, task.phases_done
   local statuses = {}
   for i, node in ipairs(phases) do
     -- The concrete phases a node stands for: itself, or those of its nested workflow.
@@ -40,12 +38,12 @@ local function statuses_of(phases, task)
       end
       first, last = first or phases[j].index, phases[j].index or last
     end
-    if not (at and first) then
+    if not (done and first) then
       statuses[i] = node.status or 'todo'
-    elseif at > last then
+    elseif last < done then
       statuses[i] = 'done'
     else
-      statuses[i] = at >= first and not stopped and 'current' or 'todo'
+      statuses[i] = at and at >= first and at <= last and 'current' or 'todo'
     end
   end
   return statuses
@@ -66,7 +64,7 @@ local function render()
     table.insert(highlights, { #lines - 1, 'RawkoHeader' })
     table.insert(rows, { task = task_id })
     local phases = live and live.phases or detail.phases or {}
-    local statuses = statuses_of(phases, live or { state = known.state })
+    local statuses = statuses_of(phases, live or {})
     for i, node in ipairs(phases) do
       local name = (node.emoji and node.emoji ~= '' and node.emoji .. ' ' or '') .. node.name
       local indent = string.rep('  ', node.depth + 1)
@@ -205,7 +203,7 @@ function M.open()
     })
     local shown = view
     for _, summary in ipairs(listed) do
-      if not state.tasks[summary.taskId] and not finished[summary.state] then
+      if not state.tasks[summary.taskId] and summary.stateClass ~= 'finished' then
         c:request('rawko/getTask', { taskId = summary.taskId }, function(err, got)
           if not err and type(got) == 'table' and shown == view then
             view.details[summary.taskId] = got.task

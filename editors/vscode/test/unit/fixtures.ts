@@ -75,8 +75,12 @@ export function look(state: string, breadcrumbText: string, taskId = '', breadcr
 
 type Bare<T> = Omit<T, keyof TaskLook> & Partial<TaskLook>;
 
+/** The phases done as rawko counts them: those before the current one; every one once the workflow finished. */
+const ALL_DONE = 4294967295;
+
 export function statusOf(params: Bare<StatusParams>): StatusParams {
-  return { ...look(params.state, params.breadcrumbText, params.taskId, params.breadcrumb, params.workflow), ...params };
+  const phasesDone = params.workflow === undefined ? undefined : (params.phaseIndex ?? ALL_DONE);
+  return { ...look(params.state, params.breadcrumbText, params.taskId, params.breadcrumb, params.workflow), phasesDone, ...params };
 }
 
 export function summaryOf(summary: Bare<TaskSummary>): TaskSummary {

@@ -102,6 +102,17 @@ describe('the Rawko view', () => {
     assert.deepEqual(labels(task), ['✓ 📋 Plan', '✓ 🛠️ Implement', '✓ 🧪 Test', '✓ Review']);
   });
 
+  it('a cancelled task keeps the phases done before where it stopped, the rest to do', () => {
+    const { store, labels, tree } = setup();
+    store.describe(detail());
+    store.status(status({ phaseIndex: 3 }));
+    store.status(status({ state: 'cancelled', phaseIndex: undefined, phasesDone: 3 }));
+    const [task] = tree.getChildren();
+    assert.deepEqual(labels(task), ['✓ 📋 Plan', '✓ 🛠️ Implement', '✓ 🧪 Test', '○ Review']);
+    const review = tree.getChildren(task)[3];
+    assert.deepEqual(labels(review), ['○ 🔎 Check', '○ Fix']);
+  });
+
   it('a phase opens its context prompt; a nested workflow holds its phases, expanded', () => {
     const { store, item, tree } = setup();
     store.describe(detail());

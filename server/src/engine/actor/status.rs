@@ -253,6 +253,7 @@ impl Control {
             breadcrumb,
             text,
             reason,
+            phases_done: workflow.is_some().then_some(progress.done),
             workflow,
             breadcrumb_text: crumb_text,
             phase_index: progress.current,
