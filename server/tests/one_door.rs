@@ -31,7 +31,11 @@ fn only_the_task_service_opens_a_workspace() {
     let mut doors = Vec::new();
     for file in files.iter().filter(|f| !f.starts_with(&service)) {
         let text = std::fs::read_to_string(file).expect("read a source file");
-        let rel = file.strip_prefix(&src).expect("under src").display().to_string();
+        let rel = file
+            .strip_prefix(&src)
+            .expect("under src")
+            .display()
+            .to_string();
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or_default();
             let opens = ["Place::load(", "Place {", "Tasks::new("]

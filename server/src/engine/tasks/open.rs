@@ -73,8 +73,11 @@ pub struct Opening<'a> {
     route: Option<Route>,
     asks_trust: bool,
     record: Record,
-    fixed: Option<Box<dyn FnOnce(&mut Settings) + 'a>>,
+    fixed: Option<Adjust<'a>>,
 }
+
+/// What a face changes in the defaults of fixed settings ([`Opening::fixed`]).
+type Adjust<'a> = Box<dyn FnOnce(&mut Settings) + 'a>;
 
 /// When the service starts its session record (AutoAgent's session file and its Stop hooks).
 enum Record {
@@ -173,7 +176,7 @@ fn find(
     workspace: PathBuf,
     options: Option<&Value>,
     env: &dyn Fn(&str) -> Option<OsString>,
-    fixed: Option<Box<dyn FnOnce(&mut Settings) + '_>>,
+    fixed: Option<Adjust<'_>>,
 ) -> (Place, Found) {
     let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
     if let Some(adjust) = fixed {
