@@ -354,3 +354,55 @@ async fn each_task_goes_by_its_own_route_and_keeps_it_when_it_runs_again() {
     drain(events).await;
     assert!(at_a.try_recv().is_err());
 }
+
+/// A workspace whose config brings a hook, so there is something to trust.
+fn hooked_project() -> tempfile::TempDir {
+    let dir = project();
+    std::fs::write(
+        dir.path().join(".rawko/config.json"),
+        r#"{"hooks": {"Stop": [{"type": "command", "command": "true"}]}}"#,
+    )
+    .unwrap();
+    dir
+}
+
+/// The opening finds the trust; a face that asks hands the service the answer, which the next
+/// opening finds recorded; a face that cannot ask leaves an untrusted workspace's hooks out at
+/// once; the editor's folder is opened again by `reopen`.
+#[tokio::test]
+async fn the_opening_finds_the_trust_and_the_face_hands_over_the_answer() {
+    use crate::hooks::trust::Trust;
+    let config = tempfile::tempdir().unwrap();
+    let config_home = config.path().to_path_buf();
+    let env = move |k: &str| (k == "XDG_CONFIG_HOME").then(|| config_home.clone().into());
+    let dir = hooked_project();
+
+    let asking = Tasks::open(Opening::new(dir.path().to_path_buf(), &env).asks_trust());
+    assert_eq!(asking.found.trust, Trust::Untrusted);
+    assert_eq!(asking.tasks.trust(), None, "new tasks wait for the answer");
+    asking
+        .tasks
+        .answer_trust(true)
+        .expect("the yes is recorded");
+    assert_eq!(asking.tasks.trust(), Some(true));
+
+    let again = Tasks::open(Opening::new(dir.path().to_path_buf(), &env).store(None));
+    assert_eq!(again.found.trust, Trust::Trusted, "the yes was recorded");
+    assert_eq!(again.tasks.trust(), Some(true));
+
+    let other = hooked_project();
+    let silent = Tasks::open(Opening::new(other.path().to_path_buf(), &env).store(None));
+    assert_eq!(silent.found.trust, Trust::Untrusted);
+    assert_eq!(silent.tasks.trust(), Some(false), "nobody is asked");
+
+    // The editor's folder: the service moves there and finds its trust.
+    let found = silent
+        .tasks
+        .reopen(dir.path().to_path_buf(), None, &env, true);
+    assert_eq!(found.trust, Trust::Trusted);
+    assert_eq!(
+        silent.tasks.workspace(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+    assert_eq!(silent.tasks.trust(), Some(true));
+}
