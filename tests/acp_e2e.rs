@@ -953,3 +953,181 @@ turns:
     );
     second.close();
 }
+
+/// The session records `rawko acp` wrote (`$XDG_STATE_HOME/rawko/sessions/session-*.json`).
+fn session_records(sb: &Sandbox) -> Vec<Value> {
+    let dir = sb.root.join("home/.local/state/rawko/sessions");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("session-") && n.ends_with(".json"))
+        })
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read the session record");
+            serde_json::from_str(&text).expect("a session record is JSON")
+        })
+        .collect()
+}
+
+/// Two sessions in one folder share its task service (one session record for both), yet each
+/// gets only its own task's updates and its own `fs/read_text_file` requests, with two prompts
+/// running at once.
+#[test]
+fn two_sessions_of_one_folder_share_its_service_and_each_gets_only_its_own_task() {
+    let sb = Sandbox::new();
+    sb.write(
+        "s.yaml",
+        "turns:\n  - text: \"Reading.\"\n    delay_ms: 600\n    tool_calls:\n      - {name: Read, input: {path: README.md}}\n  - text: \"Read it.\"\n",
+    );
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize_offering(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let a = acp.new_session(&sb.project())["sessionId"].clone();
+    let b = acp.new_session(&sb.project())["sessionId"].clone();
+    assert_ne!(a, b);
+    let from = acp.seen.len();
+    let prompt_a = acp.request(
+        "session/prompt",
+        json!({"sessionId": a, "prompt": [{"type": "text", "text": "The task of A"}]}),
+    );
+    let prompt_b = acp.request(
+        "session/prompt",
+        json!({"sessionId": b, "prompt": [{"type": "text", "text": "The task of B"}]}),
+    );
+    // The editor answers each read with the name of the session that asked.
+    let mut reads: Vec<Value> = Vec::new();
+    let mut done = Vec::new();
+    while done.len() < 2 {
+        let m = acp.next();
+        if m.get("method").is_none() && (m["id"] == json!(prompt_a) || m["id"] == json!(prompt_b)) {
+            assert_eq!(m["result"]["stopReason"], "end_turn", "{m}");
+            done.push(m["id"].clone());
+            continue;
+        }
+        if m["method"] == "fs/read_text_file" {
+            let asker = m["params"]["sessionId"]
+                .as_str()
+                .expect("sessionId")
+                .to_owned();
+            reads.push(json!(asker));
+            let answer = json!({"jsonrpc": "2.0", "id": m["id"],
+                "result": {"content": format!("the README as {asker} sees it")}});
+            acp.send(&answer);
+        }
+    }
+    let mut asked = reads.clone();
+    asked.sort_by_key(|v| v.to_string());
+    let mut both = vec![a.clone(), b.clone()];
+    both.sort_by_key(|v| v.to_string());
+    assert_eq!(
+        asked, both,
+        "one read per session, each by its own task: {reads:?}"
+    );
+    for (mine, other, title) in [(&a, &b, "The task of A"), (&b, &a, "The task of B")] {
+        let updates: Vec<String> = acp.seen[from..]
+            .iter()
+            .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == *mine)
+            .map(|m| m["params"]["update"].to_string())
+            .collect();
+        let all = updates.join("\n");
+        let text: String = acp.seen[from..]
+            .iter()
+            .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == *mine)
+            .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+            .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+            .collect();
+        let mine_s = mine.as_str().expect("id");
+        let other_s = other.as_str().expect("id");
+        assert!(
+            all.contains(&format!("the README as {mine_s} sees it")),
+            "the session shows its own read: {all}"
+        );
+        assert!(
+            !all.contains(&format!("the README as {other_s} sees it")),
+            "the session shows nothing of the other's task: {all}"
+        );
+        assert!(all.contains(title), "its title is its task's: {all}");
+        assert_eq!(
+            text.matches("Read it.").count(),
+            1,
+            "one task's text in the session: {text}"
+        );
+    }
+    // One service for the folder: one session record, with both tasks.
+    let records = session_records(&sb);
+    assert_eq!(records.len(), 1, "one record for the folder: {records:#?}");
+    assert_eq!(records[0]["command"], "acp", "{records:#?}");
+    acp.close();
+}
+
+/// Closing one of two sessions of a folder ends neither the other's task nor the folder's
+/// session record: its Stop hooks run when the last session closes.
+#[test]
+fn closing_one_of_two_sessions_leaves_the_other_running_and_the_record_open() {
+    let sb = Sandbox::new();
+    let stopped = sb.root.join("stopped.jsonl");
+    sb.user_config(&json!({"hooks": {
+        "Stop": [{"type": "command", "command": format!("echo stopped >> {}", stopped.display())}]
+    }}));
+    sb.write(
+        "s.yaml",
+        "turns:\n  - text: \"Slow hello.\"\n    delay_ms: 1500\n",
+    );
+    let mut acp = sb.acp(&["--script", "s.yaml"]);
+    acp.initialize();
+    let a = acp.new_session(&sb.project())["sessionId"].clone();
+    let b = acp.new_session(&sb.project())["sessionId"].clone();
+    let first = acp.call(
+        "session/prompt",
+        json!({"sessionId": a, "prompt": [{"type": "text", "text": "Hello from A"}]}),
+    );
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    let from = acp.seen.len();
+    let running = acp.request(
+        "session/prompt",
+        json!({"sessionId": b, "prompt": [{"type": "text", "text": "Hello from B"}]}),
+    );
+    let closed = acp.request("session/close", json!({"sessionId": a}));
+    let closed = acp.response(closed, &mut |_| None);
+    assert!(closed.get("error").is_none(), "{closed}");
+    assert!(
+        !stopped.exists(),
+        "the Stop hooks wait for the folder's last session: {}",
+        std::fs::read_to_string(&stopped).unwrap_or_default()
+    );
+    let records = session_records(&sb);
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(records[0]["status"], "active", "{records:#?}");
+    // The other session's task goes on to its end.
+    let response = acp.response(running, &mut |_| None);
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        acp.message_text(from).contains("Slow hello."),
+        "{:#?}",
+        acp.seen
+    );
+    let closed = acp.call("session/close", json!({"sessionId": b}));
+    assert!(closed.get("error").is_none(), "{closed}");
+    let stops =
+        std::fs::read_to_string(&stopped).expect("the Stop hooks ran with the last session");
+    assert_eq!(stops, "stopped\n", "the Stop hooks ran once");
+    // The record ends with both sessions' tasks in it (it is written behind, so wait for it).
+    let deadline = std::time::Instant::now() + WAIT;
+    let record = loop {
+        let records = session_records(&sb);
+        assert_eq!(records.len(), 1, "{records:#?}");
+        if records[0]["status"] != "active" || std::time::Instant::now() > deadline {
+            break records[0].clone();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_ne!(record["status"], "active", "the record ended: {record:#}");
+    assert!(record["endTime"].is_i64(), "{record:#}");
+    assert_eq!(record["tasks"]["planned"], 2, "{record:#}");
+    acp.close();
+}

@@ -1,5 +1,7 @@
-//! How ACP sessions of `rawko acp` begin and end: `session/new` opens one for a workspace (its
-//! settings, trust, workflows and a task service of its own), `session/load` and
+//! How ACP sessions of `rawko acp` begin and end: `session/new` opens one for a workspace (the
+//! folder's task service, opened by the first session of that folder and shared by the others,
+//! with its settings, trust and workflows; a route of the session's own for its tasks' events
+//! and its client's files and terminals), `session/load` and
 //! `session/resume` open a recorded one again (with and without the replay of its
 //! conversation), `session/close` ends one, and `session/list` shows a workspace's sessions.
 
@@ -17,11 +19,11 @@ use super::session::{Session, SessionState};
 use super::{
     client_io, env, invalid_params, map, options, outgoing, sessions, task_error, Connection, Face,
 };
-use crate::engine::tasks::{Place, Sink, Tasks};
+use crate::engine::tasks::{Opening, Route, Sink, Tasks};
 
 impl Face {
     /// `session/new`: the session's workspace is its `cwd` (or `--workspace`), with its settings,
-    /// trust, workflows (the modes) and a task service of its own.
+    /// trust, workflows (the modes) and task service, shared with the other sessions there.
     pub(super) async fn new_session(
         &self,
         request: NewSessionRequest,
@@ -117,8 +119,10 @@ impl Face {
     }
 
     /// `session/close`: the session's turn ends as with `session/cancel`, its unfinished task
-    /// is cancelled (nothing would show it any more), and the session is forgotten here; it
-    /// stays in `session/list` and can be loaded again.
+    /// is cancelled (nothing would show it any more), and the session is forgotten here with its
+    /// route; it stays in `session/list` and can be loaded again. The last session of a folder
+    /// to close ends the folder's session record (AutoAgent's Stop hooks run then); the other
+    /// sessions' tasks go on meanwhile.
     pub(super) async fn close(&self, id: &str) -> Result<CloseSessionResponse, Error> {
         let session = self
             .sessions
@@ -143,7 +147,10 @@ impl Face {
                 tracing::debug!("session/close: {e}");
             }
         }
-        session.tasks.end_session(None).await;
+        session.tasks.release(&session.route);
+        if self.leave_service(&session.workspace) {
+            session.tasks.end_session(None).await;
+        }
         Ok(CloseSessionResponse::new())
     }
 
@@ -200,8 +207,46 @@ impl Face {
         Ok(ListSessionsResponse::new(infos).next_cursor(next))
     }
 
-    /// A session for `cwd` (or `--workspace`): its settings, trust, workflows (the modes) and a
-    /// task service of its own, whose tasks' events go to this session.
+    /// The task service of `workspace` (canonical), opened now if no open session names that
+    /// folder; counted as held by one more session.
+    fn join_service(&self, workspace: &std::path::Path) -> Arc<Tasks> {
+        let Ok(mut services) = self.services.lock() else {
+            return Self::open_service(workspace);
+        };
+        let (tasks, sessions) = services
+            .entry(workspace.to_path_buf())
+            .or_insert_with(|| (Self::open_service(workspace), 0));
+        *sessions += 1;
+        tasks.clone()
+    }
+
+    fn open_service(workspace: &std::path::Path) -> Arc<Tasks> {
+        let opening = Opening::new(workspace.to_path_buf(), &env).records_session("acp");
+        let opened = Tasks::open(opening);
+        for p in &opened.found.problems {
+            tracing::warn!("rawko config: {p}");
+        }
+        opened.tasks
+    }
+
+    /// A session of `workspace` closed: whether it was the last, whose service is then closed.
+    fn leave_service(&self, workspace: &std::path::Path) -> bool {
+        let Ok(mut services) = self.services.lock() else {
+            return false;
+        };
+        let Some((_, sessions)) = services.get_mut(workspace) else {
+            return false;
+        };
+        *sessions = sessions.saturating_sub(1);
+        if *sessions > 0 {
+            return false;
+        }
+        services.remove(workspace);
+        true
+    }
+
+    /// A session for `cwd` (or `--workspace`): its folder's task service (with its settings,
+    /// trust and workflows, the modes), and a route of its own for its tasks' events.
     async fn open_session(
         &self,
         id: String,
@@ -232,18 +277,11 @@ impl Face {
             );
         }
         let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
-        let (place, problems) = Place::load(workspace.clone(), None, &env);
-        for p in &problems {
-            tracing::warn!("rawko config: {p}");
-        }
-        use crate::hooks::trust;
-        let trust = trust::check(
-            trust::store_path(env).as_deref(),
-            &place.workspace,
-            place.settings.trust_section().as_ref(),
-        );
+        let tasks = self.join_service(&workspace);
+        let place = tasks.place();
         // No question can be asked here: an untrusted workspace's hooks and settings that need
         // trust are left out, and the session says so.
+        let trust = tasks.trust_found();
         let untrusted_note = match place.settings.untrusted_text(&place.workspace) {
             Some(left_out) if !trust.allows() => {
                 let note = format!(
@@ -258,12 +296,7 @@ impl Face {
         let default_mode = mode
             .or_else(|| self.options.workflow.clone())
             .or_else(|| place.settings.default_workflow.clone());
-        let roots = place.workflow_roots.clone();
-        let set = Arc::new(
-            tokio::task::spawn_blocking(move || crate::workflow::load(&roots).workflows)
-                .await
-                .unwrap_or_default(),
-        );
+        let set = tasks.workflows().await;
         let mode = match default_mode {
             Some(key) => match map::mode_workflow(&set, &key) {
                 Ok(_) => key,
@@ -297,9 +330,6 @@ impl Face {
                     outgoing::start_pump(session, task_id, events);
                 }
             });
-            let tasks = Tasks::new(place, store, sink);
-            tasks.set_trust(Some(trust.allows()));
-            tasks.record_session("acp");
             // The configured providers to choose from, unless `rawko acp` was given its own.
             let o = &self.options;
             let models = if o.provider.is_some() || o.script.is_some() || o.model.is_some() {
@@ -307,16 +337,17 @@ impl Face {
             } else {
                 options::model_choices(&tasks.settings().providers)
             };
-            if offers != crate::tools::ClientOffers::default() {
-                tasks.set_client_io(Some(Arc::new(client_io::AcpClientIo {
-                    cx: cx.clone(),
-                    session_id: id.clone(),
-                    offers,
-                    terminals: terminals.clone(),
-                    outbox: outbox.clone(),
-                    bound: editor_bound,
-                })));
-            }
+            let client_io: Option<Arc<dyn crate::tools::ClientIo>> =
+                (offers != crate::tools::ClientOffers::default()).then(|| {
+                    Arc::new(client_io::AcpClientIo {
+                        cx: cx.clone(),
+                        session_id: id.clone(),
+                        offers,
+                        terminals: terminals.clone(),
+                        outbox: outbox.clone(),
+                        bound: editor_bound,
+                    }) as Arc<dyn crate::tools::ClientIo>
+                });
             Session {
                 id: id.clone(),
                 cx,
@@ -325,6 +356,7 @@ impl Face {
                 workspace,
                 set,
                 tasks,
+                route: Route::new(sink).with_client_io(client_io),
                 models,
                 state: Mutex::new(SessionState {
                     mode,

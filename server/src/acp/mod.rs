@@ -2,9 +2,10 @@
 //! stdio with the Agent Client Protocol v1 (newline-delimited JSON-RPC), on the protocol's official
 //! Rust SDK (`agent-client-protocol`). docs/acp.md names every mapping.
 //!
-//! Like the other faces it builds no task itself: each ACP session has its own task service
-//! ([`Tasks`], for the session's `cwd`), its first prompt starts a task, later prompts are the
-//! user's messages, and the task's events become `session/update`s (`map.rs`, pure and
+//! Like the other faces it builds no task itself: the sessions of one folder share its task
+//! service ([`Tasks`], opened for the first session's `cwd`, one per folder), each with a route
+//! of its own for its tasks' events; a session's first prompt starts a task, later prompts are
+//! the user's messages, and the task's events become `session/update`s (`map.rs`, pure and
 //! table-tested). A blocked call is asked with `session/request_permission` in a task of its own,
 //! so nothing else waits for the user.
 
@@ -38,7 +39,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
-use crate::engine::tasks::{StartRequest, TaskError};
+use crate::engine::tasks::{StartRequest, TaskError, Tasks};
 use session::Session;
 
 type Connection = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -63,6 +64,9 @@ struct Face {
     /// What the client said at `initialize` it can do for rawko's tools (files, terminals).
     offers: Mutex<crate::tools::ClientOffers>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// The task service of each folder open sessions name (canonical), and how many of them
+    /// name it: one service per folder, shared by its sessions, closed with the last one.
+    services: Mutex<HashMap<PathBuf, (Arc<Tasks>, usize)>>,
     next: AtomicU64,
 }
 
@@ -77,6 +81,7 @@ pub fn serve_stdio(options: AcpOptions) -> std::io::Result<()> {
             options,
             offers: Mutex::default(),
             sessions: Mutex::new(HashMap::new()),
+            services: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
         });
         let (stdin, stdout) = stdio();
@@ -93,13 +98,14 @@ pub fn serve_stdio(options: AcpOptions) -> std::io::Result<()> {
             },
             _ => serve.await,
         }
-        let sessions: Vec<Arc<Session>> = face
-            .sessions
+        // The folders' session records end with `rawko acp` (or with their last session).
+        let services: Vec<Arc<Tasks>> = face
+            .services
             .lock()
-            .map(|s| s.values().cloned().collect())
+            .map(|s| s.values().map(|(tasks, _)| tasks.clone()).collect())
             .unwrap_or_default();
-        for session in sessions {
-            session.tasks.end_session(None).await;
+        for tasks in services {
+            tasks.end_session(None).await;
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -391,16 +397,19 @@ impl Face {
                 };
                 session
                     .tasks
-                    .start(StartRequest {
-                        description: text,
-                        workflow: map::mode_workflow(&session.set, &mode).ok().flatten(),
-                        agent: None,
-                        provider,
-                        model,
-                        script,
-                        base_url,
-                        agent_command: None,
-                    })
+                    .start_with(
+                        StartRequest {
+                            description: text,
+                            workflow: map::mode_workflow(&session.set, &mode).ok().flatten(),
+                            agent: None,
+                            provider,
+                            model,
+                            script,
+                            base_url,
+                            agent_command: None,
+                        },
+                        session.route.clone(),
+                    )
                     .await
                     .map(drop)
             }

@@ -13,16 +13,20 @@ use agent_client_protocol::v1::schema::{
 use tokio::sync::oneshot;
 
 use super::{client_io, map, options, outbox, Connection};
-use crate::engine::tasks::Tasks;
+use crate::engine::tasks::{Route, Tasks};
 use crate::workflow::WorkflowSet;
 
-/// One ACP session: its task service, the workflows it offers as modes, the task it runs.
+/// One ACP session: its folder's task service (shared with the other sessions there), the route
+/// its tasks' events take to it, the workflows it offers as modes, the task it runs.
 pub(super) struct Session {
     pub(super) id: String,
     pub(super) cx: Connection,
     pub(super) workspace: PathBuf,
     pub(super) set: Arc<WorkflowSet>,
     pub(super) tasks: Arc<Tasks>,
+    /// Where the tasks the session starts send their events, and its client's files and
+    /// terminals for their tools.
+    pub(super) route: Route,
     pub(super) state: Mutex<SessionState>,
     /// The terminals Bash calls ran in, by tool call id (shown in the call's last update).
     pub(super) terminals: client_io::Terminals,
@@ -161,7 +165,7 @@ impl Session {
         if self.tasks.handle(&id).is_some() {
             return None;
         }
-        match self.tasks.resume(&id).await {
+        match self.tasks.resume_with(&id, self.route.clone()).await {
             Ok(_) => Some(id),
             Err(e) => {
                 tracing::debug!("the session's task does not resume: {e}");

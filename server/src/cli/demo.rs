@@ -9,10 +9,8 @@ use std::time::Duration;
 
 use super::terminal::{approval_line, ask, Printer};
 use super::{init::STARTER_WORKFLOWS, Context, ExitCode, EXIT_OK, EXIT_PROBLEMS};
-use crate::config::{self, Settings};
-use crate::engine::tasks::{Place, StartRequest, Tasks};
+use crate::engine::tasks::{Opening, Route, StartRequest, Tasks};
 use crate::engine::{ApprovalAnswer, Outcome, TaskEvent};
-use crate::workflow::{default_roots, load};
 
 const DEMO_FILES: &[(&str, &str)] = &[
     ("README.md", include_str!("../../starter/demo/README.md")),
@@ -103,7 +101,22 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         None => fresh_dir()?,
     };
     prepare(&dir)?;
-    let outcome = load(&default_roots(&dir, ctx.env));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (sink, mut streams) = super::run::one_stream();
+    // The demo's own workflows and agents, no config file, no hooks, nothing stored: it shows
+    // the same thing on every machine.
+    let tick = options.tick;
+    let opening = Opening::new(dir.clone(), ctx.env)
+        .store(None)
+        .route(Route::new(sink))
+        .fixed(move |settings| {
+            settings.countdown_tick = tick;
+            settings.approval_timeout = Duration::from_secs(600);
+        });
+    let tasks = Tasks::open(opening).tasks;
+    let outcome = runtime.block_on(tasks.load_workflows());
     if outcome.workflows.get("feature").is_none() {
         for d in &outcome.diagnostics {
             writeln!(ctx.err, "{d}")?;
@@ -115,19 +128,6 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
         )?;
         return Ok(EXIT_PROBLEMS);
     }
-    let (mut settings, _) = config::load(&[], None);
-    settings.countdown_tick = options.tick;
-    settings = Settings {
-        approval_timeout: Duration::from_secs(600),
-        ..settings
-    };
-    // The demo's own workflows and agents, no hooks: it shows the same thing on every machine.
-    let place = Place {
-        workspace: dir.clone(),
-        settings,
-        workflow_roots: default_roots(&dir, ctx.env),
-        agent_roots: vec![dir.join(".rawko/agents")],
-    };
     let request = StartRequest {
         description: "Add a --shout flag to greet.sh".to_owned(),
         workflow: Some("feature".to_owned()),
@@ -144,15 +144,9 @@ pub fn demo(ctx: &mut Context<'_>, options: DemoOptions) -> io::Result<ExitCode>
     writeln!(ctx.out)?;
 
     let shown_dir = dir.clone();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     let interactive = options.interactive;
     let (out, err) = (&mut *ctx.out, &mut *ctx.err);
     let result = runtime.block_on(async move {
-        let (sink, mut streams) = super::run::one_stream();
-        let tasks = Tasks::new(place, None, sink);
-        tasks.set_trust(Some(true));
         let handle = match tasks.start(request).await {
             Ok(started) => started.handle,
             Err(e) => return Ok(Err(super::run::task_error(err, &e)?)),

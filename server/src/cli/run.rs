@@ -4,18 +4,17 @@
 //! from the task store.
 
 use std::io::{self, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::terminal::{approval_line, ask, Printer};
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 use tokio::sync::mpsc;
 
-use crate::config::Settings;
-use crate::engine::tasks::{Place, Sink, StartRequest, TaskError, Tasks};
+use crate::engine::tasks::{Opening, Route, Sink, StartRequest, TaskError, Tasks};
 use crate::engine::{ApprovalAnswer, Outcome, TaskEvent};
 use crate::hooks::session::SessionStatus;
-use crate::store;
+use crate::hooks::trust::Trust;
 
 /// Exit status of a cancelled task (128 + SIGINT, as shells report Ctrl-C).
 pub const EXIT_CANCELLED: ExitCode = 130;
@@ -42,23 +41,17 @@ pub struct RunOptions {
     pub resume: Option<String>,
 }
 
-/// Whether the workspace's hooks may run and its settings that need trust apply: asked at the
-/// terminal when the workspace is not trusted yet; without a terminal they do not, and rawko says
-/// so in one note.
-fn workspace_trusted(
-    settings: &Settings,
-    workspace: &Path,
-    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+/// Whether the workspace's hooks may run and its settings that need trust apply, when the
+/// service found it not trusted (`state`): asked at the terminal, and the answer handed to the
+/// service; without a terminal they do not, and rawko says so in one note.
+fn ask_trust(
+    tasks: &Tasks,
+    state: Trust,
     out: &mut dyn io::Write,
     err: &mut dyn io::Write,
-) -> io::Result<bool> {
-    use crate::hooks::trust::{self, Trust};
-    let store = trust::store_path(env);
-    let section = settings.trust_section();
-    let state = trust::check(store.as_deref(), workspace, section.as_ref());
-    if state.allows() {
-        return Ok(true);
-    }
+) -> io::Result<()> {
+    let place = tasks.place();
+    let (settings, workspace) = (&place.settings, &place.workspace);
     let left_out = settings.untrusted_text(workspace).unwrap_or_default();
     if !io::stdin().is_terminal() {
         writeln!(
@@ -66,7 +59,7 @@ fn workspace_trusted(
             "note: {left_out}: {} (`rawko trust` trusts it)",
             state.reason()
         )?;
-        return Ok(false);
+        return Ok(());
     }
     let changed = if state == Trust::Changed {
         " that changed since you trusted it"
@@ -112,16 +105,13 @@ fn workspace_trusted(
     let mut line = String::new();
     io::stdin().read_line(&mut line)?;
     let yes = matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes");
-    if yes {
-        if let (Some(store), Some(section)) = (store, section) {
-            if let Err(e) = trust::record(&store, workspace, &section) {
-                writeln!(err, "warning: cannot record the trust: {e}")?;
-            }
-        }
-    } else {
+    if let Err(e) = tasks.answer_trust(yes) {
+        writeln!(err, "warning: {e}")?;
+    }
+    if !yes {
         writeln!(out, "Not this time: {left_out}.")?;
     }
-    Ok(yes)
+    Ok(())
 }
 
 pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
@@ -137,12 +127,22 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         )?;
         return Ok(EXIT_USAGE);
     }
-    let (place, problems) = Place::load(ctx.workspace.clone(), None, ctx.env);
-    for p in problems {
+    // The question about trust is asked at the terminal, when there is one.
+    let (sink, mut streams) = one_stream();
+    let mut opening = Opening::new(ctx.workspace.clone(), ctx.env)
+        .route(Route::new(sink))
+        .records_session("run");
+    if io::stdin().is_terminal() {
+        opening = opening.asks_trust();
+    }
+    let opened = Tasks::open(opening);
+    let tasks = opened.tasks;
+    for p in opened.found.problems {
         writeln!(ctx.err, "warning: config {p}")?;
     }
-    let trusted = workspace_trusted(&place.settings, &ctx.workspace, ctx.env, ctx.out, ctx.err)?;
-    let store_dir = store::state_dir(ctx.env);
+    if !opened.found.trust.allows() {
+        ask_trust(&tasks, opened.found.trust, ctx.out, ctx.err)?;
+    }
     let request = StartRequest {
         description: task.unwrap_or_default().to_owned(),
         workflow: options.workflow.clone(),
@@ -168,10 +168,6 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         // Listen for Ctrl-C before anything is shown, and keep one listener for the whole run,
         // so an interrupt that comes early or between two events is not lost.
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        let (sink, mut streams) = one_stream();
-        let tasks = Tasks::new(place, store_dir, sink);
-        tasks.set_trust(Some(trusted));
-        tasks.record_session("run");
         let started = match &options.resume {
             Some(id) => tasks.resume(id).await.and_then(|s| {
                 s.ok_or_else(|| TaskError::Internal("the task did not start".to_owned()))

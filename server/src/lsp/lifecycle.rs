@@ -13,7 +13,6 @@ use tower_lsp_server::{LanguageServer, UriExt};
 use super::errors::{command_params, error, to_value};
 use super::{workspace, Backend};
 use crate::clip::clip;
-use crate::hooks::trust::Trust;
 use crate::workflow::Severity;
 
 impl LanguageServer for Backend {
@@ -30,20 +29,13 @@ impl LanguageServer for Backend {
                     .as_ref()
                     .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
             });
-        let (place, trust, problems) = workspace::configure(
-            workspace::editor_workspace(&self.shared, from_client),
+        let before = self.shared.tasks.workspace();
+        let found = workspace::editor_opens(
+            &self.shared,
+            from_client,
             params.initialization_options.as_ref(),
         );
-        let tasks = &self.shared.tasks;
-        tasks.set_trust(match trust {
-            Trust::Nothing | Trust::Trusted => Some(true),
-            Trust::Untrusted | Trust::Changed => None,
-        });
-        let before = tasks.workspace();
-        let workspace = place.workspace.clone();
-        let provider = place.settings.providers.first().map(|p| p.name.clone());
-        tasks.configure(place);
-        tasks.start_session("serve", provider);
+        let workspace = self.shared.tasks.workspace();
         if before != workspace {
             // The editor's folder is not where the server started: external agents are served
             // for the editor's folder from now on.
@@ -57,7 +49,7 @@ impl LanguageServer for Backend {
             tokio::spawn(workspace::open_endpoint(self.shared.clone(), workspace));
         }
         if let Ok(mut p) = self.shared.config_problems.lock() {
-            *p = problems;
+            *p = found.problems;
         }
         Ok(InitializeResult {
             capabilities: ServerCapabilities {

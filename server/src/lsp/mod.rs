@@ -23,7 +23,7 @@ use rawko_protocol::Request as _;
 use tower_lsp_server::{Client, LspService};
 
 use crate::config::ConfigProblem;
-use crate::engine::tasks::{Place, Sink, Tasks};
+use crate::engine::tasks::{Opening, Route, Sink, Tasks};
 
 /// The longest `rawko/sendMessage` text accepted.
 pub use crate::engine::tasks::MAX_MESSAGE_BYTES;
@@ -37,7 +37,8 @@ pub struct ServeOptions {
 
 struct Shared {
     options: ServeOptions,
-    /// The task service: the tasks, the workspace and its settings, trust and the session.
+    /// The task service, the one of this process: the tasks, the workspace and its settings,
+    /// trust and the session.
     tasks: Arc<Tasks>,
     config_problems: Mutex<Vec<ConfigProblem>>,
     /// The local endpoint external agents reach; dropped (stopped, its file removed) at the end.
@@ -57,16 +58,14 @@ impl Backend {
         let sink: Sink = Arc::new(move |id, events| {
             tokio::spawn(events::write_events(writer.clone(), id, events));
         });
-        let env = |k: &str| std::env::var_os(k);
-        let (place, _) = Place::load(
-            options
-                .workspace
-                .clone()
-                .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))),
-            None,
-            &env,
-        );
-        let tasks = Tasks::new(place, crate::store::state_dir(env), sink);
+        // The folder the server serves before (or without) an editor, so a `rawko serve` started
+        // in a terminal gates Claude Code at once; the editor's `initialize` may move it.
+        let opening = Opening::new(workspace::first_workspace(&options), &workspace::env)
+            .route(Route::new(sink))
+            .records_session_now("serve");
+        let opened = Tasks::open(opening);
+        workspace::tell_found(&opened.tasks, &opened.found);
+        let tasks = opened.tasks;
         Self {
             client,
             outgoing,

@@ -10,13 +10,12 @@ use serde_json::Value;
 use tower_lsp_server::lsp_types::MessageType;
 use tower_lsp_server::Client;
 
-use super::{transport, Shared};
-use crate::config::ConfigProblem;
-use crate::engine::tasks::Place;
+use super::{transport, ServeOptions, Shared};
+use crate::engine::tasks::{Found, Tasks};
 use crate::hooks::session::SessionStatus;
-use crate::hooks::trust::{self, Trust};
+use crate::hooks::trust::Trust;
 
-fn env(key: &str) -> Option<std::ffi::OsString> {
+pub(super) fn env(key: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(key)
 }
 
@@ -24,26 +23,38 @@ fn current_dir() -> PathBuf {
     std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
 }
 
-/// The workspace, its settings (with the editor's options, if given) and whether its hooks may
-/// run, as found now. Problems with the settings are returned for the user.
-pub(super) fn configure(
-    workspace: PathBuf,
-    options: Option<&Value>,
-) -> (Place, Trust, Vec<ConfigProblem>) {
-    let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
-    let (place, problems) = Place::load(workspace, options, &env);
-    let trust = trust::check(
-        trust::store_path(env).as_deref(),
-        &place.workspace,
-        place.settings.trust_section().as_ref(),
-    );
-    (place, trust, problems)
-}
-
 /// The folder the server serves before (or without) an editor: `--workspace`, else the current
 /// directory.
-pub(super) fn first_workspace(shared: &Shared) -> PathBuf {
-    shared.options.workspace.clone().unwrap_or_else(current_dir)
+pub(super) fn first_workspace(options: &ServeOptions) -> PathBuf {
+    options.workspace.clone().unwrap_or_else(current_dir)
+}
+
+/// What the opening before any editor found, in the log: problems with the settings, and what a
+/// workspace with hooks it does not trust leaves out until `rawko trust` (or the editor's
+/// question, once one attaches).
+pub(super) fn tell_found(tasks: &Tasks, found: &Found) {
+    for p in &found.problems {
+        tracing::warn!("rawko config: {p}");
+    }
+    let place = tasks.place();
+    if let Some(left_out) = place.settings.untrusted_text(&place.workspace) {
+        if !found.trust.allows() {
+            tracing::warn!(
+                "{left_out} until you trust the workspace (`rawko trust`, or the editor's question)"
+            );
+        }
+    }
+}
+
+/// The editor's folder and settings (`initialize`): the service moves there (or takes the
+/// editor's settings in the same folder); the editor is asked about trust if it is not trusted.
+pub(super) fn editor_opens(
+    shared: &Shared,
+    from_client: Option<PathBuf>,
+    options: Option<&Value>,
+) -> Found {
+    let workspace = editor_workspace(shared, from_client);
+    shared.tasks.reopen(workspace, options, &env, true)
 }
 
 /// The folder the editor's `initialize` names, unless `--workspace` was given.
@@ -84,28 +95,10 @@ pub(super) async fn open_endpoint(shared: Arc<Shared>, workspace: PathBuf) {
     }
 }
 
-/// What the server does before any editor speaks: it settles on `--workspace` (or the current
-/// directory), reads its settings, and opens the endpoint, so a `rawko serve` started in a
-/// terminal gates Claude Code at once. A workspace with hooks it does not trust runs them only
-/// after `rawko trust` (or the editor's question, once one attaches).
+/// What the server does before any editor speaks: it opens the endpoint for the folder the
+/// service opened, so a `rawko serve` started in a terminal gates Claude Code at once.
 pub(super) async fn early_start(shared: Arc<Shared>) {
-    let (place, trust, problems) = configure(first_workspace(&shared), None);
-    for p in &problems {
-        tracing::warn!("rawko config: {p}");
-    }
-    if let Some(left_out) = place.settings.untrusted_text(&place.workspace) {
-        if !trust.allows() {
-            tracing::warn!(
-                "{left_out} until you trust the workspace (`rawko trust`, or the editor's question)"
-            );
-        }
-    }
-    let workspace = place.workspace.clone();
-    let provider = place.settings.providers.first().map(|p| p.name.clone());
-    let tasks = &shared.tasks;
-    tasks.set_trust(Some(trust.allows()));
-    tasks.configure(place);
-    tasks.start_session("serve", provider);
+    let workspace = shared.tasks.workspace();
     open_endpoint(shared, workspace).await;
 }
 
@@ -114,9 +107,7 @@ pub(super) async fn early_start(shared: Arc<Shared>) {
 pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, shared: Arc<Shared>) {
     let place = shared.tasks.place();
     let (workspace, settings) = (&place.workspace, &place.settings);
-    let section = settings.trust_section();
-    let store = trust::store_path(env);
-    let changed = trust::check(store.as_deref(), workspace, section.as_ref()) == Trust::Changed;
+    let changed = shared.tasks.trust_found() == Trust::Changed;
     let params = TrustWorkspaceParams {
         workspace: workspace.display().to_string(),
         hooks: crate::hooks::workspace_hook_lines(&settings.hooks),
@@ -148,18 +139,12 @@ pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, sha
             false
         }
     };
-    if trusted {
-        if let (Some(store), Some(section)) = (store, section) {
-            if let Err(e) = trust::record(&store, workspace, &section) {
-                client
-                    .show_message(
-                        MessageType::WARNING,
-                        format!("rawko: cannot record that you trust this workspace: {e}"),
-                    )
-                    .await;
-            }
-        }
-    } else {
+    if let Err(e) = shared.tasks.answer_trust(trusted) {
+        client
+            .show_message(MessageType::WARNING, format!("rawko: {e}"))
+            .await;
+    }
+    if !trusted {
         let message = format!(
             "rawko: {} because the workspace is not trusted; run `rawko trust` in it to trust it",
             settings.untrusted_text(workspace).unwrap_or_default()
@@ -168,7 +153,6 @@ pub(super) async fn ask_trust(out: Arc<transport::Outgoing>, client: Client, sha
         client.log_message(MessageType::WARNING, &message).await;
         client.show_message(MessageType::WARNING, message).await;
     }
-    shared.tasks.set_trust(Some(trusted));
 }
 
 /// The session ends: AutoAgent's Stop hooks run with the reason, then the session file is closed.

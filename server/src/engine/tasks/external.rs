@@ -201,7 +201,7 @@ impl Tasks {
             ended,
         );
         self.running.insert(id.clone(), handle.clone());
-        (self.sink)(id.clone(), merge(events, extra, secrets));
+        (self.route.sink)(id.clone(), merge(events, extra, secrets));
         // Wait (briefly) until the task has said its first state, so its context is ready for
         // the hook that started it; a task that fails before it does is answered without.
         let _ = tokio::time::timeout(ANNOUNCE_WAIT, bridge.announced()).await;

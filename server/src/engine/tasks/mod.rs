@@ -7,16 +7,21 @@
 //! they map its [`TaskError`] to what their user sees, each in one place; none sends a task a
 //! [`TaskCommand`] itself.
 //!
-//! The methods are split by concern: the trust, the hooks and the session record in
-//! `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, the
+//! A face gets its service by opening a workspace ([`Tasks::open`], `open.rs`): the service owns
+//! the workspace from then on (its place, trust, store, session record and workflow set).
+//!
+//! The methods are split by concern: the opening and the routes in `open.rs`, the trust, the
+//! hooks and the session record in `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, the
 //! pinning of definitions in `pinning.rs`, external agents' sessions in `external.rs`.
 //!
-//! Where a task's events go is the face's choice, given once as a [`Sink`]: every task the
-//! service starts (or resumes, or starts for an external session) hands its event stream there.
+//! Where a task's events go is the face's choice, a [`Route`]: the one given at the opening, or
+//! one given with the task (`start_with`, `resume_with`) when sessions of a face share the
+//! service; a task keeps its route when it is resumed, retried or reset.
 
 mod error;
 mod external;
 mod listing;
+mod open;
 mod phases;
 mod pinning;
 mod providers;
@@ -28,6 +33,7 @@ mod types;
 pub use error::TaskError;
 pub use external::ExternalSession;
 pub use listing::Counts;
+pub use open::{Found, Opened, Opening, Route};
 pub use phases::PhasePrompt;
 pub use types::{Conversation, Override, Place, StartRequest, Started};
 
@@ -50,7 +56,6 @@ use crate::config::Settings;
 use crate::hooks::session::SessionRecorder;
 use crate::machine::{self, MachineConfig};
 use crate::store::TaskFiles;
-use crate::tools::ClientIo;
 use crate::workflow::step::StepAction;
 use crate::workflow::{LoadOutcome, Show, WorkflowSet};
 
@@ -63,8 +68,9 @@ const ANSWER_WAIT: Duration = Duration::from_secs(10);
 /// Where a face sends the events of each task the service starts: the task id and its stream.
 pub type Sink = Arc<dyn Fn(String, crate::engine::EventReceiver) + Send + Sync>;
 
-/// The task service of one workspace; a face shares it behind an `Arc`. The LSP server and
-/// `rawko run` make one per process, `rawko acp` one per session.
+/// The task service of one workspace, opened with [`Tasks::open`]; a face shares it behind an
+/// `Arc`. The LSP server and `rawko run` open one per process, `rawko acp` one per folder its
+/// sessions name (shared by those sessions).
 pub struct Tasks {
     /// Where tasks are persisted; `None` keeps them in memory only.
     store: Option<PathBuf>,
@@ -72,19 +78,24 @@ pub struct Tasks {
     /// The tasks running in this process. A task is forgotten once it has ended (and its files
     /// are written): from then on it is read from the store.
     running: Arc<DashMap<String, TaskHandle>>,
-    /// This process's session (`$XDG_STATE_HOME/rawko/sessions/`).
+    /// The service's session record (`$XDG_STATE_HOME/rawko/sessions/`).
     session: OnceLock<Arc<SessionRecorder>>,
     /// The command a session is recorded for when the first task starts (see
-    /// [`Tasks::record_session`]).
+    /// [`Opening::records_session`]).
     session_command: OnceLock<String>,
     /// Whether the workspace's hooks may run: `None` while the user is being asked.
     trust: watch::Sender<Option<bool>>,
+    /// The trust the opening found, before anyone was asked.
+    found: RwLock<crate::hooks::trust::Trust>,
+    /// Whether the face asks the user about trust, and where a yes is recorded.
+    asks_trust: open::Asking,
     /// External agents' sessions, by their session id.
     external: DashMap<String, external::SessionCell>,
-    sink: Sink,
-    /// The client that does the tools' file and process I/O for this service's tasks, when its
-    /// face has one that offers to (`rawko acp` with an editor's `fs` and `terminal`).
-    client_io: RwLock<Option<Arc<dyn ClientIo>>>,
+    /// Where a task started without a route of its own goes.
+    route: Route,
+    /// The routes tasks were started (or resumed) with, by task id, until their face releases
+    /// them: a later resume, retry or reset of the task goes the same way.
+    routes: DashMap<String, Route>,
     /// The definitions the last tasks started with were pinned as (see [`pinning`]).
     pinned: pinning::Recent,
     /// The store's unfinished external tasks by session, read on the first external session.
@@ -94,9 +105,15 @@ pub struct Tasks {
 }
 
 impl Tasks {
-    /// A service for `place`, persisting in `store`, sending every task's events to `sink`. The
-    /// workspace's hooks do not run until [`Tasks::set_trust`] says they may.
-    pub fn new(place: Place, store: Option<PathBuf>, sink: Sink) -> Arc<Tasks> {
+    /// A service for `place`, persisting in `store`, sending the events of a task started
+    /// without a route of its own to `route`. The workspace's hooks do not run until
+    /// [`Tasks::set_trust`] says they may. Faces open a workspace with [`Tasks::open`].
+    fn new(
+        place: Place,
+        store: Option<PathBuf>,
+        route: Route,
+        asks_trust: open::Asking,
+    ) -> Arc<Tasks> {
         crate::provider::failover::set_default_cooldown(place.settings.rate_limit_cooldown);
         if let Some(dir) = &store {
             // Records a crash of the machine left only in a WAL go back into their task logs
@@ -111,30 +128,42 @@ impl Tasks {
             session: OnceLock::new(),
             session_command: OnceLock::new(),
             trust: watch::Sender::new(Some(false)),
+            found: RwLock::new(crate::hooks::trust::Trust::Untrusted),
+            asks_trust,
             external: DashMap::new(),
-            sink,
-            client_io: RwLock::new(None),
+            route,
+            routes: DashMap::new(),
             pinned: Default::default(),
             external_index: tokio::sync::OnceCell::new(),
         })
     }
 
-    /// The client whose file and process I/O the tasks started from now on use
-    /// (crate::tools::ClientIo); `None`: their tools do it themselves.
-    pub fn set_client_io(&self, client: Option<Arc<dyn ClientIo>>) {
-        if let Ok(mut c) = self.client_io.write() {
-            *c = client;
+    /// The route task `id` goes by: `route` (remembered for the task), else the one it was
+    /// given before, else the service's own.
+    fn route_of(&self, id: &str, route: Option<Route>) -> Route {
+        match route {
+            Some(route) => {
+                self.routes.insert(id.to_owned(), route.clone());
+                route
+            }
+            None => self
+                .routes
+                .get(id)
+                .map(|r| r.clone())
+                .unwrap_or_else(|| self.route.clone()),
         }
     }
 
-    fn client_io(&self) -> Option<Arc<dyn ClientIo>> {
-        self.client_io.read().ok().and_then(|c| c.clone())
+    /// Forgets `route` (its session closed): a task that went by it goes by the service's own
+    /// from now on.
+    pub fn release(&self, route: &Route) {
+        self.routes.retain(|_, r| !r.same(route));
     }
 
     /// Moves the service to another workspace (or the same one with new settings); tasks already
     /// running keep what they were started with. The workspace's settings that need trust apply
     /// as the trust stands ([`Tasks::set_trust`]).
-    pub fn configure(&self, mut place: Place) {
+    fn configure(&self, mut place: Place) {
         crate::provider::failover::set_default_cooldown(place.settings.rate_limit_cooldown);
         for note in &place.settings.notes {
             tracing::info!("{note}");
@@ -180,6 +209,12 @@ impl Tasks {
         LoadOutcome::clone(&outcome)
     }
 
+    /// The workflows new tasks start with, shared (parsed again only when their files change):
+    /// what a face offers to choose from (`rawko acp`'s modes).
+    pub async fn workflows(&self) -> Arc<WorkflowSet> {
+        self.task_workflows().await.1
+    }
+
     /// The agents of the workspace, loaded now.
     pub async fn load_agents(&self) -> AgentSet {
         let roots = self.place().agent_roots.clone();
@@ -196,13 +231,16 @@ impl Tasks {
         }
     }
 
-    /// Starts the actor of `spec`, keeps its handle and hands its events to the sink.
-    fn spawn(&self, spec: TaskSpec) -> Started {
+    /// Starts the actor of `spec`, keeps its handle and hands its events to its route's sink
+    /// (`route`, else the one the task went by before, else the service's own).
+    fn spawn(&self, mut spec: TaskSpec, route: Option<Route>) -> Started {
         let id = spec.id.clone();
         let description = spec.description.clone();
+        let route = self.route_of(&id, route);
+        spec.client_io = route.client_io.clone();
         let (handle, events) = spawn_then(spec, self.forget_when_ended(&id));
         self.running.insert(id.clone(), handle.clone());
-        (self.sink)(id.clone(), events);
+        (route.sink)(id.clone(), events);
         Started {
             id,
             description,
@@ -224,8 +262,25 @@ impl Tasks {
         }
     }
 
-    /// Starts a task.
+    /// Starts a task, its events going by the service's route.
     pub async fn start(&self, request: StartRequest) -> Result<Started, TaskError> {
+        self.start_routed(request, None).await
+    }
+
+    /// Starts a task whose events go by `route` (and its resumes, retries and resets too).
+    pub async fn start_with(
+        &self,
+        request: StartRequest,
+        route: Route,
+    ) -> Result<Started, TaskError> {
+        self.start_routed(request, Some(route)).await
+    }
+
+    async fn start_routed(
+        &self,
+        request: StartRequest,
+        route: Option<Route>,
+    ) -> Result<Started, TaskError> {
         let description = request.description.trim().to_owned();
         if description.is_empty() {
             return Err(TaskError::Invalid(
@@ -260,36 +315,53 @@ impl Tasks {
             .await?;
         self.ensure_session(&provider_spec);
         let hooks = self.task_hooks().await;
-        let mut started = self.spawn(TaskSpec {
-            id: new_task_id(),
-            description,
-            workflow,
-            workflows,
-            agents,
-            provider,
-            provider_spec,
-            arbiter,
-            start_agent: agent,
-            workspace: place.workspace.clone(),
-            settings,
-            store: self.store.clone(),
-            resume: None,
-            then: None,
-            hooks,
-            session: self.session(),
-            external: None,
-            client_io: self.client_io(),
-            pins,
-        });
+        let mut started = self.spawn(
+            TaskSpec {
+                id: new_task_id(),
+                description,
+                workflow,
+                workflows,
+                agents,
+                provider,
+                provider_spec,
+                arbiter,
+                start_agent: agent,
+                workspace: place.workspace.clone(),
+                settings,
+                store: self.store.clone(),
+                resume: None,
+                then: None,
+                hooks,
+                session: self.session(),
+                external: None,
+                client_io: None,
+                pins,
+            },
+            route,
+        );
         started.note = note;
         Ok(started)
     }
 
     /// Continues a task: one interrupted in this process goes on; one found unfinished in the
-    /// store is rebuilt from its log and goes on.
+    /// store is rebuilt from its log and goes on (by the route it went by in this process, else
+    /// the service's).
     pub async fn resume(&self, id: &str) -> Result<Option<Started>, TaskError> {
+        self.resume_routed(id, None).await
+    }
+
+    /// [`Tasks::resume`], a task rebuilt from the store going by `route`.
+    pub async fn resume_with(&self, id: &str, route: Route) -> Result<Option<Started>, TaskError> {
+        self.resume_routed(id, Some(route)).await
+    }
+
+    async fn resume_routed(
+        &self,
+        id: &str,
+        route: Option<Route>,
+    ) -> Result<Option<Started>, TaskError> {
         let Some(handle) = self.handle(id) else {
-            return self.resume_stored(id, None).await.map(Some);
+            return self.resume_stored(id, None, route).await.map(Some);
         };
         let state = handle.state();
         if state != TaskState::Blocked {
@@ -309,6 +381,7 @@ impl Tasks {
         &self,
         id: &str,
         then: Option<machine::Event>,
+        route: Option<Route>,
     ) -> Result<Started, TaskError> {
         let Some(store) = self.store.clone() else {
             return Err(TaskError::Conflict(
@@ -360,27 +433,30 @@ impl Tasks {
         let (workflows, agents, pins) = self.resume_definitions(&replay).await?;
         self.ensure_session(&replay.provider);
         let hooks = self.task_hooks().await;
-        Ok(self.spawn(TaskSpec {
-            id: replay.task_id.clone(),
-            description: replay.description.clone(),
-            workflow: replay.workflow_key.clone(),
-            workflows,
-            agents,
-            provider,
-            provider_spec: replay.provider.clone(),
-            arbiter,
-            start_agent: replay.agent.clone(),
-            workspace: replay.workspace.clone(),
-            settings,
-            store: Some(store),
-            resume: Some((files, replay)),
-            then,
-            hooks,
-            session: self.session(),
-            external: None,
-            client_io: self.client_io(),
-            pins,
-        }))
+        Ok(self.spawn(
+            TaskSpec {
+                id: replay.task_id.clone(),
+                description: replay.description.clone(),
+                workflow: replay.workflow_key.clone(),
+                workflows,
+                agents,
+                provider,
+                provider_spec: replay.provider.clone(),
+                arbiter,
+                start_agent: replay.agent.clone(),
+                workspace: replay.workspace.clone(),
+                settings,
+                store: Some(store),
+                resume: Some((files, replay)),
+                then,
+                hooks,
+                session: self.session(),
+                external: None,
+                client_io: None,
+                pins,
+            },
+            route,
+        ))
     }
 
     /// An override for the orchestrator: sent to a running task where its machine state takes
@@ -412,7 +488,7 @@ impl Tasks {
             (Override::Retry, Some(TaskState::Failed | TaskState::Interrupted))
             | (Override::Reset, Some(_))
             | (_, Some(TaskState::Interrupted)) => {
-                self.resume_stored(id, Some(event)).await.map(drop)
+                self.resume_stored(id, Some(event), None).await.map(drop)
             }
             (_, Some(state)) => Err(TaskError::Conflict(format!(
                 "task \"{}\" is {}; {} does not apply",

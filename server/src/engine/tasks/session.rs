@@ -1,5 +1,6 @@
 //! The workspace's trust as the task service holds it, the hooks it lets a new task run, and
-//! this process's session record (AutoAgent's session file and its Stop hooks).
+//! the service's session record (AutoAgent's session file and its Stop hooks): one per service,
+//! so the sessions of `rawko acp` in one folder share it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ impl Tasks {
     /// Whether the workspace's hooks may run and its settings that need trust (`providers`,
     /// `arbiter`, `apiKeys`) apply; `None` while the user is being asked (new tasks wait for the
     /// answer, and meanwhile only the user's settings apply).
-    pub fn set_trust(&self, trusted: Option<bool>) {
+    pub(super) fn set_trust(&self, trusted: Option<bool>) {
         // The settings change before the answer is announced, so a task waiting for it is
         // assembled with them.
         if let Ok(mut p) = self.place.write() {
@@ -29,7 +30,7 @@ impl Tasks {
     }
 
     /// Starts this process's session record, once; later calls do nothing.
-    pub fn start_session(&self, command: &str, provider: Option<String>) {
+    pub(super) fn start_session(&self, command: &str, provider: Option<String>) {
         if self.session.get().is_some() {
             return;
         }
@@ -48,13 +49,8 @@ impl Tasks {
         }
     }
 
-    /// Records this process's session as `command` when its first task starts (naming that
-    /// task's provider), for faces that run one task (`rawko run`).
-    pub fn record_session(&self, command: &str) {
-        let _ = self.session_command.set(command.to_owned());
-    }
-
-    /// Starts the session [`Tasks::record_session`] asked for, if it has not started.
+    /// Starts the session the opening asked for when the first task starts
+    /// ([`super::Opening::records_session`]), if it has not started.
     pub(super) fn ensure_session(&self, provider: &ProviderSpec) {
         if let Some(command) = self.session_command.get() {
             self.start_session(command, Some(provider.name.clone()));

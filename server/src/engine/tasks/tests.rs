@@ -6,26 +6,37 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::{Override, Place, Sink, StartRequest, TaskError, Tasks};
-use crate::config::Settings;
+use super::{Opening, Override, Route, Sink, StartRequest, TaskError, Tasks};
 use crate::engine::TaskEvent;
 
-fn place(dir: &Path) -> Place {
-    let mut settings = Settings {
-        countdown_tick: std::time::Duration::from_millis(1),
-        ..Settings::default()
-    };
-    // Keys live in the settings only: the provider must be built with them.
-    settings
-        .api_keys
-        .0
-        .insert("anthropic".to_owned(), "sk-from-config".to_owned());
-    Place {
-        workspace: dir.to_path_buf(),
-        settings,
-        workflow_roots: crate::workflow::default_roots(dir, |_| None),
-        agent_roots: Vec::new(),
-    }
+/// No environment: the workspace's own roots only, no user config.
+fn no_env(_: &str) -> Option<std::ffi::OsString> {
+    None
+}
+
+/// The opening of `dir` the tests share: fixed settings with a short countdown and a key.
+fn opening<'a>(dir: &Path, store: Option<&Path>) -> Opening<'a> {
+    Opening::new(dir.to_path_buf(), &no_env)
+        .store(store.map(Path::to_path_buf))
+        .fixed(|settings| {
+            settings.countdown_tick = std::time::Duration::from_millis(1);
+            // Keys live in the settings only: the provider must be built with them.
+            settings
+                .api_keys
+                .0
+                .insert("anthropic".to_owned(), "sk-from-config".to_owned());
+        })
+}
+
+type Streams = mpsc::UnboundedReceiver<(String, crate::engine::EventReceiver)>;
+
+/// A route whose task streams come out of the receiver.
+fn route() -> (Route, Streams) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sink: Sink = Arc::new(move |id, events| {
+        let _ = tx.send((id, events));
+    });
+    (Route::new(sink), rx)
 }
 
 fn service(
@@ -35,12 +46,8 @@ fn service(
     Arc<Tasks>,
     mpsc::UnboundedReceiver<(String, crate::engine::EventReceiver)>,
 ) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let sink: Sink = Arc::new(move |id, events| {
-        let _ = tx.send((id, events));
-    });
-    let tasks = Tasks::new(place(dir), store.map(Path::to_path_buf), sink);
-    tasks.set_trust(Some(true));
+    let (route, rx) = route();
+    let tasks = Tasks::open(opening(dir, store).route(route)).tasks;
     (tasks, rx)
 }
 
@@ -295,4 +302,107 @@ async fn a_workflow_set_later_is_pinned_before_the_task_starts_it() {
         prompt.prompt
     );
     restarted.cancel(&id).ok();
+}
+
+/// Reads a task's events to their end.
+async fn drain(mut events: crate::engine::EventReceiver) {
+    while events.recv().await.is_some() {}
+}
+
+/// Two sessions of a face share one service (`rawko acp` in one folder): each task's events go by
+/// the route it was started with, not the other's nor the service's, and a reset of a task
+/// found in the store goes by its route again, until the face releases the route.
+#[tokio::test]
+async fn each_task_goes_by_its_own_route_and_keeps_it_when_it_runs_again() {
+    let dir = project();
+    let state = tempfile::tempdir().unwrap();
+    let (tasks, mut own) = service(dir.path(), Some(state.path()));
+    let (a, mut at_a) = route();
+    let (b, mut at_b) = route();
+    let first = tasks
+        .start_with(request("The task of A"), a.clone())
+        .await
+        .expect("start A");
+    let second = tasks
+        .start_with(request("The task of B"), b.clone())
+        .await
+        .expect("start B");
+    let (id, events) = at_a.recv().await.expect("A's task");
+    assert_eq!(id, first.id);
+    drain(events).await;
+    let (id, events) = at_b.recv().await.expect("B's task");
+    assert_eq!(id, second.id);
+    drain(events).await;
+    assert!(own.try_recv().is_err(), "nothing by the service's route");
+
+    tasks
+        .override_task(&first.id, Override::Reset)
+        .await
+        .expect("reset");
+    let (id, events) = at_a.recv().await.expect("A's task again");
+    assert_eq!(id, first.id);
+    drain(events).await;
+    assert!(at_b.try_recv().is_err() && own.try_recv().is_err());
+
+    tasks.release(&a);
+    tasks
+        .override_task(&first.id, Override::Reset)
+        .await
+        .expect("reset");
+    let (id, events) = own.recv().await.expect("by the service's route");
+    assert_eq!(id, first.id);
+    drain(events).await;
+    assert!(at_a.try_recv().is_err());
+}
+
+/// A workspace whose config brings a hook, so there is something to trust.
+fn hooked_project() -> tempfile::TempDir {
+    let dir = project();
+    std::fs::write(
+        dir.path().join(".rawko/config.json"),
+        r#"{"hooks": {"Stop": [{"type": "command", "command": "true"}]}}"#,
+    )
+    .unwrap();
+    dir
+}
+
+/// The opening finds the trust; a face that asks hands the service the answer, which the next
+/// opening finds recorded; a face that cannot ask leaves an untrusted workspace's hooks out at
+/// once; the editor's folder is opened again by `reopen`.
+#[tokio::test]
+async fn the_opening_finds_the_trust_and_the_face_hands_over_the_answer() {
+    use crate::hooks::trust::Trust;
+    let config = tempfile::tempdir().unwrap();
+    let config_home = config.path().to_path_buf();
+    let env = move |k: &str| (k == "XDG_CONFIG_HOME").then(|| config_home.clone().into());
+    let dir = hooked_project();
+
+    let asking = Tasks::open(Opening::new(dir.path().to_path_buf(), &env).asks_trust());
+    assert_eq!(asking.found.trust, Trust::Untrusted);
+    assert_eq!(asking.tasks.trust(), None, "new tasks wait for the answer");
+    asking
+        .tasks
+        .answer_trust(true)
+        .expect("the yes is recorded");
+    assert_eq!(asking.tasks.trust(), Some(true));
+
+    let again = Tasks::open(Opening::new(dir.path().to_path_buf(), &env).store(None));
+    assert_eq!(again.found.trust, Trust::Trusted, "the yes was recorded");
+    assert_eq!(again.tasks.trust(), Some(true));
+
+    let other = hooked_project();
+    let silent = Tasks::open(Opening::new(other.path().to_path_buf(), &env).store(None));
+    assert_eq!(silent.found.trust, Trust::Untrusted);
+    assert_eq!(silent.tasks.trust(), Some(false), "nobody is asked");
+
+    // The editor's folder: the service moves there and finds its trust.
+    let found = silent
+        .tasks
+        .reopen(dir.path().to_path_buf(), None, &env, true);
+    assert_eq!(found.trust, Trust::Trusted);
+    assert_eq!(
+        silent.tasks.workspace(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+    assert_eq!(silent.tasks.trust(), Some(true));
 }
