@@ -109,6 +109,27 @@ fn context_narrowing_reminders_and_workflow_step_take_a_session_through_the_work
         "{}",
         s.failure("Implement allows writing: Gemini CLI should have written impl.txt")
     );
+    // The context is not repeated with every tool result: the conversation still held it.
+    let read = s.api.response_to("read_file").map(|r| r.to_string());
+    assert!(
+        read.as_deref().is_some_and(|r| !r.contains(PLAN_MARKER)),
+        "{}",
+        s.failure(&format!(
+            "read_file's result should not repeat the context: {read:?}"
+        ))
+    );
+    // The phase moved on between two model requests: the next tool result brings the new
+    // phase's context (what PreCompress's check does when the context is gone).
+    let wrote = s.api.response_to("write_file").map(|r| r.to_string());
+    assert!(
+        wrote
+            .as_deref()
+            .is_some_and(|r| r.contains(IMPLEMENT_MARKER)),
+        "{}",
+        s.failure(&format!(
+            "write_file's result should carry the Implement phase's context: {wrote:?}"
+        ))
+    );
     assert!(
         reminded(5, IMPLEMENT_MARKER),
         "{}",
@@ -171,6 +192,8 @@ fn writes(f: &Files) -> Vec<Turn> {
             "run_shell_command",
             json!({"command": "echo x > shell.txt", "description": "Write shell.txt"}),
         ),
+        // Allowed, but it fails: recorded as a failure.
+        Turn::call("read_file", json!({"file_path": f.at("missing.txt")})),
         Turn::call(STEP, json!({"action": "next"})),
         Turn::call(STEP, json!({"action": "next"})),
         Turn::text("Done."),
@@ -216,6 +239,23 @@ fn writes_in_a_read_only_phase_are_refused_in_the_editor_and_change_nothing() {
             ))
         );
     }
+    // AfterTool recorded both reads, the one that failed as a failure.
+    let reads: Vec<bool> =
+        s.ed.received()
+            .into_iter()
+            .filter(|m| {
+                m["method"] == "rawko/output"
+                    && m["params"]["kind"] == "tool_result"
+                    && m["params"]["tool"] == "Read"
+            })
+            .map(|m| m["params"]["isError"] == true)
+            .collect();
+    assert_eq!(
+        reads,
+        [false, false, false, true],
+        "{}",
+        s.failure("each read's decision, then its result as AfterTool reported it (the missing file's as a failure)")
+    );
     assert_eq!(
         s.read("a.txt").as_deref(),
         Some("hello\n"),

@@ -5,8 +5,9 @@
 //! call are paired by name and input); after AfterAgent refused to let it stop, it runs the
 //! reason as its next prompt and fires BeforeAgent with it, which is not a message of its user
 //! (taking it for one would reset the reminder count and never let the agent stop); PreCompress
-//! cannot answer anything, so the context it would lose is given again with the next tool
-//! result.
+//! cannot answer anything (and 0.61 fires it before every model request, compressing or not), so
+//! the next BeforeToolSelection looks for the phase's context in the conversation, and when it is
+//! gone the next tool result brings it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -46,6 +47,16 @@ impl ExternalHost {
                 gemini::context("BeforeAgent", bridge.context())
             }
             "BeforeToolSelection" => {
+                // After PreCompress: the conversation about to be sent still holds the phase's
+                // context, or the next tool result brings it (compressed away, or the phase
+                // moved on since it was said).
+                if bridge.context_is_owed()
+                    && bridge
+                        .context()
+                        .is_none_or(|c| gemini::context_in(&input["llm_request"]["messages"], &c))
+                {
+                    bridge.take_owed_context();
+                }
                 gemini::tool_selection(bridge.with_phase(gemini::allowed_functions).flatten())
             }
             "BeforeTool" => {

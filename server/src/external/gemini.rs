@@ -183,6 +183,21 @@ pub fn tool_selection(names: Option<Vec<String>>) -> HookAnswer {
     }
 }
 
+/// Whether the phase context `context` is in the conversation Gemini CLI is about to send
+/// (BeforeToolSelection's `llm_request.messages`), found by its first line as Gemini CLI stores
+/// it (it escapes `<` and `>` in a hook's context).
+pub fn context_in(messages: &Value, context: &str) -> bool {
+    let Some(mark) = context.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return true;
+    };
+    let mark = mark.replace('<', "&lt;").replace('>', "&gt;");
+    messages.as_array().into_iter().flatten().any(|m| {
+        m["content"]
+            .as_str()
+            .is_some_and(|text| text.contains(&mark))
+    })
+}
+
 /// Whether AfterTool's `tool_response` reports a failure (`error` set).
 pub fn failed(response: &Value) -> bool {
     response.get("error").is_some_and(|e| !e.is_null())
@@ -442,6 +457,9 @@ mod tests {
         ));
         assert!(!failed(&json!({"llmContent": "x"})));
         assert_eq!(gate_name("run_shell_command"), "Bash");
+        let messages = json!([{"role": "user", "content": "do it <hook_context>[Path: a &gt; b]\nmore</hook_context>"}]);
+        assert!(context_in(&messages, "[Path: a > b]\nmore"));
+        assert!(!context_in(&messages, "[Path: a > c]\nmore"));
         assert_eq!(gate_name("mcp_other_tool"), "mcp_other_tool");
         assert_eq!(
             gate_name("mcp_rawko_workflow_step"),

@@ -226,7 +226,8 @@ pub struct Bridge {
     /// The ids rawko gave tool calls of an agent that sends none, by the call's key, oldest
     /// first: its report of the call's end finds the id again.
     call_ids: Mutex<VecDeque<(String, String)>>,
-    /// The agent compacted its history: the phase context is said again at the next chance.
+    /// The agent may have compacted its history: the phase context is said again at the next
+    /// chance, unless the agent shows it still has it.
     context_owed: AtomicBool,
 }
 
@@ -321,9 +322,14 @@ impl Bridge {
         ids.remove(at).map(|(_, id)| id)
     }
 
-    /// The agent is about to compact its history: the context is owed again.
+    /// The agent is about to compact its history: the context may be owed again.
     pub fn owe_context(&self) {
         self.context_owed.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the context is owed.
+    pub fn context_is_owed(&self) -> bool {
+        self.context_owed.load(Ordering::SeqCst)
     }
 
     /// Whether the context was owed (and is no longer).
