@@ -105,6 +105,19 @@ impl Scenario {
     where
         S: FnMut(&Request) -> Turn + Send + 'static,
     {
+        Self::with_editor(name, config, true, script)
+    }
+
+    /// [`Scenario::new`], with an editor attached (`initialize`) or not (`rawko serve` alone).
+    fn with_editor<S>(
+        name: &'static str,
+        config: Option<Value>,
+        initialize: bool,
+        script: impl FnOnce(Files) -> S,
+    ) -> Option<Self>
+    where
+        S: FnMut(&Request) -> Turn + Send + 'static,
+    {
         let entry = gemini_cli(&format!("gemini_hooks_e2e ({name})"))?;
         let home = TempDir::new().expect("temp home");
         let h = home.path();
@@ -120,7 +133,9 @@ impl Scenario {
         );
         gemini_home(h, &project.ws);
         let mut ed = Editor::spawn_in(&project.ws, h);
-        ed.initialize(json!({"countdownTickMillis": 20, "approvalTimeoutSeconds": 30}));
+        if initialize {
+            ed.initialize(json!({"countdownTickMillis": 20, "approvalTimeoutSeconds": 30}));
+        }
         assert!(
             wait_endpoint(h, Duration::from_secs(10)),
             "rawko serve wrote no endpoint file in {}",

@@ -433,3 +433,51 @@ fn install_and_uninstall_round_trip_the_settings_file() {
         "{help}"
     );
 }
+
+/// With no editor attached (`rawko serve` in a terminal), a call the phase blocks cannot be
+/// approved in rawko, and it is refused, saying so: Gemini CLI takes a hook's `ask` as "ask the
+/// user" even in headless `gemini -p`, which then waits for ever (this test did, for its whole
+/// timeout, while rawko answered `ask`).
+#[test]
+fn without_an_editor_a_blocked_call_is_refused_saying_why() {
+    let Some(mut s) = Scenario::with_editor(
+        "no-editor",
+        Some(json!({"maxReminders": 1, "countdownSeconds": 1})),
+        false,
+        |f| {
+            turns(vec![
+                Turn::call(
+                    "write_file",
+                    json!({"file_path": f.at("new.txt"), "content": "new\n"}),
+                ),
+                Turn::text("Stopped."),
+            ])
+        },
+    ) else {
+        return;
+    };
+    let outcome = s.run("Write new.txt.");
+    s.print_timings();
+    let answer = s.api.response_to("write_file").map(|r| r.to_string());
+    assert!(
+        answer.as_deref().is_some_and(|r| r.contains("error")),
+        "{}",
+        s.failure(&format!("the write should have been refused: {answer:?}"))
+    );
+    assert!(
+        answer
+            .as_deref()
+            .is_some_and(|r| r.contains("no editor is attached")),
+        "{}",
+        s.failure(&format!("the refusal should say why: {answer:?}"))
+    );
+    assert_eq!(
+        s.read("new.txt"),
+        None,
+        "{}",
+        s.failure("new.txt was written")
+    );
+    if let Err(why) = &outcome {
+        panic!("{}", s.failure(why));
+    }
+}

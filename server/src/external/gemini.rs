@@ -114,11 +114,12 @@ pub fn tool_answer(decision: ToolDecision) -> HookAnswer {
     match decision {
         ToolDecision::Pass => HookAnswer::pass(),
         ToolDecision::Deny(reason) => deny(reason),
-        // Gemini CLI then asks its own user, showing rawko's reason.
-        ToolDecision::Ask(reason) => HookAnswer {
-            json: Some(json!({"decision": "ask", "reason": reason, "systemMessage": reason})),
-            ..HookAnswer::default()
-        },
+        // No editor could be asked. Gemini CLI takes a hook's `ask` as "ask the user" even in
+        // headless `gemini -p`, which has nobody to ask and then waits for ever (0.61), and a
+        // hook cannot tell which way it runs: so the call is refused, saying why.
+        ToolDecision::Ask(reason) => deny(format!(
+            "{reason}\n(no editor is attached to rawko to approve this call: open the folder in an editor with rawko to approve such calls)"
+        )),
         ToolDecision::Allow { updated_input } => {
             let mut out = json!({"decision": "allow", "reason": "allowed in rawko"});
             if let Some(input) = updated_input.filter(Value::is_object) {
@@ -441,10 +442,12 @@ mod tests {
         let out = allow.json.unwrap();
         assert_eq!(out["decision"], "allow");
         assert_eq!(out["hookSpecificOutput"]["tool_input"]["content"], "x");
-        assert_eq!(
-            tool_answer(ToolDecision::Ask("why".into())).json.unwrap()["decision"],
-            "ask"
-        );
+        let asked = tool_answer(ToolDecision::Ask("why".into())).json.unwrap();
+        assert_eq!(asked["decision"], "deny");
+        assert!(asked["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("why\n(no editor"));
         assert_eq!(tool_answer(ToolDecision::Pass).to_command().1, "");
         let narrowed = tool_selection(Some(vec!["read_file".into()])).json.unwrap();
         assert_eq!(
