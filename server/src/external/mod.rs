@@ -25,29 +25,6 @@ use crate::provider::{
 };
 use crate::workflow::{WorkflowSet, WorkflowState};
 
-/// The task ids of Gemini CLI's sessions begin with this (Claude Code's with `ext-` alone), so
-/// which agent a task fronts is known from its id wherever the id goes, a stored task's too.
-const GEMINI_ID_PREFIX: &str = "ext-gemini-";
-
-/// How the task ids of `agent`'s sessions begin.
-pub fn id_prefix(agent: ExternalAgent) -> &'static str {
-    match agent {
-        ExternalAgent::Claude => crate::engine::EXTERNAL_ID_PREFIX,
-        ExternalAgent::Gemini => GEMINI_ID_PREFIX,
-    }
-}
-
-/// The external agent task `task_id` fronts; `None` for rawko's own tasks.
-pub fn agent_of_task(task_id: &str) -> Option<ExternalAgent> {
-    if task_id.starts_with(GEMINI_ID_PREFIX) {
-        Some(ExternalAgent::Gemini)
-    } else if crate::engine::is_external(task_id) {
-        Some(ExternalAgent::Claude)
-    } else {
-        None
-    }
-}
-
 /// The provider model an external session's task records (`claude-code:SESSION`,
 /// `gemini-cli:SESSION`): how a restarted rawko finds the session's stored task.
 pub fn session_model(agent: ExternalAgent, session_id: &str) -> String {

@@ -19,6 +19,29 @@ use rawko_protocol::ExternalAgent;
 /// The longest session id rawko takes (Claude Code's are UUIDs).
 pub const MAX_SESSION_ID_BYTES: usize = 256;
 
+/// The task ids of Gemini CLI's sessions begin with this (Claude Code's with `ext-` alone), so
+/// which agent a task fronts is known from its id wherever the id goes, a stored task's too.
+const GEMINI_ID_PREFIX: &str = "ext-gemini-";
+
+/// How the task ids of `agent`'s sessions begin.
+fn id_prefix(agent: ExternalAgent) -> &'static str {
+    match agent {
+        ExternalAgent::Claude => engine::EXTERNAL_ID_PREFIX,
+        ExternalAgent::Gemini => GEMINI_ID_PREFIX,
+    }
+}
+
+/// The external agent task `task_id` fronts; `None` for rawko's own tasks.
+pub fn agent_of_task(task_id: &str) -> Option<ExternalAgent> {
+    if task_id.starts_with(GEMINI_ID_PREFIX) {
+        Some(ExternalAgent::Gemini)
+    } else if engine::is_external(task_id) {
+        Some(ExternalAgent::Claude)
+    } else {
+        None
+    }
+}
+
 /// How long a session's first hook waits for its new task to say its first state.
 const ANNOUNCE_WAIT: Duration = Duration::from_millis(400);
 
@@ -180,7 +203,7 @@ impl Tasks {
                 };
                 let id = format!(
                     "{}{}",
-                    crate::external::id_prefix(agent),
+                    id_prefix(agent),
                     engine::new_task_id().trim_start_matches("task-")
                 );
                 (id, description, workflow)

@@ -26,7 +26,7 @@ mod tests;
 mod types;
 
 pub use error::TaskError;
-pub use external::ExternalSession;
+pub use external::{agent_of_task, ExternalSession};
 pub use listing::Counts;
 pub use phases::PhasePrompt;
 pub use types::{Conversation, Override, Place, StartRequest, Started};
