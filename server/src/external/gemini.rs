@@ -426,6 +426,59 @@ mod tests {
         assert!(err.contains("\"hooks\""), "{err}");
     }
 
+    /// A workflow `w` of one phase with `tools` in its front matter, loaded as rawko loads it,
+    /// and its start.
+    fn phase_with(tools: &str) -> (WorkflowSet, WorkflowState) {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w");
+        std::fs::create_dir_all(&w).unwrap();
+        std::fs::write(
+            w.join("workflow.yaml"),
+            "name: W\ncommandName: w\ninitialMessage: \"{description}\"\nphases:\n  - p.md\n",
+        )
+        .unwrap();
+        std::fs::write(
+            w.join("p.md"),
+            format!("---\nid: p\nname: P\nemoji: \"P\"\n{tools}---\nDo it.\n"),
+        )
+        .unwrap();
+        let root = crate::workflow::definition::WorkflowRoot {
+            kind: crate::workflow::definition::RootKind::Project,
+            path: dir.path().to_path_buf(),
+        };
+        let set = crate::workflow::load(&[root]).workflows;
+        let state = WorkflowState::start(&set, "w", "x", "task-1", 1).expect("start");
+        (set, state)
+    }
+
+    #[test]
+    fn a_whitelist_phase_offers_what_it_covers_and_nothing_else_is_narrowed() {
+        let (set, state) = phase_with(
+            "tools:\n  whitelist: [Read, \"Bash(git status*)\", mcp__github__create_pr]\n",
+        );
+        let names = allowed_functions(Some(&state), &set).expect("narrowed");
+        for name in [
+            "read_file",
+            "read_many_files",
+            "run_shell_command",
+            "mcp_rawko_workflow_step",
+            "mcp_rawko_workflow_status",
+            "mcp_rawko_workflow_start",
+            "mcp_github_create_pr",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
+        }
+        for name in ["write_file", "replace", "glob", "web_fetch"] {
+            assert!(!names.iter().any(|n| n == name), "{name}: {names:?}");
+        }
+        // A blacklist, a phase without a tool list, no workflow: nothing to narrow.
+        let (set, state) = phase_with("tools:\n  blacklist: [Write]\n");
+        assert_eq!(allowed_functions(Some(&state), &set), None);
+        let (set, state) = phase_with("");
+        assert_eq!(allowed_functions(Some(&state), &set), None);
+        assert_eq!(allowed_functions(None, &set), None);
+    }
+
     #[test]
     fn answers_are_gemini_clis_json() {
         assert_eq!(
