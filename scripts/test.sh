@@ -30,8 +30,9 @@ if [ "${RAWKO_CLAUDE_E2E:-1}" != 0 ] && [ -z "${RAWKO_CLAUDE_ACP:-}" ]; then
   RAWKO_CLAUDE_ACP="$(./scripts/install-claude-code-acp.sh | tail -n 1)"
   export RAWKO_CLAUDE_ACP
 fi
-# tests/acp_agent_e2e/gemini.rs runs Gemini CLI (`gemini --acp`) as the `acp` provider's agent
-# against a fake of the Gemini API (installed once, cached). RAWKO_GEMINI_E2E=0 skips it instead.
+# tests/acp_agent_e2e/gemini.rs runs Gemini CLI (`gemini --acp`) as the `acp` provider's agent,
+# and tests/gemini_hooks_e2e runs `gemini -p` on rawko's rails through its hooks, both against a
+# fake of the Gemini API (installed once, cached). RAWKO_GEMINI_E2E=0 skips them instead.
 if [ "${RAWKO_GEMINI_E2E:-1}" != 0 ] && [ -z "${RAWKO_GEMINI_CLI:-}" ]; then
   echo "==> Gemini CLI (scripts/install-gemini-cli.sh)"
   RAWKO_GEMINI_CLI="$(./scripts/install-gemini-cli.sh | tail -n 1)"

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, StateClass, TaskAction, TaskId, TaskState};
+use crate::types::{BreadcrumbItem, ExternalAgent, StateClass, TaskAction, TaskId, TaskState};
 use crate::{Notification, Request};
 
 /// Asks the user whether a tool call that the current phase blocks may run anyway.
@@ -249,6 +249,9 @@ pub struct StatusParams {
     pub state_class: StateClass,
     /// `true` when the task is an external agent's session (Claude Code through `rawko hook`).
     pub external: bool,
+    /// Which external agent the session fronts (`claude`, `gemini`); absent for rawko's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_agent: Option<ExternalAgent>,
     /// `breadcrumbText` as its levels, outermost first, for a client that shortens or joins
     /// them its own way: `["Feature", "Review [3/4]", "🔎 Check [1/2]"]`; one level when the
     /// task runs no workflow or has finished it.

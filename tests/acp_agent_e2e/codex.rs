@@ -31,7 +31,7 @@ fn adapter(test: &str) -> Option<PathBuf> {
             skip: "RAWKO_CODEX_E2E",
             script: "scripts/install-codex-acp.sh",
             name: "codex-acp",
-            filter: " codex",
+            filter: "--test acp_agent_e2e codex",
         },
     )
 }

@@ -35,7 +35,7 @@ fn gemini_cli(test: &str) -> Option<PathBuf> {
             skip: "RAWKO_GEMINI_E2E",
             script: "scripts/install-gemini-cli.sh",
             name: "Gemini CLI",
-            filter: " gemini",
+            filter: "--test acp_agent_e2e gemini",
         },
     )
 }

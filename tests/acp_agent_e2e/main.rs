@@ -32,57 +32,7 @@ use serde_json::{json, Value};
 use support::fake_anthropic::{FakeAnthropic, Request, Turn};
 use support::{is_note, Editor, Project};
 
-/// An agent the suite installs and runs: the variable naming its entry point, the one that skips
-/// it on purpose, its install script, and how the skip note names it and its tests.
-pub(crate) struct Agent {
-    pub var: &'static str,
-    pub skip: &'static str,
-    pub script: &'static str,
-    pub name: &'static str,
-    pub filter: &'static str,
-}
-
-/// `agent`'s entry point, or `None` (with a note) when `test` should be skipped: never under CI,
-/// where a missing agent fails the test instead of passing it unseen.
-#[allow(clippy::print_stderr)]
-pub(crate) fn installed(test: &str, agent: &Agent) -> Option<PathBuf> {
-    let Agent {
-        var,
-        skip,
-        script,
-        name,
-        filter,
-    } = agent;
-    if std::env::var(skip).is_ok_and(|v| v == "0") {
-        eprintln!("SKIPPED {test}: {skip}=0");
-        return None;
-    }
-    match std::env::var_os(var).filter(|v| !v.is_empty()) {
-        Some(entry) => {
-            let entry = PathBuf::from(entry);
-            assert!(
-                entry.is_file(),
-                "{var}={} is not a file; run {script}",
-                entry.display()
-            );
-            Some(entry)
-        }
-        None => {
-            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-            assert!(
-                !ci,
-                "{test}: {var} is not set, and under CI this test must not be skipped: \
-                 set it to the output of {script} (scripts/test.sh does), \
-                 or {skip}=0 to skip it on purpose"
-            );
-            eprintln!(
-                "SKIPPED {test}: {name} is not installed. To run it: \
-                 {var}=$({script}) cargo test -p rawko --test acp_agent_e2e{filter}"
-            );
-            None
-        }
-    }
-}
+pub(crate) use support::{installed, Agent};
 
 /// claude-agent-acp.
 const CLAUDE: Agent = Agent {
@@ -90,7 +40,7 @@ const CLAUDE: Agent = Agent {
     skip: "RAWKO_CLAUDE_E2E",
     script: "scripts/install-claude-code-acp.sh",
     name: "claude-agent-acp",
-    filter: "",
+    filter: "--test acp_agent_e2e",
 };
 
 fn adapter(test: &str) -> Option<PathBuf> {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, StateClass, TaskAction, TaskId, TaskState};
+use crate::types::{BreadcrumbItem, ExternalAgent, StateClass, TaskAction, TaskId, TaskState};
 use crate::Request;
 
 /// Lists the tasks rawko knows: running ones and those persisted in its state directory.
@@ -55,6 +55,9 @@ pub struct TaskSummary {
     pub state_class: StateClass,
     /// `true` when the task is an external agent's session, as in `rawko/status`.
     pub external: bool,
+    /// Which external agent the session fronts (`claude`, `gemini`); absent for rawko's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_agent: Option<ExternalAgent>,
     /// `breadcrumbText` as its levels, outermost first, as in `rawko/status`.
     pub breadcrumb_levels: Vec<String>,
     /// The state as words to show after `breadcrumbText`, as in `rawko/status`.
@@ -114,6 +117,9 @@ pub struct TaskDetail {
     pub state_class: StateClass,
     /// `true` when the task is an external agent's session, as in `rawko/status`.
     pub external: bool,
+    /// Which external agent the session fronts (`claude`, `gemini`); absent for rawko's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_agent: Option<ExternalAgent>,
     /// `breadcrumbText` as its levels, outermost first, as in `rawko/status`.
     pub breadcrumb_levels: Vec<String>,
     /// The state as words to show after `breadcrumbText`, as in `rawko/status`.

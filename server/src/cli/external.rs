@@ -1,5 +1,5 @@
-//! `rawko hook EVENT`, `rawko hook install --claude` and `rawko mcp`: the commands an external agent
-//! (Claude Code) runs to reach the rawko server of its workspace.
+//! `rawko hook EVENT`, `rawko hook install --claude|--gemini` and `rawko mcp`: the commands an
+//! external agent (Claude Code, Gemini CLI) runs to reach the rawko server of its workspace.
 
 use std::io::{self, Read};
 use std::path::PathBuf;
@@ -9,17 +9,20 @@ use serde_json::{json, Value};
 
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 use crate::endpoint::{self, CallError};
-use crate::external::claude;
+use crate::external::{claude, gemini};
 use rawko_protocol::endpoint::{
     self as wire, HookParams, SessionParams, WorkflowStartParams, WorkflowStepParams,
 };
+use rawko_protocol::ExternalAgent;
 
 /// The longest hook input read from stdin.
 const MAX_INPUT: u64 = 10 * 1024 * 1024;
 
-/// `rawko hook EVENT [--workflow KEY] [--fail-closed]`: stdin is Claude Code's hook input.
+/// `rawko hook EVENT [--gemini] [--workflow KEY] [--fail-closed]`: stdin is the hook input of
+/// Claude Code (or Gemini CLI, with `--gemini`).
 pub fn hook(
     ctx: &mut Context<'_>,
+    agent: ExternalAgent,
     event: &str,
     workflow: Option<&str>,
     fail_closed: bool,
@@ -27,6 +30,9 @@ pub fn hook(
 ) -> io::Result<ExitCode> {
     let fail_closed =
         fail_closed || (ctx.env)("RAWKO_HOOK_FAIL_CLOSED").is_some_and(|v| v == "1" || v == "true");
+    // Gemini CLI takes exit 2 at any event as a block: at AfterAgent it would run the message
+    // as its next prompt, again and again. Only a tool call is held back.
+    let fail_closed = fail_closed && (agent == ExternalAgent::Claude || event == "BeforeTool");
     let mut raw = Vec::new();
     stdin.take(MAX_INPUT + 1).read_to_end(&mut raw)?;
     let give_up = |ctx: &mut Context<'_>, why: String| -> io::Result<ExitCode> {
@@ -67,6 +73,7 @@ pub fn hook(
         event: event.to_owned(),
         input,
         workflow: workflow.map(str::to_owned),
+        agent: (agent != ExternalAgent::Claude).then_some(agent),
     };
     // Approvals in the editor and the countdown take time: wait as long as Claude Code does.
     match endpoint::request::<wire::Hook>(&url, &token, &params, Duration::from_secs(600)) {
@@ -92,9 +99,10 @@ pub fn hook(
     }
 }
 
-/// `rawko hook install --claude [--workflow KEY] [--uninstall]`
+/// `rawko hook install --claude|--gemini [--workflow KEY] [--uninstall]`
 pub fn install(
     ctx: &mut Context<'_>,
+    agent: ExternalAgent,
     workflow: Option<&str>,
     uninstall: bool,
 ) -> io::Result<ExitCode> {
@@ -103,10 +111,11 @@ pub fn install(
         .and_then(|p| p.canonicalize().ok())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "rawko".to_owned());
-    let result = if uninstall {
-        claude::uninstall(&ctx.workspace, &exe)
-    } else {
-        claude::install(&ctx.workspace, &exe, workflow)
+    let result = match (agent, uninstall) {
+        (ExternalAgent::Claude, true) => claude::uninstall(&ctx.workspace, &exe),
+        (ExternalAgent::Claude, false) => claude::install(&ctx.workspace, &exe, workflow),
+        (ExternalAgent::Gemini, true) => gemini::uninstall(&ctx.workspace, &exe),
+        (ExternalAgent::Gemini, false) => gemini::install(&ctx.workspace, &exe, workflow),
     };
     match result {
         Ok(changes) => {
@@ -119,9 +128,16 @@ pub fn install(
             if !uninstall {
                 writeln!(
                     ctx.out,
-                    "Claude Code in {} now asks rawko before each tool call; keep rawko running (your editor, or `rawko serve`).",
+                    "{} in {} now asks rawko before each tool call; keep rawko running (your editor, or `rawko serve`).",
+                    agent.display_name(),
                     ctx.workspace.display()
                 )?;
+                if agent == ExternalAgent::Gemini {
+                    writeln!(
+                        ctx.out,
+                        "Gemini CLI runs a project's hooks and MCP servers only in a folder you trust (/permissions, or ~/.gemini/trustedFolders.json)."
+                    )?;
+                }
             }
             Ok(EXIT_OK)
         }

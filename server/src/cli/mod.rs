@@ -130,11 +130,16 @@ pub enum Command {
     /// Show the settings and hooks in effect, or turn the git hooks on and off
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// For Claude Code's hooks: answer one hook event (its JSON on stdin) from the rawko server of
-    /// the workspace, in Claude Code's format; `rawko hook install --claude` sets the hooks up
+    /// For an external agent's hooks: answer one hook event (its JSON on stdin) from the rawko
+    /// server of the workspace, in the agent's format; `rawko hook install --claude` or
+    /// `--gemini` sets the hooks up
+    #[command(
+        after_help = "Examples:\n  rawko hook install --claude --workflow feature   # Claude Code: .claude/settings.local.json, .mcp.json\n  rawko hook install --gemini --workflow feature   # Gemini CLI: .gemini/settings.json\n  rawko hook install --gemini --uninstall          # remove rawko's entries, nothing else\n\nSee docs/external-agents.md for what each event does."
+    )]
     Hook {
-        /// The hook event (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop,
-        /// SessionEnd), or `install`
+        /// The hook event (Claude Code's SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
+        /// Stop, SessionEnd; with --gemini, Gemini CLI's SessionStart, BeforeAgent,
+        /// BeforeToolSelection, BeforeTool, AfterTool, AfterAgent, PreCompress), or `install`
         #[arg(value_name = "EVENT")]
         event: String,
         /// The workflow a new session runs [default: the configured defaultWorkflow]
@@ -144,8 +149,11 @@ pub enum Command {
         #[arg(long)]
         fail_closed: bool,
         /// With `install`: set up Claude Code (.claude/settings.local.json and .mcp.json)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "gemini")]
         claude: bool,
+        /// The event is Gemini CLI's; with `install`: set up Gemini CLI (.gemini/settings.json)
+        #[arg(long)]
+        gemini: bool,
         /// With `install`: remove what `install` added
         #[arg(long)]
         uninstall: bool,
@@ -403,22 +411,29 @@ pub fn run(
             workflow,
             fail_closed,
             claude,
+            gemini,
             uninstall,
         } => {
+            let agent = if gemini {
+                rawko_protocol::ExternalAgent::Gemini
+            } else {
+                rawko_protocol::ExternalAgent::Claude
+            };
             if event == "install" {
-                if !claude {
+                if !claude && !gemini {
                     let _ = writeln!(
                         ctx.err,
-                        "error: say which agent to install for: rawko hook install --claude"
+                        "error: say which agent to install for: rawko hook install --claude, or --gemini"
                     );
                     return EXIT_USAGE;
                 }
-                external::install(&mut ctx, workflow.as_deref(), uninstall)
+                external::install(&mut ctx, agent, workflow.as_deref(), uninstall)
             } else {
                 let stdin = std::io::stdin();
                 let mut lock = stdin.lock();
                 external::hook(
                     &mut ctx,
+                    agent,
                     &event,
                     workflow.as_deref(),
                     fail_closed,
@@ -481,11 +496,13 @@ pub fn run(
 }
 
 /// `rawko hook EVENT` without clap (see main.rs): the workspace is the current directory.
+#[allow(clippy::too_many_arguments)]
 pub fn hook_command(
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    agent: rawko_protocol::ExternalAgent,
     event: &str,
     workflow: Option<&str>,
     fail_closed: bool,
@@ -499,7 +516,7 @@ pub fn hook_command(
     };
     let stdin = std::io::stdin();
     let mut lock = stdin.lock();
-    match external::hook(&mut ctx, event, workflow, fail_closed, &mut lock) {
+    match external::hook(&mut ctx, agent, event, workflow, fail_closed, &mut lock) {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(ctx.err, "rawko: {e}");

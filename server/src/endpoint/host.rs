@@ -1,12 +1,13 @@
 //! The endpoint's side of external agents: each hook event is answered from the task of its
 //! session (the task service starts one per session); the MCP tools step the task. See
-//! crate::external.
+//! crate::external. Claude Code's events are answered here, Gemini CLI's in `host_gemini.rs`.
 
 use std::sync::Arc;
 
 use rawko_protocol::endpoint::{
     HookParams, SessionParams, SessionStatus, ToolAnswer, WorkflowStartParams, WorkflowStepParams,
 };
+use rawko_protocol::ExternalAgent;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -25,15 +26,27 @@ pub struct ExternalHost {
 }
 
 impl ExternalHost {
-    async fn handle(&self, event: String, input: Value, workflow: Option<String>) -> HookAnswer {
+    async fn handle(
+        &self,
+        agent: ExternalAgent,
+        event: String,
+        input: Value,
+        workflow: Option<String>,
+    ) -> HookAnswer {
         let session_id = input["session_id"].as_str().unwrap_or_default();
         let prompt = input["prompt"].as_str();
+        // The user's prompt describes a session its first event starts.
+        let prompt_event = match agent {
+            ExternalAgent::Claude => "UserPromptSubmit",
+            ExternalAgent::Gemini => "BeforeAgent",
+        };
         let (task_id, bridge) = match self
             .tasks
-            .external_session(
+            .external_session_of(
+                agent,
                 session_id,
                 workflow,
-                (event == "UserPromptSubmit").then_some(prompt).flatten(),
+                (event == prompt_event).then_some(prompt).flatten(),
             )
             .await
         {
@@ -55,7 +68,13 @@ impl ExternalHost {
             return HookAnswer::pass();
         }
         let notice = self.tasks.external_notice(session_id);
-        let mut answer = self.answer(&event, &input, &task_id, &bridge, prompt).await;
+        let mut answer = match agent {
+            ExternalAgent::Claude => self.answer(&event, &input, &task_id, &bridge, prompt).await,
+            ExternalAgent::Gemini => {
+                self.answer_gemini(&event, &input, &task_id, &bridge, prompt)
+                    .await
+            }
+        };
         if let Some(notice) = notice {
             // Claude Code shows a `systemMessage` to its user; stderr is the fallback.
             match &mut answer.json {
@@ -82,13 +101,7 @@ impl ExternalHost {
         match event {
             "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
             "UserPromptSubmit" => {
-                if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
-                    // The agent has the prompt already; the task records it as the user's
-                    // message. One the service refuses (too long) is only left out of the log.
-                    if let Err(e) = self.tasks.send_message(&task_id, p.to_owned()) {
-                        tracing::warn!("the prompt of task {task_id} is not recorded: {e}");
-                    }
-                }
+                self.record_prompt(&task_id, prompt);
                 HookAnswer::context("UserPromptSubmit", bridge.context())
             }
             "PreToolUse" => {
@@ -98,28 +111,15 @@ impl ExternalHost {
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("ext-call-{}", engine::now_millis()));
-                let (reply, answer) = oneshot::channel();
                 let call = ToolCall {
                     id,
                     name: tool,
                     input: tool_input,
                 };
-                if !bridge.send(HookCall::PreToolUse { call, reply }) {
-                    return HookAnswer::pass();
-                }
-                let wait = crate::external::hook_wait(&self.tasks.settings());
-                let Ok(answer) = tokio::time::timeout(wait, answer).await else {
-                    // Fail closed: a call rawko could not decide on in time does not run.
-                    return HookAnswer::block(format!(
-                        "rawko did not decide about this {} call within {} s, so it is refused; try again",
-                        clip(input["tool_name"].as_str().unwrap_or("tool")),
-                        wait.as_secs()
-                    ));
-                };
-                match answer {
-                    Ok(ToolDecision::Pass) | Err(_) => HookAnswer::pass(),
-                    Ok(ToolDecision::Deny(reason)) => HookAnswer::block(reason),
-                    Ok(ToolDecision::Ask(reason)) => HookAnswer {
+                match self.decide_tool(bridge, call).await {
+                    ToolDecision::Pass => HookAnswer::pass(),
+                    ToolDecision::Deny(reason) => HookAnswer::block(reason),
+                    ToolDecision::Ask(reason) => HookAnswer {
                         json: Some(json!({"hookSpecificOutput": {
                             "hookEventName": "PreToolUse",
                             "permissionDecision": "ask",
@@ -127,7 +127,7 @@ impl ExternalHost {
                         }})),
                         ..HookAnswer::default()
                     },
-                    Ok(ToolDecision::Allow { updated_input }) => {
+                    ToolDecision::Allow { updated_input } => {
                         let mut out = json!({"hookSpecificOutput": {
                             "hookEventName": "PreToolUse",
                             "permissionDecision": "allow",
@@ -152,35 +152,15 @@ impl ExternalHost {
                 HookAnswer::pass()
             }
             "Stop" | "SubagentStop" => {
-                if self
-                    .tasks
-                    .handle(&task_id)
-                    .is_some_and(|h| h.state() == engine::TaskState::Blocked)
-                {
-                    // The task waits on the user (an interrupt, or the reminder cap): the agent
-                    // may stop meanwhile.
-                    return HookAnswer::pass();
-                }
-                let (reply, answer) = oneshot::channel();
                 let last = input["last_assistant_message"]
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
-                if !bridge.send(HookCall::Stop {
-                    last_message: last,
-                    reply,
-                }) {
-                    return HookAnswer::pass();
-                }
-                let wait = crate::external::hook_wait(&self.tasks.settings());
-                match tokio::time::timeout(wait, answer).await {
-                    Ok(Ok(StopAnswer::Block(reason))) => HookAnswer::block(reason),
-                    Ok(Ok(StopAnswer::Allow) | Err(_)) => HookAnswer::pass(),
-                    Err(_) => HookAnswer {
-                        note: Some(format!(
-                            "rawko: the task did not answer within {} s; the agent may stop",
-                            wait.as_secs()
-                        )),
+                match self.decide_stop(&task_id, bridge, last).await {
+                    Ok(StopAnswer::Block(reason)) => HookAnswer::block(reason),
+                    Ok(StopAnswer::Allow) => HookAnswer::pass(),
+                    Err(note) => HookAnswer {
+                        note: Some(note),
                         ..HookAnswer::default()
                     },
                 }
@@ -201,10 +181,78 @@ impl ExternalHost {
     }
 }
 
+impl ExternalHost {
+    /// Hands a tool call of the agent to its task and waits for the decision, within
+    /// [`crate::external::hook_wait`]: a call rawko could not decide on in time is refused (fail
+    /// closed); one whose task has ended is left to the agent.
+    pub(super) async fn decide_tool(&self, bridge: &Bridge, call: ToolCall) -> ToolDecision {
+        let tool = clip(&call.name).into_owned();
+        let (reply, answer) = oneshot::channel();
+        if !bridge.send(HookCall::PreToolUse { call, reply }) {
+            return ToolDecision::Pass;
+        }
+        let wait = crate::external::hook_wait(&self.tasks.settings());
+        match tokio::time::timeout(wait, answer).await {
+            Ok(Ok(decision)) => decision,
+            Ok(Err(_)) => ToolDecision::Pass,
+            Err(_) => ToolDecision::Deny(format!(
+                "rawko did not decide about this {tool} call within {} s, so it is refused; try again",
+                wait.as_secs()
+            )),
+        }
+    }
+
+    /// Tells the task the agent wants to stop (`last` is its last message) and waits for the
+    /// answer; `Err` with a note when the task did not answer in time (the agent may stop).
+    pub(super) async fn decide_stop(
+        &self,
+        task_id: &str,
+        bridge: &Bridge,
+        last: String,
+    ) -> Result<StopAnswer, String> {
+        if self
+            .tasks
+            .handle(task_id)
+            .is_some_and(|h| h.state() == engine::TaskState::Blocked)
+        {
+            // The task waits on the user (an interrupt, or the reminder cap): the agent may stop
+            // meanwhile.
+            return Ok(StopAnswer::Allow);
+        }
+        let (reply, answer) = oneshot::channel();
+        if !bridge.send(HookCall::Stop {
+            last_message: last,
+            reply,
+        }) {
+            return Ok(StopAnswer::Allow);
+        }
+        let wait = crate::external::hook_wait(&self.tasks.settings());
+        match tokio::time::timeout(wait, answer).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) => Ok(StopAnswer::Allow),
+            Err(_) => Err(format!(
+                "rawko: the task did not answer within {} s; the agent may stop",
+                wait.as_secs()
+            )),
+        }
+    }
+
+    /// Records the user's prompt as the task's message (the agent has it already). One the
+    /// service refuses (too long) is only left out of the log.
+    pub(super) fn record_prompt(&self, task_id: &str, prompt: Option<&str>) {
+        if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+            if let Err(e) = self.tasks.send_message(task_id, p.to_owned()) {
+                tracing::warn!("the prompt of task {task_id} is not recorded: {e}");
+            }
+        }
+    }
+}
+
 impl Host for ExternalHost {
     fn hook(&self, p: HookParams) -> BoxFuture<HookAnswer> {
         let me = self.clone();
-        Box::pin(async move { me.handle(p.event, p.input, p.workflow).await })
+        let agent = p.agent.unwrap_or(ExternalAgent::Claude);
+        Box::pin(async move { me.handle(agent, p.event, p.input, p.workflow).await })
     }
 
     fn step(&self, p: WorkflowStepParams) -> BoxFuture<ToolAnswer> {

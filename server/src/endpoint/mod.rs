@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 mod client;
 mod host;
+mod host_gemini;
 
 pub use crate::loopback::{
     serve, BoxFuture, Host, Served, BODY_TIMEOUT, IDLE_TIMEOUT, MAX_HOOK_BODY, MAX_RPC_BODY,

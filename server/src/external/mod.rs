@@ -1,15 +1,20 @@
-//! Put rawko in front of an external agent (Claude Code). Each external session is an ordinary
+//! Put rawko in front of an external agent (Claude Code, Gemini CLI). Each external session is an ordinary
 //! rawko task whose "model" is the external agent: its hook events arrive through the local
 //! endpoint and become the turns of an [`ExternalProvider`]. So the task actor does for it what it
 //! does for its own agents: the phase gate (with the shell classification), the user's hooks,
 //! inline approval in the editor, the countdown and the not-done reminder, persistence and the
 //! status in the editor. What differs: rawko never runs the external agent's tools; it answers
-//! whether they may run ([`Bridge::decide`]).
+//! whether they may run ([`Bridge::decide`]). Each agent's hook format is its own module
+//! (`claude.rs`, `gemini.rs`); the bridge is the same for all.
 
 pub mod claude;
+pub mod gemini;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rawko_protocol::ExternalAgent;
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -18,6 +23,24 @@ use crate::clip::clip_bytes;
 use crate::provider::{
     Message, Provider, ProviderError, StopReason, TextSink, ToolCall, Turn, TurnFuture, TurnRequest,
 };
+use crate::workflow::{WorkflowSet, WorkflowState};
+
+/// The provider model an external session's task records (`claude-code:SESSION`,
+/// `gemini-cli:SESSION`): how a restarted rawko finds the session's stored task.
+pub fn session_model(agent: ExternalAgent, session_id: &str) -> String {
+    match agent {
+        ExternalAgent::Claude => format!("claude-code:{session_id}"),
+        ExternalAgent::Gemini => format!("gemini-cli:{session_id}"),
+    }
+}
+
+/// Where `rawko hook install` puts `agent`'s hooks, for messages.
+pub fn settings_file(agent: ExternalAgent) -> &'static str {
+    match agent {
+        ExternalAgent::Claude => ".claude/settings.local.json",
+        ExternalAgent::Gemini => ".gemini/settings.json",
+    }
+}
 
 /// The longest rawko keeps one hook call of the external agent waiting. Claude Code gives up on a
 /// hook after the `timeout` `rawko hook install` writes (600 s) and then lets the call run, so
@@ -171,24 +194,40 @@ pub struct Bridge {
     announced: watch::Sender<bool>,
     /// Extra notifications of the task (the results PostToolUse reports).
     events: mpsc::UnboundedSender<BridgeEvent>,
+    /// The workflow's position now and its definitions, for a face that asks the phase about
+    /// tools before any call is made (Gemini CLI's BeforeToolSelection).
+    phase: Mutex<Option<(Option<WorkflowState>, Arc<WorkflowSet>)>>,
+    /// What the last Stop that was blocked was told (the reminder): an agent that hands it back
+    /// as its next prompt (Gemini CLI) has not heard from its user.
+    last_block: Mutex<Option<String>>,
+    /// The ids rawko gave tool calls of an agent that sends none, by the call's key, oldest
+    /// first: its report of the call's end finds the id again.
+    call_ids: Mutex<VecDeque<(String, String)>>,
+    /// The agent may have compacted its history: the phase context is said again at the next
+    /// chance, unless the agent shows it still has it.
+    context_owed: AtomicBool,
 }
 
 impl Bridge {
     /// A bridge, the provider that reads it, and the receiver of its extra notifications.
     pub fn new() -> (
-        std::sync::Arc<Self>,
+        Arc<Self>,
         ExternalProvider,
         mpsc::UnboundedReceiver<BridgeEvent>,
     ) {
         let (calls, rx) = mpsc::unbounded_channel();
         let (events, events_rx) = mpsc::unbounded_channel();
-        let bridge = std::sync::Arc::new(Self {
+        let bridge = Arc::new(Self {
             calls,
             decisions: Mutex::new(HashMap::new()),
             stop: Mutex::new(None),
             context: Mutex::new(None),
             announced: watch::Sender::new(false),
             events,
+            phase: Mutex::new(None),
+            last_block: Mutex::new(None),
+            call_ids: Mutex::new(VecDeque::new()),
+            context_owed: AtomicBool::new(false),
         });
         let provider = ExternalProvider {
             calls: rx,
@@ -212,8 +251,67 @@ impl Bridge {
     /// Answers a pending Stop.
     pub fn answer_stop(&self, answer: StopAnswer) {
         if let Some(reply) = lock(&self.stop).take() {
+            if let StopAnswer::Block(reason) = &answer {
+                *lock(&self.last_block) = Some(reason.clone());
+            }
             let _ = reply.send(answer);
         }
+    }
+
+    /// Whether `prompt` is what the last blocked Stop was told (an agent handing the reminder
+    /// back as its prompt), not a message of its user.
+    pub fn is_last_block(&self, prompt: &str) -> bool {
+        lock(&self.last_block)
+            .as_deref()
+            .is_some_and(|r| r.trim() == prompt.trim())
+    }
+
+    /// The workflow's position now, as the task says it with each state.
+    pub fn set_phase(&self, state: Option<WorkflowState>, set: Arc<WorkflowSet>) {
+        *lock(&self.phase) = Some((state, set));
+    }
+
+    /// Runs `f` on the workflow's position now and its definitions; `None` before the task has
+    /// said its first state.
+    pub fn with_phase<R>(
+        &self,
+        f: impl FnOnce(Option<&WorkflowState>, &WorkflowSet) -> R,
+    ) -> Option<R> {
+        lock(&self.phase)
+            .as_ref()
+            .map(|(state, set)| f(state.as_ref(), set))
+    }
+
+    /// Keeps the id rawko gave a tool call of an agent that sends none, under the call's key.
+    pub fn remember_call(&self, key: String, id: String) {
+        let mut ids = lock(&self.call_ids);
+        // A call whose end never comes (the agent was stopped) is not kept for ever.
+        if ids.len() >= 256 {
+            ids.pop_front();
+        }
+        ids.push_back((key, id));
+    }
+
+    /// The id of the oldest call under `key` (forgotten once taken).
+    pub fn take_call(&self, key: &str) -> Option<String> {
+        let mut ids = lock(&self.call_ids);
+        let at = ids.iter().position(|(k, _)| k == key)?;
+        ids.remove(at).map(|(_, id)| id)
+    }
+
+    /// The agent is about to compact its history: the context may be owed again.
+    pub fn owe_context(&self) {
+        self.context_owed.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the context is owed.
+    pub fn context_is_owed(&self) -> bool {
+        self.context_owed.load(Ordering::SeqCst)
+    }
+
+    /// Whether the context was owed (and is no longer).
+    pub fn take_owed_context(&self) -> bool {
+        self.context_owed.swap(false, Ordering::SeqCst)
     }
 
     /// The task has ended: every hook call still waiting is answered (a pending Stop may stop, a
@@ -251,7 +349,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The provider of an external session: each turn is the next thing the external agent does.
 pub struct ExternalProvider {
     calls: mpsc::UnboundedReceiver<HookCall>,
-    bridge: std::sync::Arc<Bridge>,
+    bridge: Arc<Bridge>,
 }
 
 impl Provider for ExternalProvider {

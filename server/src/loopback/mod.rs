@@ -304,6 +304,8 @@ impl Serving {
                 event: event.clone(),
                 input,
                 workflow,
+                // Claude Code's `http` hooks; Gemini CLI has command hooks only.
+                agent: None,
             })
             .await;
         Ok(json_response(&answer.to_http(&event)))

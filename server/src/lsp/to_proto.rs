@@ -120,6 +120,7 @@ pub fn status(
         phases_done: phases_done.map(wire_index),
         state_class: task_state(state).class(),
         external: engine::is_external(task_id),
+        external_agent: crate::engine::tasks::agent_of_task(task_id),
         state_text: state.words().to_owned(),
         actions: actions(state, engine::is_external(task_id), has_workflow),
     }
@@ -258,6 +259,7 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
         updated_at: Some(millis(s.updated_at)),
         state_class: task_state(s.state).class(),
         external: engine::is_external(&s.task_id),
+        external_agent: crate::engine::tasks::agent_of_task(&s.task_id),
         breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
         state_text: s.state.words().to_owned(),
         actions: actions(
@@ -279,6 +281,7 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
         updated_at: Some(millis(s.updated_at)),
         state_class: task_state(s.state).class(),
         external: engine::is_external(&s.task_id),
+        external_agent: crate::engine::tasks::agent_of_task(&s.task_id),
         breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
         state_text: s.state.words().to_owned(),
         actions: actions(

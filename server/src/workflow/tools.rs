@@ -1,5 +1,5 @@
 //! The tools rawko knows by name: its own (which take Claude Code's names and input schemas),
-//! Claude Code's, and pi's lower-case ones. The gate uses this catalogue so that a rule written
+//! Claude Code's, pi's lower-case ones and Gemini CLI's (`read_file`, `replace`, …). The gate uses this catalogue so that a rule written
 //! for one tool also covers its synonyms and the tools that do the same thing another way: `Edit`
 //! covers `MultiEdit`, `NotebookEdit` and pi's `edit`; `find` is pi's `Glob`. A phase that forbids
 //! editing therefore forbids every way of editing, whichever agent calls it.
@@ -80,8 +80,8 @@ const fn tool(
     }
 }
 
-/// Every tool rawko knows, Claude Code's first, then pi's. Names compare case-insensitively, so
-/// pi's `read` and Claude Code's `Read` are one entry.
+/// Every tool rawko knows, Claude Code's first, then pi's, then Gemini CLI's. Names compare
+/// case-insensitively, so pi's `read` and Claude Code's `Read` are one entry.
 pub const KNOWN_TOOLS: &[KnownTool] = &[
     tool("Read", "Read", None, ToolClass::Read),
     tool(
@@ -130,6 +130,42 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
     tool("workflow_step", "workflow_step", None, ToolClass::Workflow),
     // pi's names (pi-coding-agent): the same tools, lower case; `find` is its Glob.
     tool("find", "Glob", None, ToolClass::Search),
+    // Gemini CLI's names (0.61); its `glob` is Claude Code's Glob above.
+    tool("read_file", "Read", None, ToolClass::Read),
+    tool(
+        "read_many_files",
+        "read_many_files",
+        Some("Read"),
+        ToolClass::Read,
+    ),
+    tool("write_file", "Write", None, ToolClass::Write),
+    tool("replace", "Edit", None, ToolClass::Edit),
+    tool("run_shell_command", "Bash", None, ToolClass::Execute),
+    tool("grep_search", "Grep", None, ToolClass::Search),
+    tool("search_file_content", "Grep", None, ToolClass::Search),
+    tool("list_directory", "LS", None, ToolClass::Search),
+    tool("web_fetch", "WebFetch", None, ToolClass::Web),
+    tool("google_web_search", "WebSearch", None, ToolClass::Web),
+    tool("write_todos", "TodoWrite", None, ToolClass::Plan),
+    tool("invoke_agent", "Agent", None, ToolClass::Agent),
+    tool("activate_skill", "Skill", None, ToolClass::Other),
+    tool("enter_plan_mode", "enter_plan_mode", None, ToolClass::Plan),
+    tool("exit_plan_mode", "ExitPlanMode", None, ToolClass::Plan),
+    tool("ask_user", "ask_user", None, ToolClass::Plan),
+    tool("update_topic", "update_topic", None, ToolClass::Plan),
+    tool("complete_task", "complete_task", None, ToolClass::Plan),
+    tool(
+        "read_mcp_resource",
+        "ReadMcpResourceTool",
+        None,
+        ToolClass::Read,
+    ),
+    tool(
+        "list_mcp_resources",
+        "ListMcpResourcesTool",
+        None,
+        ToolClass::Other,
+    ),
 ];
 
 /// The workflow tools rawko's MCP server (`rawko mcp`) offers an external agent.
@@ -138,7 +174,11 @@ const MCP_WORKFLOW_TOOLS: &[&str] = &["workflow_step", "workflow_status", "workf
 /// The catalogue entry for `name` (case-insensitive). rawko's own MCP tools, as an external agent
 /// names them (`mcp__rawko__workflow_step`), are `workflow_step`: the way on is never gated.
 pub fn known(name: &str) -> Option<&'static KnownTool> {
-    if let Some(tool) = name.strip_prefix("mcp__rawko__") {
+    // Gemini CLI names them `mcp_rawko_workflow_step`.
+    if let Some(tool) = name
+        .strip_prefix("mcp__rawko__")
+        .or_else(|| name.strip_prefix("mcp_rawko_"))
+    {
         // Only the server `rawko hook install` names `rawko`: another server's tool of the same
         // name is not let through.
         return MCP_WORKFLOW_TOOLS
@@ -189,6 +229,26 @@ fn index_of_lowercase(lower: &[u8]) -> Option<usize> {
         b"readmcpresourcetool" => 23,
         b"workflow_step" => 24,
         b"find" => 25,
+        b"read_file" => 26,
+        b"read_many_files" => 27,
+        b"write_file" => 28,
+        b"replace" => 29,
+        b"run_shell_command" => 30,
+        b"grep_search" => 31,
+        b"search_file_content" => 32,
+        b"list_directory" => 33,
+        b"web_fetch" => 34,
+        b"google_web_search" => 35,
+        b"write_todos" => 36,
+        b"invoke_agent" => 37,
+        b"activate_skill" => 38,
+        b"enter_plan_mode" => 39,
+        b"exit_plan_mode" => 40,
+        b"ask_user" => 41,
+        b"update_topic" => 42,
+        b"complete_task" => 43,
+        b"read_mcp_resource" => 44,
+        b"list_mcp_resources" => 45,
         _ => return None,
     })
 }
@@ -318,6 +378,41 @@ mod tests {
         assert_eq!(class_of("mcp__rawko__workflow_status"), ToolClass::Workflow);
         assert_eq!(class_of("mcp__github__create_pr"), ToolClass::Other);
         assert_eq!(class_of("mcp__evil__workflow_step"), ToolClass::Other);
+    }
+
+    #[test]
+    fn gemini_clis_tools_are_classed_and_covered_by_claude_codes_names() {
+        for (name, class, canonical_name) in [
+            ("read_file", ToolClass::Read, "Read"),
+            ("read_many_files", ToolClass::Read, "read_many_files"),
+            ("write_file", ToolClass::Write, "Write"),
+            ("replace", ToolClass::Edit, "Edit"),
+            ("run_shell_command", ToolClass::Execute, "Bash"),
+            ("glob", ToolClass::Search, "Glob"),
+            ("grep_search", ToolClass::Search, "Grep"),
+            ("search_file_content", ToolClass::Search, "Grep"),
+            ("list_directory", ToolClass::Search, "LS"),
+            ("web_fetch", ToolClass::Web, "WebFetch"),
+            ("google_web_search", ToolClass::Web, "WebSearch"),
+            ("write_todos", ToolClass::Plan, "TodoWrite"),
+            ("invoke_agent", ToolClass::Agent, "Agent"),
+            (
+                "mcp_rawko_workflow_step",
+                ToolClass::Workflow,
+                "workflow_step",
+            ),
+        ] {
+            assert_eq!(class_of(name), class, "{name}");
+            assert_eq!(canonical(name), canonical_name, "{name}");
+        }
+        // A phase's rules in Claude Code's names hold for Gemini CLI's tools.
+        assert!(rule_covers("Edit", "replace"));
+        assert!(rule_covers("Write", "write_file"));
+        assert!(rule_covers("Read", "read_many_files"));
+        assert!(rule_covers("Bash", "run_shell_command"));
+        assert!(rule_covers("write_file", "Write"));
+        assert!(!rule_covers("Read", "write_file"));
+        assert_eq!(class_of("mcp_other_workflow_step"), ToolClass::Other);
     }
 
     #[test]

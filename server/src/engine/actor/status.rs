@@ -240,6 +240,7 @@ impl Control {
         );
         self.write_snapshot(&crumb_text);
         if let Some(bridge) = &self.external {
+            bridge.set_phase(self.pos.workflow.clone(), self.pos.set.clone());
             bridge.set_context(
                 self.pos
                     .workflow

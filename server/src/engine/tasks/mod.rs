@@ -31,7 +31,7 @@ mod tests;
 mod types;
 
 pub use error::TaskError;
-pub use external::ExternalSession;
+pub use external::{agent_of_task, ExternalSession};
 pub use listing::Counts;
 pub use open::{Found, Opened, Opening, Route};
 pub use phases::PhasePrompt;
