@@ -252,6 +252,10 @@ pub struct StatusParams {
     /// Which external agent the session fronts (`claude`, `gemini`); absent for rawko's own tasks.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub external_agent: Option<ExternalAgent>,
+    /// That agent's name for people (`Claude Code`, `Gemini CLI`), for the status and the task
+    /// list to show as it is; absent for rawko's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_agent_name: Option<String>,
     /// `breadcrumbText` as its levels, outermost first, for a client that shortens or joins
     /// them its own way: `["Feature", "Review [3/4]", "🔎 Check [1/2]"]`; one level when the
     /// task runs no workflow or has finished it.

@@ -38,6 +38,11 @@ fn a_session_without_a_workflow_waits_until_the_editor_picks_one() {
     assert!(status["params"].get("workflow").is_none(), "{status}");
     // And that it is an external agent's session, so no editor reads the task id for it.
     assert_eq!(status["params"]["external"], true, "{status}");
+    assert_eq!(status["params"]["externalAgent"], "claude", "{status}");
+    assert_eq!(
+        status["params"]["externalAgentName"], "Claude Code",
+        "{status}"
+    );
     // Any tool is fine and the agent may stop: nothing gates it yet.
     let r = rawko_hook(
         h,

@@ -168,6 +168,10 @@ fn context_narrowing_reminders_and_workflow_step_take_a_session_through_the_work
             .find(|m| m["method"] == "rawko/status")
             .expect("a status");
     assert_eq!(status["params"]["externalAgent"], "gemini", "{status}");
+    assert_eq!(
+        status["params"]["externalAgentName"], "Gemini CLI",
+        "{status}"
+    );
     assert!(
         s.api.script_errors().is_empty(),
         "{}",

@@ -111,6 +111,11 @@ t.test(':Rawko workflow KEY starts a workflow in an external session that runs n
     return t.noted('rawko: Started the Feature workflow.')
   end)
   t.eq(require('rawko.state').current().id, id, 'the statusline follows the session')
+  t.eq(
+    vim.startswith(t.statusline(), 'Claude Code: '),
+    true,
+    'the statusline names the agent: ' .. t.statusline()
+  )
 
   -- It runs a workflow now: setting one again fails with rawko's message.
   vim.cmd('Rawko workflow feature')

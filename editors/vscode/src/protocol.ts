@@ -21,6 +21,8 @@ export type TaskState = Open<
 /** What a state means for the user: the task works by itself, waits for the user, or has ended. */
 export type StateClass = Open<'busy' | 'waiting' | 'finished'>;
 export type TaskOutcome = Open<'complete' | 'failed' | 'cancelled'>;
+/** The external agent an external session fronts. */
+export type ExternalAgent = Open<'claude' | 'gemini'>;
 /** A command a task accepts now, named after the method that sends it (`resume` is `rawko/resumeTask`). */
 export type TaskAction = Open<'resume' | 'retry' | 'reset' | 'interrupt' | 'cancel' | 'message' | 'setWorkflow'>;
 export type ApprovalOption = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
@@ -67,6 +69,10 @@ export interface TaskLook {
   stateClass: StateClass;
   /** Whether the task is an external agent's session (Claude Code through `rawko hook`). */
   external: boolean;
+  /** Which external agent the session fronts; absent for rawko's own tasks. */
+  externalAgent?: ExternalAgent;
+  /** That agent's name for people (`Claude Code`, `Gemini CLI`), shown as it is. */
+  externalAgentName?: string;
   /** `breadcrumbText` as its levels, outermost first, e.g. `["Feature", "🧪 Test [3/4]"]`. */
   breadcrumbLevels: string[];
   /** The state as words after the breadcrumb, e.g. ` — waiting for approval`; empty while running. */

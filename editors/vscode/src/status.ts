@@ -125,12 +125,15 @@ export function renderStatus(
   const others = othersRunning > 0 ? ` (+${othersRunning})` : '';
   // rawko/status clears the countdown when the task leaves it.
   const counting = task.countdown;
-  const text = counting ? `⏳ ${counting.secondsLeft}s — ${crumb}${others}` : `${stateIcon(task.state)} ${crumb}${reason}${others}`;
+  // An external agent's session says whose it is: `Gemini CLI: Feature > 🧪 Test [3/4]`.
+  const agent = task.externalAgentName ? `${task.externalAgentName}: ` : '';
+  const text = counting ? `⏳ ${counting.secondsLeft}s — ${agent}${crumb}${others}` : `${stateIcon(task.state)} ${agent}${crumb}${reason}${others}`;
 
   // The tooltip's rows; a row without a value is left out.
   const rows = (
     [
       ['Task', task.description ?? task.taskId],
+      ['Agent', task.externalAgentName],
       ['Breadcrumb', task.breadcrumbText || undefined],
       ['Phase', phaseLine(task)],
       ['State', counting ? `${task.state} — ${counting.label}` : task.state.replace(/_/g, ' ')],

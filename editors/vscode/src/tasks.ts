@@ -21,7 +21,7 @@ import {
 export interface TaskView
   extends Pick<
       StatusParams,
-      'taskId' | 'state' | 'stateClass' | 'external' | 'actions' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason'
+      'taskId' | 'state' | 'stateClass' | 'external' | 'externalAgentName' | 'actions' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason'
     >,
     Partial<Pick<TaskFinishedParams, 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
@@ -102,6 +102,7 @@ export class TaskStore {
       task.workflow = summary.workflow;
     }
     task.external = summary.external;
+    task.externalAgentName = summary.externalAgentName;
     if (!known) {
       task.state = summary.state;
       task.stateClass = summary.stateClass;
@@ -148,6 +149,7 @@ export class TaskStore {
     task.stateClass = params.stateClass;
     task.actions = Array.isArray(params.actions) ? params.actions : [];
     task.external = params.external;
+    task.externalAgentName = params.externalAgentName;
     // A retried or reset task runs again: how it ended before no longer holds.
     task.outcome = params.stateClass === 'finished' ? params.state : undefined;
     task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];

@@ -90,12 +90,21 @@ export function taskActions(task: TaskView): string[] {
 export function taskRow(task: TaskView, now: number, active: boolean): Row {
   const [icon, iconColor] = STATE_ICONS[task.state] ?? ['question'];
   const elapsed = task.startedAt === undefined ? undefined : formatElapsed((task.endedAt ?? now) - task.startedAt);
-  const tooltip = [task.description ?? task.taskId, task.breadcrumbText, task.state.replace(/_/g, ' '), elapsed && `${elapsed} since it started`, task.taskId];
+  const agent = task.externalAgentName;
+  const tooltip = [
+    task.description ?? task.taskId,
+    agent && `${agent} session`,
+    task.breadcrumbText,
+    task.state.replace(/_/g, ' '),
+    elapsed && `${elapsed} since it started`,
+    task.taskId,
+  ];
   return {
     node: { kind: 'task', taskId: task.taskId },
     id: `task/${task.taskId}`,
     label: task.description ?? task.taskId,
-    description: elapsed,
+    // An external agent's session names its agent beside the time: `Claude Code · 1m 05s`.
+    description: agent ? [agent, elapsed].filter((part) => part).join(' · ') : elapsed,
     tooltip: tooltip.filter((line) => line).join('\n'),
     icon,
     iconColor,

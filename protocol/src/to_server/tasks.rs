@@ -58,6 +58,10 @@ pub struct TaskSummary {
     /// Which external agent the session fronts (`claude`, `gemini`); absent for rawko's own tasks.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub external_agent: Option<ExternalAgent>,
+    /// That agent's name for people (`Claude Code`, `Gemini CLI`), for the status and the task
+    /// list to show as it is; absent for rawko's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_agent_name: Option<String>,
     /// `breadcrumbText` as its levels, outermost first, as in `rawko/status`.
     pub breadcrumb_levels: Vec<String>,
     /// The state as words to show after `breadcrumbText`, as in `rawko/status`.
@@ -120,6 +124,10 @@ pub struct TaskDetail {
     /// Which external agent the session fronts (`claude`, `gemini`); absent for rawko's own tasks.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub external_agent: Option<ExternalAgent>,
+    /// That agent's name for people (`Claude Code`, `Gemini CLI`), for the status and the task
+    /// list to show as it is; absent for rawko's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_agent_name: Option<String>,
     /// `breadcrumbText` as its levels, outermost first, as in `rawko/status`.
     pub breadcrumb_levels: Vec<String>,
     /// The state as words to show after `breadcrumbText`, as in `rawko/status`.

@@ -121,6 +121,7 @@ pub fn status(
         state_class: task_state(state).class(),
         external: engine::is_external(task_id),
         external_agent: crate::engine::tasks::agent_of_task(task_id),
+        external_agent_name: agent_name(task_id),
         state_text: state.words().to_owned(),
         actions: actions(state, engine::is_external(task_id), has_workflow),
     }
@@ -180,6 +181,11 @@ pub fn breadcrumb_levels(crumbs: &[Crumb], breadcrumb_text: &str) -> Vec<String>
 }
 
 /// An index as an integer on the wire.
+/// The name for people of the external agent task `task_id` fronts, if it is an external session.
+fn agent_name(task_id: &str) -> Option<String> {
+    crate::engine::tasks::agent_of_task(task_id).map(|a| a.display_name().to_owned())
+}
+
 fn wire_index(index: usize) -> u32 {
     u32::try_from(index).unwrap_or(u32::MAX)
 }
@@ -260,6 +266,7 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
         state_class: task_state(s.state).class(),
         external: engine::is_external(&s.task_id),
         external_agent: crate::engine::tasks::agent_of_task(&s.task_id),
+        external_agent_name: agent_name(&s.task_id),
         breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
         state_text: s.state.words().to_owned(),
         actions: actions(
@@ -282,6 +289,7 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
         state_class: task_state(s.state).class(),
         external: engine::is_external(&s.task_id),
         external_agent: crate::engine::tasks::agent_of_task(&s.task_id),
+        external_agent_name: agent_name(&s.task_id),
         breadcrumb_levels: breadcrumb_levels(&s.breadcrumb, &s.breadcrumb_text),
         state_text: s.state.words().to_owned(),
         actions: actions(

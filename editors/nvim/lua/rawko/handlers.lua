@@ -22,6 +22,7 @@ local function take(task, text, from)
   task.state = from.state or task.state
   task.state_class = from.stateClass or task.state_class
   task.external = from.external == true
+  task.external_agent_name = from.externalAgentName
   task.actions = from.actions or {}
   task.stopped = nil
   task.text = text

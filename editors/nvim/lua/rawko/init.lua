@@ -79,14 +79,15 @@ function M.statusline()
     return ''
   end
   local where, how, short = state.parts(task)
+  local agent = state.agent_prefix(task)
   local more = others > 0 and (' (+%d)'):format(others) or ''
   local max = room(ok and config.statusline.max_width or 0.5)
   local width = vim.api.nvim_strwidth
-  if short and width(where .. how .. more) > max then
+  if short and width(agent .. where .. how .. more) > max then
     how = short
   end
   how = how .. more
-  return escape(shorten(state.levels(task, where), max - width(how)) .. how)
+  return escape(agent .. shorten(state.levels(task, where), max - width(agent .. how)) .. how)
 end
 
 --- Redraws the statuslines (plain or lualine) and fires `User RawkoStatus` with `data.text`, the

@@ -20,6 +20,7 @@ local M = {}
 ---@field state string a TaskState of docs/protocol.md
 ---@field state_class string what the state means, as rawko said: busy, waiting or finished
 ---@field external? boolean an external agent's session, as rawko said
+---@field external_agent_name? string that agent's name, as rawko words it (`Gemini CLI`)
 ---@field actions? string[] the commands the task accepts now, as rawko said (`resume`, `retry`, …)
 ---@field text string the status line rawko gave
 ---@field breadcrumb table[] the breadcrumb items
@@ -178,7 +179,16 @@ end
 ---@return string
 function M.describe(task)
   local where, how = M.parts(task)
-  return where .. how
+  return M.agent_prefix(task) .. where .. how
+end
+
+--- What names an external agent's session before its status: `Gemini CLI: `; empty for
+--- rawko's own tasks.
+---@param task rawko.Task
+---@return string
+function M.agent_prefix(task)
+  local name = task.external_agent_name
+  return type(name) == 'string' and name ~= '' and name .. ': ' or ''
 end
 
 --- Stops the gap timer of `stream`, if it runs.

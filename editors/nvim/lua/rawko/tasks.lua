@@ -57,6 +57,11 @@ local function render()
     local live, detail = state.tasks[task_id], view.details[task_id] or {}
     local known = live or summary or detail
     local what = known.description or (summary or {}).description or ''
+    -- An external agent's session names its agent: `Claude Code: Explain the build`.
+    local agent = known.external_agent_name or known.externalAgentName
+    if type(agent) == 'string' and agent ~= '' then
+      what = agent .. ': ' .. what
+    end
     -- rawko's words for the state (` — waiting for approval`), else its name while it runs.
     local words = (known.state_text or known.stateText or ''):gsub('^ — ', '')
     local how = words ~= '' and words or known.state

@@ -102,6 +102,12 @@ function compare(checker: ts.TypeChecker, type: ts.Type, schema: Schema, root: S
     const target = root.$defs?.[name];
     return target ? compare(checker, type, target, root, where) : [`${where}: the schema refers to a missing ${name}`];
   }
+  // An optional field of a named type: `anyOf` the type and null (serde's Option of an enum).
+  const alternatives = (schema.anyOf ?? []).filter((s) => s.type !== 'null');
+  const [only] = alternatives;
+  if (schema.anyOf && alternatives.length === 1 && only && only.const === undefined) {
+    return compare(checker, type, only, root, where);
+  }
   const shown = checker.typeToString(type);
   const types = new Set([schema.type ?? []].flat().filter((t) => t !== 'null'));
   const values = schema.enum ?? (schema.oneOf ?? schema.anyOf)?.map((v) => v.const);

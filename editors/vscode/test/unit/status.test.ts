@@ -47,6 +47,18 @@ describe('status bar', () => {
     assert.equal(item.backgroundId(), undefined);
   });
 
+  it("an external agent's session names its agent, as rawko words it, in the text and the tooltip", () => {
+    const { store, item } = setup();
+    const external = { taskId: 'ext-gemini-1', external: true, externalAgent: 'gemini', externalAgentName: 'Gemini CLI' };
+    store.status(status('running', 'Feature > 📋 Plan [1/4]', external));
+    assert.equal(item.text, '$(sync~spin) Gemini CLI: Feature › 📋 Plan [1/4]');
+    assert.match(item.tooltipText(), /Agent: Gemini CLI/);
+    const own = setup();
+    own.store.status(status('running', 'Feature > 📋 Plan [1/4]'));
+    assert.equal(own.item.text, '$(sync~spin) Feature › 📋 Plan [1/4]', "rawko's own task names no agent");
+    assert.doesNotMatch(own.item.tooltipText(), /Agent:/);
+  });
+
   it('names the task, the full breadcrumb, the phase, the state and the reason in the tooltip', () => {
     const { store, item } = setup();
     store.started('task-1', 'Add a --shout flag', 'feature');

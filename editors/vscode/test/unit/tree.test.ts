@@ -130,6 +130,15 @@ describe('the Rawko view', () => {
     assert.deepEqual(item(fix).command?.arguments, ['task-1', 4]);
   });
 
+  it("names an external session's agent beside its elapsed time", () => {
+    const { store, item, tree } = setup();
+    store.describe(detail({ taskId: 'ext-1', external: true, externalAgent: 'claude', externalAgentName: 'Claude Code' }));
+    const [task] = tree.getChildren();
+    assert.ok(task);
+    assert.equal(item(task).description, 'Claude Code · 1m 05s');
+    assert.match(String(item(task).tooltip), /Claude Code session/);
+  });
+
   it('shows a task with its state icon, description and elapsed time, newest first', () => {
     const { store, item, tree } = setup();
     store.describe(detail({ taskId: 'old', description: 'Old one', state: 'failed', startedAt: START - 7_200_000, updatedAt: START - 3_600_000 }));
