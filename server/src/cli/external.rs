@@ -122,6 +122,16 @@ pub fn install(
                     "Claude Code in {} now asks rawko before each tool call; keep rawko running (your editor, or `rawko serve`).",
                     ctx.workspace.display()
                 )?;
+                // Claude Code lets the agent stop after so many Stop blocks in a row, whatever
+                // rawko answers: a maxReminders above that is never reached.
+                let (settings, _) = crate::config::load(
+                    &crate::config::config_files(&ctx.workspace, ctx.env),
+                    None,
+                );
+                let cap = claude::stop_hook_block_cap(ctx.env);
+                if let Some(warning) = claude::reminders_warning(settings.max_reminders, cap) {
+                    writeln!(ctx.err, "{warning}")?;
+                }
             }
             Ok(EXIT_OK)
         }
