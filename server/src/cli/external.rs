@@ -67,6 +67,8 @@ pub fn hook(
         event: event.to_owned(),
         input,
         workflow: workflow.map(str::to_owned),
+        // Claude Code tells its hooks whether someone is at the session.
+        unattended: (ctx.env)("CLAUDE_CODE_SESSION_ATTENDED").is_some_and(|v| v == "0"),
     };
     // Approvals in the editor and the countdown take time: wait as long as Claude Code does.
     match endpoint::request::<wire::Hook>(&url, &token, &params, Duration::from_secs(600)) {

@@ -21,6 +21,15 @@ use crate::provider::ToolCall;
 /// Numbers the PermissionRequests of this process.
 static NEXT_PERMISSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// How the session stands as one of its events arrives.
+#[derive(Clone, Copy)]
+struct Arrival {
+    /// The event brought the session back after its end (`claude --resume`).
+    resumed: bool,
+    /// Nobody is at the session (`claude -p`).
+    unattended: bool,
+}
+
 /// What answers the endpoint's calls: the task service.
 #[derive(Clone)]
 pub struct ExternalHost {
@@ -28,7 +37,13 @@ pub struct ExternalHost {
 }
 
 impl ExternalHost {
-    async fn handle(&self, event: String, input: Value, workflow: Option<String>) -> HookAnswer {
+    async fn handle(
+        &self,
+        event: String,
+        input: Value,
+        workflow: Option<String>,
+        unattended: bool,
+    ) -> HookAnswer {
         let session_id = input["session_id"].as_str().unwrap_or_default();
         let prompt = input["prompt"].as_str();
         let (task_id, bridge) = match self
@@ -69,7 +84,17 @@ impl ExternalHost {
             );
         }
         let mut answer = self
-            .answer(&event, &input, &task_id, &bridge, prompt, resumed)
+            .answer(
+                &event,
+                &input,
+                &task_id,
+                &bridge,
+                prompt,
+                Arrival {
+                    resumed,
+                    unattended,
+                },
+            )
             .await;
         if let Some(notice) = notice {
             // Claude Code shows a `systemMessage` to its user; stderr is the fallback.
@@ -92,7 +117,10 @@ impl ExternalHost {
         task_id: &str,
         bridge: &Arc<Bridge>,
         prompt: Option<&str>,
-        resumed: bool,
+        Arrival {
+            resumed,
+            unattended,
+        }: Arrival,
     ) -> HookAnswer {
         let task_id = task_id.to_owned();
         let plan_mode = claude::in_plan_mode(input);
@@ -255,7 +283,7 @@ impl ExternalHost {
                     ));
                 };
                 match answer {
-                    Ok(decision) => claude::pre_tool_use_answer(decision, plan_mode),
+                    Ok(decision) => claude::pre_tool_use_answer(decision, plan_mode, unattended),
                     Err(_) => HookAnswer::pass(),
                 }
             }
@@ -340,7 +368,7 @@ impl ExternalHost {
 impl Host for ExternalHost {
     fn hook(&self, p: HookParams) -> BoxFuture<HookAnswer> {
         let me = self.clone();
-        Box::pin(async move { me.handle(p.event, p.input, p.workflow).await })
+        Box::pin(async move { me.handle(p.event, p.input, p.workflow, p.unattended).await })
     }
 
     fn step(&self, p: WorkflowStepParams) -> BoxFuture<ToolAnswer> {

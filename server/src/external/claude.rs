@@ -71,8 +71,16 @@ pub fn in_plan_mode(input: &Value) -> bool {
 /// rawko's answer to a PreToolUse, in Claude Code's form. In plan mode rawko never answers
 /// `allow` (which would skip Claude Code's own check, so widen what plan mode lets the agent
 /// do): a call the user allowed is left to Claude Code's rules (`ask` when a hook changed its
-/// input, so the change still applies).
-pub fn pre_tool_use_answer(decision: crate::external::ToolDecision, plan_mode: bool) -> HookAnswer {
+/// input, so the change still applies). A call rawko could ask nobody about is Claude Code's to
+/// ask its user (`ask`); with nobody at the session (`unattended`, print mode) it is deferred
+/// instead (`defer`, which Claude Code offers for PreToolUse in print mode only, and ignores in
+/// an interactive session): `claude -p` stops with the call, and `claude -p --resume` asks
+/// rawko again, when an editor may be there to answer.
+pub fn pre_tool_use_answer(
+    decision: crate::external::ToolDecision,
+    plan_mode: bool,
+    unattended: bool,
+) -> HookAnswer {
     use crate::external::ToolDecision;
     let decide = |decision: &str, reason: &str| {
         json!({"hookSpecificOutput": {
@@ -84,6 +92,7 @@ pub fn pre_tool_use_answer(decision: crate::external::ToolDecision, plan_mode: b
     let json = match decision {
         ToolDecision::Pass => return HookAnswer::pass(),
         ToolDecision::Deny(reason) => return HookAnswer::block(reason),
+        ToolDecision::Ask(reason) if unattended => decide("defer", &reason),
         ToolDecision::Ask(reason) => decide("ask", &reason),
         ToolDecision::Allow {
             updated_input: None,
@@ -571,23 +580,27 @@ mod tests {
         };
         let decision = |a: HookAnswer| a.json.map(|j| j["hookSpecificOutput"].clone());
         assert_eq!(
-            decision(pre_tool_use_answer(allow(), false)).unwrap()["permissionDecision"],
+            decision(pre_tool_use_answer(allow(), false, false)).unwrap()["permissionDecision"],
             "allow"
         );
         // In plan mode a call the user allowed in the editor is left to Claude Code's plan mode.
-        assert_eq!(pre_tool_use_answer(allow(), true), HookAnswer::pass());
+        assert_eq!(
+            pre_tool_use_answer(allow(), true, false),
+            HookAnswer::pass()
+        );
         let changed = pre_tool_use_answer(
             ToolDecision::Allow {
                 updated_input: Some(json!({"command": "ls"})),
             },
             true,
+            false,
         );
         let changed = decision(changed).unwrap();
         assert_eq!(changed["permissionDecision"], "ask");
         assert_eq!(changed["updatedInput"], json!({"command": "ls"}));
         // A refusal stays a refusal.
         assert_eq!(
-            pre_tool_use_answer(ToolDecision::Deny("no".into()), true),
+            pre_tool_use_answer(ToolDecision::Deny("no".into()), true, true),
             HookAnswer::block("no")
         );
         assert_eq!(permission_request_answer(allow(), true), HookAnswer::pass());
@@ -595,6 +608,19 @@ mod tests {
             permission_request_answer(ToolDecision::Pass, true),
             HookAnswer::pass()
         );
+    }
+
+    #[test]
+    fn a_call_nobody_can_be_asked_about_is_deferred_only_in_print_mode() {
+        use crate::external::ToolDecision;
+        let decision = |unattended| {
+            pre_tool_use_answer(ToolDecision::Ask("no editor".into()), false, unattended)
+                .json
+                .unwrap()["hookSpecificOutput"]["permissionDecision"]
+                .clone()
+        };
+        assert_eq!(decision(false), "ask");
+        assert_eq!(decision(true), "defer");
     }
 
     #[test]

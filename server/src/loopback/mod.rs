@@ -304,6 +304,8 @@ impl Serving {
                 event: event.clone(),
                 input,
                 workflow,
+                // An http hook has no environment to say it.
+                unattended: false,
             })
             .await;
         Ok(json_response(&answer.to_http(&event)))
