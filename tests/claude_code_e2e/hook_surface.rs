@@ -493,3 +493,53 @@ fn a_session_that_ends_is_suspended_and_resumes_under_its_workflow() {
         s.failure("after the restart, Implement still allows the Write")
     );
 }
+
+/// Claude Code in plan mode (`--permission-mode plan`, `permission_mode` in each hook input): a
+/// Write the phase blocks and the user allows in the editor is not answered `allow`, which would
+/// let it past plan mode. rawko is at most as permissive as Claude Code's own mode: the Write is
+/// left to plan mode, and nothing is written.
+#[test]
+fn in_plan_mode_an_approval_in_the_editor_does_not_widen_what_claude_code_allows() {
+    let Some(mut s) = Scenario::new(
+        "plan-mode",
+        Options {
+            config: Some(json!({"maxReminders": 0})),
+            ..Options::workflow("gated")
+        },
+        |f| {
+            turns(vec![
+                Turn::tool(
+                    "Write",
+                    json!({"file_path": f.at("planned.txt"), "content": "no\n"}),
+                ),
+                Turn::text("Done."),
+            ])
+        },
+    ) else {
+        return;
+    };
+    s.ed.set_approval_policy(answer_all_but_mcp("allow_once"));
+    s.start_with("Write planned.txt.", &["--permission-mode", "plan"], &[]);
+    let status = s.wait(RUN_TIMEOUT, |_, _| None);
+    s.print_timings();
+    assert_eq!(
+        s.approved_tools(),
+        ["Write"],
+        "{}",
+        s.failure(&format!(
+            "the Plan phase blocks the Write: the editor is asked ({status:?})"
+        ))
+    );
+    let debug = std::fs::read_to_string(&s.claude().debug_log).unwrap_or_default();
+    assert!(
+        !debug.contains("returned permissionDecision: allow"),
+        "{}",
+        s.failure("in plan mode rawko must not answer allow")
+    );
+    assert_eq!(
+        s.read("planned.txt"),
+        None,
+        "{}",
+        s.failure("plan mode changes nothing: planned.txt was written")
+    );
+}

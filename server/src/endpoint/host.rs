@@ -158,6 +158,9 @@ impl ExternalHost {
                 }
                 HookAnswer::pass()
             }
+            // In plan mode rawko would allow nothing past Claude Code's own check: the user is
+            // not asked (again) about a call that plan mode decides.
+            "PermissionRequest" if plan_mode => HookAnswer::pass(),
             "PermissionRequest" => {
                 let (reply, answer) = oneshot::channel();
                 let call = ToolCall {
