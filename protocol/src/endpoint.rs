@@ -41,6 +41,12 @@ pub struct HookParams {
     /// Code, which is what older `rawko hook`s mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<ExternalAgent>,
+    /// The agent runs with nobody at it to ask (Claude Code's print mode, `claude -p`, which
+    /// sets `CLAUDE_CODE_SESSION_ATTENDED=0` for its hooks): a call rawko can ask nobody about
+    /// is deferred (PreToolUse `defer`), so the session stops there and goes on when resumed,
+    /// rather than being refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unattended: bool,
 }
 
 /// What the hook's command exits with and writes.

@@ -329,6 +329,9 @@ pub enum OutputKind {
     /// `text` is a one-line separator such as `── handoff: planner → developer ──`, `agent` the
     /// new agent.
     Handoff,
+    /// A subagent of an external agent (Claude Code's `Agent` tool) started or stopped: `agent`
+    /// is its type, `agentId` its id; show it under the task's session.
+    Subagent,
 }
 
 /// The params of `rawko/output`.
@@ -355,9 +358,12 @@ pub struct OutputParams {
     /// With `tool_result`: `true` when the tool failed or the call was blocked.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub is_error: Option<bool>,
-    /// With `handoff`: the agent that takes over.
+    /// With `handoff`: the agent that takes over; with `subagent`: the subagent's type.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub agent: Option<String>,
+    /// With `subagent`: the subagent's id, as the external agent names it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent_id: Option<String>,
 }
 
 /// The task ended. It is the task's last notification.

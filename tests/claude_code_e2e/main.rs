@@ -25,6 +25,7 @@ use support::fake_anthropic::{FakeAnthropic, Request, Turn};
 use support::{Editor, Project};
 use tempfile::TempDir;
 
+mod hook_surface;
 mod scenarios;
 mod self_checks;
 
@@ -179,12 +180,19 @@ impl Scenario {
 
     /// Starts `claude -p PROMPT`.
     fn start(&mut self, prompt: &str) {
-        self.claude = Some(Claude::spawn(
+        self.start_with(prompt, &[], &[]);
+    }
+
+    /// Starts `claude -p PROMPT ARGS…` with more environment variables.
+    fn start_with(&mut self, prompt: &str, args: &[&str], env: &[(&str, &str)]) {
+        self.claude = Some(Claude::spawn_with(
             &self.bin,
             &self.project.ws,
             self.home.path(),
             &self.api.url(),
             prompt,
+            args,
+            env,
         ));
     }
 

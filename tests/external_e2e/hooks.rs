@@ -164,16 +164,141 @@ fn a_claude_code_session_is_gated_by_the_workflow_with_approvals_and_reminders()
         "{refused}"
     );
 
+    // The session ends: its task is suspended (a later `claude --resume` goes on with it) until
+    // the user cancels it in the editor.
     let r = rawko_hook(
         h,
         &["SessionEnd"],
         &input(&ws, "SessionEnd", json!({"reason": "other"})),
     );
     assert_eq!(r.code, 0);
+    ed.wait_for("the suspended task", TIMEOUT, |m| {
+        is_note(m, "rawko/status", &task)
+            && m["params"]["state"] == "blocked"
+            && m["params"]["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("suspended"))
+    });
+    ed.request("rawko/cancelTask", json!({"taskId": task}))
+        .unwrap();
     let end = ed.wait_for("the task's end", TIMEOUT, |m| {
         is_note(m, "rawko/taskFinished", &task)
     });
     assert_eq!(end["params"]["outcome"], "cancelled");
+}
+
+/// What Claude Code reports but rawko does not decide on, as it reaches the editor: a
+/// notification, a refused permission (neither fires in `claude -p`, so the real-CLI scenarios
+/// cannot show them), a subagent, and a compaction's SubagentStop, which is no subagent and not
+/// the agent stopping.
+#[test]
+fn notifications_refusals_and_subagents_are_shown_in_the_editor() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({"countdownTickMillis": 20, "maxReminders": 0}));
+    wait_endpoint(home.path());
+    let h = home.path();
+    let r = rawko_hook(
+        h,
+        &["Notification", "--workflow", "feature"],
+        &input(
+            &ws,
+            "Notification",
+            json!({"message": "Claude needs your permission to use Bash", "notification_type": "permission_prompt", "title": "Permission"}),
+        ),
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    let shown = ed.wait_for("the notification", TIMEOUT, |m| {
+        m["method"] == "rawko/output"
+            && m["params"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Claude needs your permission to use Bash"))
+    });
+    assert_eq!(shown["params"]["kind"], "hook_output", "{shown}");
+    let task = shown["params"]["taskId"].as_str().unwrap().to_owned();
+    let r = rawko_hook(
+        h,
+        &["PermissionDenied"],
+        &input(
+            &ws,
+            "PermissionDenied",
+            json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf x"}, "tool_use_id": "toolu_d", "reason": "the auto mode classifier refused it"}),
+        ),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let refused = ed.wait_for("the refusal", TIMEOUT, |m| {
+        is_note(m, "rawko/output", &task)
+            && m["params"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("the auto mode classifier refused it"))
+    });
+    assert_eq!(refused["params"]["kind"], "error", "{refused}");
+    // A subagent starts (it gets the phase's context) and stops; a compaction's SubagentStop
+    // (no agent type) shows nothing.
+    let r = rawko_hook(
+        h,
+        &["SubagentStart"],
+        &input(
+            &ws,
+            "SubagentStart",
+            json!({"agent_id": "a17", "agent_type": "Explore"}),
+        ),
+    );
+    assert!(r.stdout.contains("additionalContext"), "{}", r.stdout);
+    for agent_type in ["", "Explore"] {
+        let r = rawko_hook(
+            h,
+            &["SubagentStop"],
+            &input(
+                &ws,
+                "SubagentStop",
+                json!({"agent_id": "a17", "agent_type": agent_type, "stop_hook_active": false, "last_assistant_message": "done"}),
+            ),
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    }
+    let subagents: Vec<Value> = ed
+        .notifications(&task)
+        .into_iter()
+        .filter(|m| m["params"]["kind"] == "subagent")
+        .collect();
+    let subagents = if subagents.len() < 2 {
+        ed.wait_for("the subagent's stop", TIMEOUT, |m| {
+            is_note(m, "rawko/output", &task)
+                && m["params"]["kind"] == "subagent"
+                && m["params"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("stopped"))
+        });
+        ed.notifications(&task)
+            .into_iter()
+            .filter(|m| m["params"]["kind"] == "subagent")
+            .collect()
+    } else {
+        subagents
+    };
+    assert_eq!(subagents.len(), 2, "{subagents:#?}");
+    for s in &subagents {
+        assert_eq!(
+            (&s["params"]["agent"], &s["params"]["agentId"]),
+            (&json!("Explore"), &json!("a17")),
+            "{s}"
+        );
+    }
+    // Neither SubagentStop was taken for the agent's stop: no reminder, no giving up.
+    let stops: Vec<Value> = ed
+        .notifications(&task)
+        .into_iter()
+        .filter(|m| {
+            m["params"]["kind"] == "reminder"
+                || m["params"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("giving up"))
+        })
+        .collect();
+    assert!(stops.is_empty(), "{stops:#?}");
 }
 
 #[test]
@@ -254,11 +379,19 @@ fn install_writes_claude_settings_and_mcp_and_uninstall_removes_them() {
             .output()
             .unwrap()
     };
+    project.write(".rawko/config.json", r#"{"maxReminders": 12}"#);
     let out = run(&["hook", "install", "--claude", "--workflow", "feature"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    // Claude Code lets a Stop hook block at most 8 times in a row: the 12 is said to be out of
+    // reach.
+    let warning = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warning.contains("maxReminders is 12") && warning.contains("at most 8"),
+        "{warning}"
     );
     let s: Value = serde_json::from_str(
         &std::fs::read_to_string(project.path(".claude/settings.local.json")).unwrap(),

@@ -223,7 +223,8 @@ fn after_the_reminder_cap_the_agent_may_stop_and_no_hook_call_hangs() {
     });
     let r = rawko_hook_within(h, &["Stop"], stop(), limit);
     assert_eq!(r.code, 2, "the reminders count afresh: {}", r.stdout);
-    // The session ends: the task is cancelled, and a late event is answered at once.
+    // The session ends: the task is suspended until the user cancels it in the editor, and a
+    // late event is answered at once.
     let r = rawko_hook_within(
         h,
         &["SessionEnd"],
@@ -231,6 +232,14 @@ fn after_the_reminder_cap_the_agent_may_stop_and_no_hook_call_hangs() {
         limit,
     );
     assert_eq!(r.code, 0);
+    ed.wait_for("the suspended task", TIMEOUT, |m| {
+        is_note(m, "rawko/status", &task)
+            && m["params"]["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("suspended"))
+    });
+    ed.request("rawko/cancelTask", json!({"taskId": task}))
+        .unwrap();
     ed.wait_for("the task's end", TIMEOUT, |m| {
         is_note(m, "rawko/taskFinished", &task)
     });

@@ -95,6 +95,20 @@ impl Claude {
     /// `rawko serve` started with the same home keeps its endpoint file) and the model API at
     /// `api_url`.
     pub fn spawn(bin: &Path, workspace: &Path, home: &Path, api_url: &str, prompt: &str) -> Self {
+        Self::spawn_with(bin, workspace, home, api_url, prompt, &[], &[])
+    }
+
+    /// [`Claude::spawn`] with more arguments (`--resume SESSION`; an `--allowedTools` there
+    /// replaces [`ALLOWED_TOOLS`]) and environment variables.
+    pub fn spawn_with(
+        bin: &Path,
+        workspace: &Path,
+        home: &Path,
+        api_url: &str,
+        prompt: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         use std::os::unix::process::CommandExt;
         let tmp = home.join("tmp");
         std::fs::create_dir_all(&tmp).expect("create TMPDIR");
@@ -102,7 +116,12 @@ impl Claude {
         let mut child = Command::new(bin)
             .arg("-p")
             .arg(prompt)
-            .args(["--output-format", "json", "--allowedTools", ALLOWED_TOOLS])
+            .args(["--output-format", "json"])
+            .args(if args.contains(&"--allowedTools") {
+                &[][..]
+            } else {
+                &["--allowedTools", ALLOWED_TOOLS][..]
+            })
             .arg("--debug-file")
             .arg(&debug_log)
             .current_dir(workspace)
@@ -123,6 +142,8 @@ impl Claude {
             .env("DISABLE_AUTOUPDATER", "1")
             // We may run as root: Claude Code refuses some modes as root outside a sandbox.
             .env("IS_SANDBOX", "1")
+            .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

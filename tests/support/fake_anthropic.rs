@@ -41,6 +41,11 @@ pub enum Block {
 #[derive(Debug, Clone, Default)]
 pub struct Turn {
     pub blocks: Vec<Block>,
+    /// The input tokens the reply reports (100 unless set): a large count makes Claude Code
+    /// compact its conversation when `CLAUDE_CODE_AUTO_COMPACT_WINDOW` is small.
+    pub input_tokens: Option<u64>,
+    /// Answer with this API error instead (HTTP status, error type, message).
+    pub error: Option<(u16, String, String)>,
 }
 
 impl Turn {
@@ -52,6 +57,20 @@ impl Turn {
     /// A turn that calls one tool.
     pub fn tool(name: impl Into<String>, input: Value) -> Self {
         Self::default().then_tool(name, input)
+    }
+
+    /// A turn the API refuses with an error (a 400 `invalid_request_error` is not retried).
+    pub fn api_error(status: u16, kind: &str, message: &str) -> Self {
+        Self {
+            error: Some((status, kind.to_owned(), message.to_owned())),
+            ..Self::default()
+        }
+    }
+
+    /// The same turn, reporting `n` input tokens.
+    pub fn with_input_tokens(mut self, n: u64) -> Self {
+        self.input_tokens = Some(n);
+        self
     }
 
     pub fn then_text(mut self, text: impl Into<String>) -> Self {
@@ -452,7 +471,15 @@ fn answer(incoming: Incoming, shared: &Shared) -> Vec<u8> {
             Turn::text("OK")
         };
         let message = message(&turn, &model);
-        if stream {
+        if let Some((status, kind, text)) = &turn.error {
+            let error = json!({"type": "error", "error": {"type": kind, "message": text}});
+            (
+                *status,
+                "application/json",
+                error.to_string().into_bytes(),
+                Some(message),
+            )
+        } else if stream {
             (
                 200,
                 "text/event-stream",
@@ -492,7 +519,12 @@ fn answer(incoming: Incoming, shared: &Shared) -> Vec<u8> {
         log[slot].replied = Some(Instant::now());
         shared.changed.notify_all();
     }
-    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        _ => "Error",
+    };
     let mut response = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nrequest-id: req_fake\r\nConnection: keep-alive\r\n\r\n",
         payload.len()
@@ -532,7 +564,7 @@ fn message(turn: &Turn, model: &str) -> Value {
         "content": content,
         "stop_reason": stop,
         "stop_sequence": null,
-        "usage": {"input_tokens": 100, "output_tokens": 10},
+        "usage": {"input_tokens": turn.input_tokens.unwrap_or(100), "output_tokens": 10},
     })
 }
 

@@ -524,6 +524,7 @@ impl Mapper {
                 *is_error,
             ),
             TaskEvent::Handoff { text, .. } => vec![message(format!("\n{text}\n"))],
+            TaskEvent::Subagent { text, .. } => vec![message(format!("\n{text}\n"))],
             TaskEvent::Approval(_) => Vec::new(),
             TaskEvent::Finished { .. } => Vec::new(),
             // ACP's update needs the window: without it there is nothing to show it against.

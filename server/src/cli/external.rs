@@ -74,6 +74,9 @@ pub fn hook(
         input,
         workflow: workflow.map(str::to_owned),
         agent: (agent != ExternalAgent::Claude).then_some(agent),
+        // Claude Code tells its hooks whether someone is at the session.
+        unattended: agent == ExternalAgent::Claude
+            && (ctx.env)("CLAUDE_CODE_SESSION_ATTENDED").is_some_and(|v| v == "0"),
     };
     // Approvals in the editor and the countdown take time: wait as long as Claude Code does.
     match endpoint::request::<wire::Hook>(&url, &token, &params, Duration::from_secs(600)) {
@@ -137,6 +140,18 @@ pub fn install(
                         ctx.out,
                         "Gemini CLI runs a project's hooks and MCP servers only in a folder you trust (/permissions, or ~/.gemini/trustedFolders.json)."
                     )?;
+                }
+                if agent == ExternalAgent::Claude {
+                    // Claude Code lets the agent stop after so many Stop blocks in a row,
+                    // whatever rawko answers: a maxReminders above that is never reached.
+                    let (settings, _) = crate::config::load(
+                        &crate::config::config_files(&ctx.workspace, ctx.env),
+                        None,
+                    );
+                    let cap = claude::stop_hook_block_cap(ctx.env);
+                    if let Some(warning) = claude::reminders_warning(settings.max_reminders, cap) {
+                        writeln!(ctx.err, "{warning}")?;
+                    }
                 }
             }
             Ok(EXIT_OK)

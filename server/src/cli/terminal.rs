@@ -222,7 +222,7 @@ impl<'a> Printer<'a> {
                     writeln!(self.out, "     ({reason})")?;
                 }
             }
-            TaskEvent::Handoff { text, .. } => {
+            TaskEvent::Handoff { text, .. } | TaskEvent::Subagent { text, .. } => {
                 self.end_text()?;
                 writeln!(self.out, "  {text}")?;
             }

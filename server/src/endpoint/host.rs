@@ -15,9 +15,21 @@ use super::{BoxFuture, Host};
 use crate::clip::clip;
 use crate::engine;
 use crate::engine::tasks::{TaskError, Tasks};
-use crate::external::claude::HookAnswer;
-use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
+use crate::external::claude::{self, HookAnswer};
+use crate::external::{Bridge, BridgeEvent, HookCall, StopAnswer, ToolDecision};
 use crate::provider::ToolCall;
+
+/// Numbers the PermissionRequests of this process.
+static NEXT_PERMISSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// How the session stands as one of its events arrives.
+#[derive(Clone, Copy)]
+struct Arrival {
+    /// The event brought the session back after its end (`claude --resume`).
+    resumed: bool,
+    /// Nobody is at the session (`claude -p`).
+    unattended: bool,
+}
 
 /// What answers the endpoint's calls: the task service.
 #[derive(Clone)]
@@ -32,6 +44,7 @@ impl ExternalHost {
         event: String,
         input: Value,
         workflow: Option<String>,
+        unattended: bool,
     ) -> HookAnswer {
         let session_id = input["session_id"].as_str().unwrap_or_default();
         let prompt = input["prompt"].as_str();
@@ -68,8 +81,31 @@ impl ExternalHost {
             return HookAnswer::pass();
         }
         let notice = self.tasks.external_notice(session_id);
+        // Any event after the session's end is the session come back (`claude --resume`): the
+        // task goes on where it was.
+        let resumed = event != "SessionEnd" && bridge.wake();
+        if resumed {
+            let _ = self.tasks.external_session_changed(
+                &task_id,
+                false,
+                format!("the {} session resumed", agent.display_name()),
+            );
+        }
         let mut answer = match agent {
-            ExternalAgent::Claude => self.answer(&event, &input, &task_id, &bridge, prompt).await,
+            ExternalAgent::Claude => {
+                self.answer(
+                    &event,
+                    &input,
+                    &task_id,
+                    &bridge,
+                    prompt,
+                    Arrival {
+                        resumed,
+                        unattended,
+                    },
+                )
+                .await
+            }
             ExternalAgent::Gemini => {
                 self.answer_gemini(&event, &input, &task_id, &bridge, prompt)
                     .await
@@ -96,10 +132,139 @@ impl ExternalHost {
         task_id: &str,
         bridge: &Arc<Bridge>,
         prompt: Option<&str>,
+        Arrival {
+            resumed,
+            unattended,
+        }: Arrival,
     ) -> HookAnswer {
         let task_id = task_id.to_owned();
+        let plan_mode = claude::in_plan_mode(input);
+        let text = |key: &str| clip(input[key].as_str().unwrap_or_default()).into_owned();
         match event {
-            "SessionStart" => HookAnswer::context("SessionStart", bridge.context()),
+            "SessionStart" => {
+                let source = input["source"].as_str().unwrap_or_default();
+                if source == "compact" {
+                    bridge.notify(BridgeEvent::Note {
+                        error: false,
+                        text: "the conversation was compacted; rawko gave the agent the phase's context again".to_owned(),
+                    });
+                }
+                HookAnswer::context("SessionStart", bridge.context())
+            }
+            "SubagentStart" => {
+                bridge.notify(BridgeEvent::Subagent {
+                    agent_type: text("agent_type"),
+                    agent_id: text("agent_id"),
+                    stopped: false,
+                });
+                // The subagent works in the same phase: it gets the phase's context too.
+                HookAnswer::context("SubagentStart", bridge.context())
+            }
+            "SubagentStop" => {
+                // A subagent that stops is not the agent stopping early. A compaction fires it
+                // with no agent type: nothing to show.
+                let agent_type = text("agent_type");
+                if !agent_type.is_empty() {
+                    bridge.notify(BridgeEvent::Subagent {
+                        agent_type,
+                        agent_id: text("agent_id"),
+                        stopped: true,
+                    });
+                }
+                HookAnswer::pass()
+            }
+            // In plan mode rawko would allow nothing past Claude Code's own check: the user is
+            // not asked (again) about a call that plan mode decides.
+            "PermissionRequest" if plan_mode => HookAnswer::pass(),
+            "PermissionRequest" => {
+                let (reply, answer) = oneshot::channel();
+                let call = ToolCall {
+                    // PermissionRequest carries no tool_use_id: an id of its own.
+                    id: format!(
+                        "permission-{}-{}",
+                        engine::now_millis(),
+                        NEXT_PERMISSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    ),
+                    name: input["tool_name"].as_str().unwrap_or_default().to_owned(),
+                    input: input["tool_input"].clone(),
+                };
+                if !bridge.send(HookCall::PermissionRequest { call, reply }) {
+                    return HookAnswer::pass();
+                }
+                let wait = crate::external::hook_wait(&self.tasks.settings());
+                match tokio::time::timeout(wait, answer).await {
+                    Ok(Ok(decision)) => claude::permission_request_answer(decision, plan_mode),
+                    Ok(Err(_)) => HookAnswer::pass(),
+                    // Fail closed, as for PreToolUse.
+                    Err(_) => claude::permission_request_answer(
+                        ToolDecision::Deny(format!(
+                            "rawko did not decide about this {} call within {} s, so it is refused; try again",
+                            clip(input["tool_name"].as_str().unwrap_or("tool")),
+                            wait.as_secs()
+                        )),
+                        plan_mode,
+                    ),
+                }
+            }
+            "PermissionDenied" => {
+                bridge.notify(BridgeEvent::Note {
+                    error: true,
+                    text: format!(
+                        "Claude Code refused {}: {}",
+                        text("tool_name"),
+                        text("reason")
+                    ),
+                });
+                HookAnswer::pass()
+            }
+            "StopFailure" => {
+                let details = text("error_details");
+                bridge.notify(BridgeEvent::Note {
+                    error: true,
+                    text: format!(
+                        "the agent's turn ended with an error: {}{}",
+                        text("error"),
+                        if details.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({details})")
+                        }
+                    ),
+                });
+                HookAnswer::pass()
+            }
+            "PreCompact" => {
+                bridge.notify(BridgeEvent::Note {
+                    error: false,
+                    text: format!("the agent compacts its conversation ({})", text("trigger")),
+                });
+                HookAnswer::pass()
+            }
+            "PostCompact" => {
+                // Claude Code takes no context from PostCompact: SessionStart `compact`, which
+                // follows, gives the phase's context back.
+                bridge.notify(BridgeEvent::Note {
+                    error: false,
+                    text: format!("the agent compacted its conversation ({})", text("trigger")),
+                });
+                HookAnswer::pass()
+            }
+            "Notification" => {
+                let title = text("title");
+                bridge.notify(BridgeEvent::Note {
+                    error: false,
+                    text: format!(
+                        "Claude Code: {}{}",
+                        if title.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{title}: ")
+                        },
+                        text("message")
+                    ),
+                });
+                HookAnswer::pass()
+            }
             "UserPromptSubmit" => {
                 self.record_prompt(&task_id, prompt);
                 HookAnswer::context("UserPromptSubmit", bridge.context())
@@ -116,47 +281,30 @@ impl ExternalHost {
                     name: tool,
                     input: tool_input,
                 };
-                match self.decide_tool(bridge, call).await {
-                    ToolDecision::Pass => HookAnswer::pass(),
-                    ToolDecision::Deny(reason) => HookAnswer::block(reason),
-                    ToolDecision::Ask(reason) => HookAnswer {
-                        json: Some(json!({"hookSpecificOutput": {
-                            "hookEventName": "PreToolUse",
-                            "permissionDecision": "ask",
-                            "permissionDecisionReason": reason
-                        }})),
-                        ..HookAnswer::default()
-                    },
-                    ToolDecision::Allow { updated_input } => {
-                        let mut out = json!({"hookSpecificOutput": {
-                            "hookEventName": "PreToolUse",
-                            "permissionDecision": "allow",
-                            "permissionDecisionReason": "allowed in rawko"
-                        }});
-                        if let Some(u) = updated_input {
-                            out["hookSpecificOutput"]["updatedInput"] = u;
-                        }
-                        HookAnswer {
-                            json: Some(out),
-                            ..HookAnswer::default()
-                        }
-                    }
-                }
+                let decision = self.decide_tool(bridge, call).await;
+                claude::pre_tool_use_answer(decision, plan_mode, unattended)
             }
-            "PostToolUse" => {
+            "PostToolUse" | "PostToolUseFailure" => {
+                let failed = event == "PostToolUseFailure";
                 bridge.send(HookCall::PostToolUse {
                     id: input["tool_use_id"].as_str().unwrap_or_default().to_owned(),
                     tool: input["tool_name"].as_str().unwrap_or_default().to_owned(),
-                    response: input["tool_response"].clone(),
+                    // A failure reports its error instead of a response.
+                    response: if failed {
+                        input["error"].clone()
+                    } else {
+                        input["tool_response"].clone()
+                    },
+                    failed,
                 });
                 HookAnswer::pass()
             }
-            "Stop" | "SubagentStop" => {
+            "Stop" => {
                 let last = input["last_assistant_message"]
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
-                match self.decide_stop(&task_id, bridge, last).await {
+                match self.decide_stop(&task_id, bridge, last, resumed).await {
                     Ok(StopAnswer::Block(reason)) => HookAnswer::block(reason),
                     Ok(StopAnswer::Allow) => HookAnswer::pass(),
                     Err(note) => HookAnswer {
@@ -166,8 +314,20 @@ impl ExternalHost {
                 }
             }
             "SessionEnd" => {
-                // A task that has already ended has nothing to cancel.
-                let _ = self.tasks.cancel(&task_id);
+                // Every `claude -p` exit ends its session, and `claude --resume` brings it back:
+                // the task is suspended, not cancelled, so the resumed session goes on under its
+                // workflow (after a restart too: the task stays unfinished in the store).
+                if bridge.suspend() {
+                    let reason = text("reason");
+                    let _ = self.tasks.external_session_changed(
+                        &task_id,
+                        true,
+                        format!(
+                            "suspended: the Claude Code session ended ({}); it goes on when the session resumes (claude --resume)",
+                            if reason.is_empty() { "other" } else { &reason }
+                        ),
+                    );
+                }
                 HookAnswer::pass()
             }
             other => HookAnswer {
@@ -209,11 +369,13 @@ impl ExternalHost {
         task_id: &str,
         bridge: &Bridge,
         last: String,
+        resumed: bool,
     ) -> Result<StopAnswer, String> {
-        if self
-            .tasks
-            .handle(task_id)
-            .is_some_and(|h| h.state() == engine::TaskState::Blocked)
+        if !resumed
+            && self
+                .tasks
+                .handle(task_id)
+                .is_some_and(|h| h.state() == engine::TaskState::Blocked)
         {
             // The task waits on the user (an interrupt, or the reminder cap): the agent may stop
             // meanwhile.
@@ -252,7 +414,10 @@ impl Host for ExternalHost {
     fn hook(&self, p: HookParams) -> BoxFuture<HookAnswer> {
         let me = self.clone();
         let agent = p.agent.unwrap_or(ExternalAgent::Claude);
-        Box::pin(async move { me.handle(agent, p.event, p.input, p.workflow).await })
+        Box::pin(async move {
+            me.handle(agent, p.event, p.input, p.workflow, p.unattended)
+                .await
+        })
     }
 
     fn step(&self, p: WorkflowStepParams) -> BoxFuture<ToolAnswer> {

@@ -100,6 +100,7 @@ impl ExternalHost {
                     id,
                     tool: gemini::gate_name(tool),
                     response,
+                    failed: is_error,
                 });
                 if bridge.take_owed_context() {
                     // The history was compacted: the phase context rides on this tool result.
@@ -113,7 +114,7 @@ impl ExternalHost {
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
-                match self.decide_stop(task_id, bridge, last).await {
+                match self.decide_stop(task_id, bridge, last, false).await {
                     Ok(StopAnswer::Block(reason)) => gemini::deny(reason),
                     Ok(StopAnswer::Allow) => HookAnswer::pass(),
                     Err(note) => HookAnswer {

@@ -253,6 +253,13 @@ pub enum TaskEvent {
         agent: String,
         text: String,
     },
+    /// A subagent of an external agent started or stopped (`agent_type`, `agent_id` as the agent
+    /// names them): shown under the task's session; `text` says which and what.
+    Subagent {
+        agent_type: String,
+        agent_id: String,
+        text: String,
+    },
     Finished {
         outcome: Outcome,
         summary: String,
@@ -280,6 +287,12 @@ pub enum TaskCommand {
     },
     /// Continue an interrupted task.
     Resume,
+    /// The external agent's session ended (`ended`: the task is suspended, blocked until it comes
+    /// back) or came back (the task goes on in the state it was suspended in); `text` says so.
+    ExternalSession {
+        ended: bool,
+        text: String,
+    },
     /// A manual override for the orchestrator (force an agent, skip a step, retry, reset).
     Override(crate::machine::Event),
     /// Start a workflow in a task that runs none yet (an external agent's session), pinned

@@ -6,15 +6,149 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-/// The events rawko answers.
-pub const EVENTS: [&str; 6] = [
+/// The events `install` wires to rawko (docs/external-agents.md says what rawko does with each of
+/// Claude Code's events, and why it leaves the others alone).
+pub const EVENTS: [&str; 15] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
     "PostToolUse",
+    "PostToolUseFailure",
     "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "Notification",
     "SessionEnd",
 ];
+
+/// The events whose matcher is a tool name: `install` matches every tool.
+const TOOL_EVENTS: [&str; 5] = [
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+];
+
+/// The events whose hook may wait for the user (an approval, the countdown): they get Claude
+/// Code's longest `timeout`.
+const WAITING_EVENTS: [&str; 3] = ["PreToolUse", "PermissionRequest", "Stop"];
+
+/// How many Stop blocks in a row Claude Code honours before it lets the agent stop anyway
+/// (since 2.1.143; `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` changes it).
+pub const STOP_HOOK_BLOCK_CAP: u32 = 8;
+
+/// Claude Code's cap of consecutive Stop blocks in an environment.
+pub fn stop_hook_block_cap(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> u32 {
+    env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+        .and_then(|v| v.to_str().and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(STOP_HOOK_BLOCK_CAP)
+}
+
+/// A warning when rawko would remind the agent more often in a row than Claude Code lets a Stop
+/// hook block: past the cap Claude Code stops the agent whatever rawko answers.
+pub fn reminders_warning(max_reminders: u32, cap: u32) -> Option<String> {
+    (max_reminders > cap).then(|| {
+        format!(
+            "warning: maxReminders is {max_reminders}, but Claude Code lets a Stop hook block at most {cap} times in a row \
+             (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP), so the agent may stop after {cap} reminders; set maxReminders to {cap} or less, \
+             or raise CLAUDE_CODE_STOP_HOOK_BLOCK_CAP where Claude Code runs"
+        )
+    })
+}
+
+/// Whether Claude Code runs in its plan mode (`permission_mode` of the hook input): it then
+/// changes nothing, and rawko allows nothing past it.
+pub fn in_plan_mode(input: &Value) -> bool {
+    input["permission_mode"] == "plan"
+}
+
+/// rawko's answer to a PreToolUse, in Claude Code's form. In plan mode rawko never answers
+/// `allow` (which would skip Claude Code's own check, so widen what plan mode lets the agent
+/// do): a call the user allowed is left to Claude Code's rules (`ask` when a hook changed its
+/// input, so the change still applies). A call rawko could ask nobody about is Claude Code's to
+/// ask its user (`ask`); with nobody at the session (`unattended`, print mode) it is deferred
+/// instead (`defer`, which Claude Code offers for PreToolUse in print mode only, and ignores in
+/// an interactive session): `claude -p` stops with the call, and `claude -p --resume` asks
+/// rawko again, when an editor may be there to answer.
+pub fn pre_tool_use_answer(
+    decision: crate::external::ToolDecision,
+    plan_mode: bool,
+    unattended: bool,
+) -> HookAnswer {
+    use crate::external::ToolDecision;
+    let decide = |decision: &str, reason: &str| {
+        json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason
+        }})
+    };
+    let json = match decision {
+        ToolDecision::Pass => return HookAnswer::pass(),
+        ToolDecision::Deny(reason) => return HookAnswer::block(reason),
+        ToolDecision::Ask(reason) if unattended => decide("defer", &reason),
+        ToolDecision::Ask(reason) => decide("ask", &reason),
+        ToolDecision::Allow {
+            updated_input: None,
+        } if plan_mode => return HookAnswer::pass(),
+        ToolDecision::Allow { updated_input } => {
+            let mut out = if plan_mode {
+                decide(
+                    "ask",
+                    "allowed in rawko, with its input changed by a hook; Claude Code is in plan mode",
+                )
+            } else {
+                decide("allow", "allowed in rawko")
+            };
+            if let Some(u) = updated_input {
+                out["hookSpecificOutput"]["updatedInput"] = u;
+            }
+            out
+        }
+    };
+    HookAnswer {
+        json: Some(json),
+        ..HookAnswer::default()
+    }
+}
+
+/// rawko's answer to a PermissionRequest (Claude Code's own rules would ask its user):
+/// `decision.behavior` allow or deny, with the reason. A call rawko could ask nobody about is
+/// left to Claude Code (it asks its user, or refuses in `-p`), and so is one rawko would allow in
+/// plan mode.
+pub fn permission_request_answer(
+    decision: crate::external::ToolDecision,
+    plan_mode: bool,
+) -> HookAnswer {
+    use crate::external::ToolDecision;
+    let decision = match decision {
+        ToolDecision::Ask(_) => return HookAnswer::pass(),
+        ToolDecision::Deny(reason) => json!({"behavior": "deny", "message": reason}),
+        ToolDecision::Pass | ToolDecision::Allow { .. } if plan_mode => return HookAnswer::pass(),
+        // The gate and the user allowed it (Pass: an "always" answer of the user's).
+        ToolDecision::Pass => json!({"behavior": "allow"}),
+        ToolDecision::Allow { updated_input } => {
+            let mut d = json!({"behavior": "allow"});
+            if let Some(u) = updated_input {
+                d["updatedInput"] = u;
+            }
+            d
+        }
+    };
+    HookAnswer {
+        json: Some(json!({"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": decision
+        }})),
+        ..HookAnswer::default()
+    }
+}
 
 /// rawko's MCP tools as Claude Code names them; `install` allows them in the permissions.
 pub const MCP_TOOLS: [&str; 3] = [
@@ -78,6 +212,10 @@ impl HookAnswer {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason
+            }}),
+            Some(reason) if event == "PermissionRequest" => json!({"hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": reason}
             }}),
             Some(reason) => json!({"decision": "block", "reason": reason}),
             None => self.json.clone().unwrap_or_else(|| json!({})),
@@ -169,13 +307,13 @@ pub fn install(workspace: &Path, exe: &str, workflow: Option<&str>) -> Result<Ve
         if present {
             continue;
         }
-        let timeout = if matches!(event, "PreToolUse" | "Stop") {
+        let timeout = if WAITING_EVENTS.contains(&event) {
             600
         } else {
             30
         };
         let mut group = json!({"hooks": [{"type": "command", "command": hook_command(exe, event, workflow), "timeout": timeout}]});
-        if matches!(event, "PreToolUse" | "PostToolUse") {
+        if TOOL_EVENTS.contains(&event) {
             group["matcher"] = json!("*");
         }
         list.push(group);
@@ -345,8 +483,8 @@ mod tests {
         )
         .unwrap();
         let changes = install(ws, "/opt/rawko bin/rawko", Some("feature")).unwrap();
-        // Six hooks, the permission of the workflow tools, the MCP server.
-        assert_eq!(changes.len(), 8, "{changes:#?}");
+        // A hook for each event, the permission of the workflow tools, the MCP server.
+        assert_eq!(changes.len(), EVENTS.len() + 2, "{changes:#?}");
         let again = install(ws, "/opt/rawko bin/rawko", Some("feature")).unwrap();
         assert_eq!(again.len(), 1, "idempotent: {again:#?}");
         let s: Value = serde_json::from_str(
@@ -379,6 +517,140 @@ mod tests {
         let m: Value =
             serde_json::from_str(&std::fs::read_to_string(ws.join(".mcp.json")).unwrap()).unwrap();
         assert_eq!(m, json!({"mcpServers": {"other": {"command": "x"}}}));
+    }
+
+    #[test]
+    fn install_wires_every_event_rawko_uses_with_tool_matchers_and_long_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        install(dir.path(), "/bin/rawko", None).unwrap();
+        let s: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(".claude/settings.local.json")).unwrap(),
+        )
+        .unwrap();
+        for event in [
+            "PermissionRequest",
+            "PermissionDenied",
+            "PostToolUseFailure",
+            "StopFailure",
+            "SubagentStart",
+            "SubagentStop",
+            "PreCompact",
+            "PostCompact",
+            "Notification",
+        ] {
+            let hook = &s["hooks"][event][0];
+            assert_eq!(
+                hook["hooks"][0]["command"],
+                format!("/bin/rawko hook {event}"),
+                "{event}: {s}"
+            );
+        }
+        assert_eq!(s["hooks"]["PermissionRequest"][0]["matcher"], "*");
+        assert_eq!(s["hooks"]["PostToolUseFailure"][0]["matcher"], "*");
+        assert_eq!(
+            s["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"],
+            600
+        );
+        assert_eq!(s["hooks"]["Notification"][0].get("matcher"), None);
+        uninstall(dir.path(), "/bin/rawko").unwrap();
+        let s = std::fs::read_to_string(dir.path().join(".claude/settings.local.json")).unwrap();
+        assert_eq!(s.trim(), "{}");
+    }
+
+    #[test]
+    fn a_max_reminders_above_claude_codes_stop_block_cap_is_warned_about() {
+        assert_eq!(reminders_warning(8, 8), None);
+        let w = reminders_warning(12, 8).unwrap();
+        assert!(
+            w.contains("maxReminders is 12") && w.contains("at most 8"),
+            "{w}"
+        );
+        assert_eq!(stop_hook_block_cap(|_| None), 8);
+        assert_eq!(
+            stop_hook_block_cap(|k| (k == "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP").then(|| "20".into())),
+            20
+        );
+    }
+
+    #[test]
+    fn plan_mode_is_never_widened() {
+        use crate::external::ToolDecision;
+        let allow = || ToolDecision::Allow {
+            updated_input: None,
+        };
+        let decision = |a: HookAnswer| a.json.map(|j| j["hookSpecificOutput"].clone());
+        assert_eq!(
+            decision(pre_tool_use_answer(allow(), false, false)).unwrap()["permissionDecision"],
+            "allow"
+        );
+        // In plan mode a call the user allowed in the editor is left to Claude Code's plan mode.
+        assert_eq!(
+            pre_tool_use_answer(allow(), true, false),
+            HookAnswer::pass()
+        );
+        let changed = pre_tool_use_answer(
+            ToolDecision::Allow {
+                updated_input: Some(json!({"command": "ls"})),
+            },
+            true,
+            false,
+        );
+        let changed = decision(changed).unwrap();
+        assert_eq!(changed["permissionDecision"], "ask");
+        assert_eq!(changed["updatedInput"], json!({"command": "ls"}));
+        // A refusal stays a refusal.
+        assert_eq!(
+            pre_tool_use_answer(ToolDecision::Deny("no".into()), true, true),
+            HookAnswer::block("no")
+        );
+        assert_eq!(permission_request_answer(allow(), true), HookAnswer::pass());
+        assert_eq!(
+            permission_request_answer(ToolDecision::Pass, true),
+            HookAnswer::pass()
+        );
+    }
+
+    #[test]
+    fn a_call_nobody_can_be_asked_about_is_deferred_only_in_print_mode() {
+        use crate::external::ToolDecision;
+        let decision = |unattended| {
+            pre_tool_use_answer(ToolDecision::Ask("no editor".into()), false, unattended)
+                .json
+                .unwrap()["hookSpecificOutput"]["permissionDecision"]
+                .clone()
+        };
+        assert_eq!(decision(false), "ask");
+        assert_eq!(decision(true), "defer");
+    }
+
+    #[test]
+    fn a_permission_request_is_answered_with_a_behavior() {
+        use crate::external::ToolDecision;
+        let behavior = |d| {
+            permission_request_answer(d, false).json.unwrap()["hookSpecificOutput"]["decision"]
+                .clone()
+        };
+        assert_eq!(
+            behavior(ToolDecision::Deny("outside the workspace".into())),
+            json!({"behavior": "deny", "message": "outside the workspace"})
+        );
+        assert_eq!(
+            behavior(ToolDecision::Allow {
+                updated_input: None
+            }),
+            json!({"behavior": "allow"})
+        );
+        assert_eq!(behavior(ToolDecision::Pass), json!({"behavior": "allow"}));
+        // Nobody to ask in rawko: Claude Code asks its own user (or refuses, in -p).
+        assert_eq!(
+            permission_request_answer(ToolDecision::Ask("no editor".into()), false),
+            HookAnswer::pass()
+        );
+        assert_eq!(
+            HookAnswer::block("no").to_http("PermissionRequest")["hookSpecificOutput"]["decision"]
+                ["behavior"],
+            "deny"
+        );
     }
 
     #[test]

@@ -81,14 +81,23 @@ pub enum HookCall {
         call: ToolCall,
         reply: oneshot::Sender<ToolDecision>,
     },
+    /// The agent's own permission rules would ask its user about this call (Claude Code's
+    /// PermissionRequest): rawko decides as for an ACP agent's permission request (a path outside
+    /// the workspace is refused), and a call the phase allows is the user's to allow in the editor.
+    PermissionRequest {
+        call: ToolCall,
+        reply: oneshot::Sender<ToolDecision>,
+    },
     Stop {
         last_message: String,
         reply: oneshot::Sender<StopAnswer>,
     },
+    /// A tool of the agent finished (PostToolUse), or failed (PostToolUseFailure, `failed`).
     PostToolUse {
         id: String,
         tool: String,
         response: Value,
+        failed: bool,
     },
 }
 
@@ -102,6 +111,15 @@ pub enum BridgeEvent {
         tool: String,
         text: String,
         is_error: bool,
+    },
+    /// Something the agent reported that the user should see as a line of the task's output
+    /// (a notification, a failed turn, a compaction, a refused permission).
+    Note { error: bool, text: String },
+    /// A subagent of the agent started or stopped: shown under the task's session.
+    Subagent {
+        agent_type: String,
+        agent_id: String,
+        stopped: bool,
     },
 }
 
@@ -206,6 +224,8 @@ pub struct Bridge {
     /// The agent may have compacted its history: the phase context is said again at the next
     /// chance, unless the agent shows it still has it.
     context_owed: AtomicBool,
+    /// Whether the agent's session has ended (SessionEnd) and not come back since.
+    suspended: std::sync::atomic::AtomicBool,
 }
 
 impl Bridge {
@@ -228,6 +248,7 @@ impl Bridge {
             last_block: Mutex::new(None),
             call_ids: Mutex::new(VecDeque::new()),
             context_owed: AtomicBool::new(false),
+            suspended: std::sync::atomic::AtomicBool::new(false),
         });
         let provider = ExternalProvider {
             calls: rx,
@@ -340,6 +361,24 @@ impl Bridge {
     pub fn notify(&self, event: BridgeEvent) {
         let _ = self.events.send(event);
     }
+
+    /// The agent's session ended: the task waits for it to come back (`claude --resume`). True
+    /// when it was not suspended already.
+    pub fn suspend(&self) -> bool {
+        !self
+            .suspended
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The agent's session is back (any event after its end). True when it was suspended.
+    pub fn wake(&self) -> bool {
+        self.suspended
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn is_suspended(&self) -> bool {
+        self.suspended.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -386,6 +425,15 @@ impl Provider for ExternalProvider {
                             runner: Default::default(),
                         });
                     }
+                    HookCall::PermissionRequest { call, reply } => {
+                        lock(&self.bridge.decisions).insert(call.id.clone(), reply);
+                        return Ok(Turn {
+                            text: String::new(),
+                            tool_calls: vec![call],
+                            stop_reason: StopReason::ToolUse,
+                            runner: crate::provider::Runner::AgentAsks,
+                        });
+                    }
                     HookCall::Stop {
                         last_message,
                         reply,
@@ -401,12 +449,18 @@ impl Provider for ExternalProvider {
                             runner: Default::default(),
                         });
                     }
-                    HookCall::PostToolUse { id, tool, response } => {
-                        let is_error = response
-                            .get("is_error")
-                            .or_else(|| response.get("isError"))
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false);
+                    HookCall::PostToolUse {
+                        id,
+                        tool,
+                        response,
+                        failed,
+                    } => {
+                        let is_error = failed
+                            || response
+                                .get("is_error")
+                                .or_else(|| response.get("isError"))
+                                .and_then(Value::as_bool)
+                                .unwrap_or(false);
                         let text = match &response {
                             Value::String(s) => s.clone(),
                             other => other.to_string(),

@@ -306,6 +306,8 @@ impl Serving {
                 workflow,
                 // Claude Code's `http` hooks; Gemini CLI has command hooks only.
                 agent: None,
+                // An http hook has no environment to say it.
+                unattended: false,
             })
             .await;
         Ok(json_response(&answer.to_http(&event)))

@@ -83,6 +83,16 @@ pub(super) async fn write_events(
                 seq += 1;
                 out.notify::<Output>(&to_proto::handoff(&task_id, seq, agent, text));
             }
+            TaskEvent::Subagent {
+                agent_type,
+                agent_id,
+                text,
+            } => {
+                seq += 1;
+                out.notify::<Output>(&to_proto::subagent(
+                    &task_id, seq, agent_type, agent_id, text,
+                ));
+            }
             TaskEvent::Finished { outcome, summary } => {
                 seq += 1;
                 out.notify::<TaskFinished>(&to_proto::finished(&task_id, seq, outcome, summary));

@@ -236,6 +236,7 @@ pub fn output(
         input,
         is_error,
         agent: None,
+        agent_id: None,
     }
 }
 
@@ -251,6 +252,30 @@ pub fn handoff(task_id: &str, seq: u64, agent: String, text: String) -> OutputPa
         input: None,
         is_error: None,
         agent: Some(agent),
+        agent_id: None,
+    }
+}
+
+/// A subagent of an external agent: an output line of kind `subagent` naming its type (`agent`)
+/// and id (`agentId`), so the editor can show it under the task's session.
+pub fn subagent(
+    task_id: &str,
+    seq: u64,
+    agent_type: String,
+    agent_id: String,
+    text: String,
+) -> OutputParams {
+    OutputParams {
+        task_id: TaskId::from(task_id),
+        seq,
+        kind: WireOutputKind::Subagent,
+        text,
+        tool_call_id: None,
+        tool: None,
+        input: None,
+        is_error: None,
+        agent: Some(agent_type),
+        agent_id: Some(agent_id),
     }
 }
 

@@ -98,6 +98,10 @@ pub enum Runner {
     /// The agent ran it without asking (a read-only tool of its own): rawko shows and logs it
     /// with what it gave back.
     AgentRan { content: String, is_error: bool },
+    /// The agent runs them itself once allowed, and its own rules would ask its user first
+    /// (Claude Code's PermissionRequest): rawko decides as for [`Runner::Agent`], and a call the
+    /// phase allows goes to the user too, since the agent's rules wanted someone to say yes.
+    AgentAsks,
 }
 
 /// A whole turn of the model.

@@ -487,7 +487,16 @@ impl Control {
         hook_asks: Option<&str>,
         runner: &Runner,
     ) -> Result<(String, bool), Stop> {
-        let agent_runs = self.external.is_some() || *runner == Runner::Agent;
+        let agent_runs =
+            self.external.is_some() || matches!(runner, Runner::Agent | Runner::AgentAsks);
+        // The agent's own rules want its user's yes (Claude Code's PermissionRequest): a call the
+        // phase allows is asked in the editor, as when a PreToolUse hook answers `ask`.
+        let hook_asks = match runner {
+            Runner::AgentAsks => hook_asks.or(Some(
+                "the agent's own permission rules ask before this call",
+            )),
+            _ => hook_asks,
+        };
         if !agent_runs && !tools::is_builtin(&call.name) {
             let known: Vec<&str> = tools::specs().iter().map(|s| s.name).collect();
             return Ok((
@@ -508,7 +517,7 @@ impl Control {
             } else {
                 tools::WorkspaceAccess::ReadOnly
             };
-        if *runner == Runner::Agent {
+        if matches!(runner, Runner::Agent | Runner::AgentAsks) {
             // The agent does this itself once allowed: a path it names outside the workspace is
             // refused here, with the check rawko's own tools make.
             if let Some(path) = ["file_path", "notebook_path", "path"]
@@ -550,7 +559,11 @@ impl Control {
                 .and_then(|w| w.resolve(&self.pos.set))
                 .map(|a| a.current_phase.name.clone())
                 .unwrap_or_default();
-            let reason = format!("a PreToolUse hook asks: {why}");
+            let reason = if *runner == Runner::AgentAsks {
+                format!("{why} (the phase allows it)")
+            } else {
+                format!("a PreToolUse hook asks: {why}")
+            };
             let answer =
                 super::boxed("approval", self.approval(call, &phase, &reason, &reason)).await?;
             if !answer.allows() {

@@ -65,6 +65,9 @@ impl Control {
                                 return Err(Stop::Message);
                             }
                         }
+                        Some(TaskCommand::ExternalSession { ended, text }) => {
+                            self.external_session(ended, text);
+                        }
                         Some(TaskCommand::Override(event)) => return Err(Stop::Override(event)),
                         Some(TaskCommand::SetWorkflow { key, pinned, reply }) => {
                             let answer = self.set_workflow(&key, pinned);
@@ -74,6 +77,24 @@ impl Control {
                 }
                 out = &mut fut => return Ok(out),
             }
+        }
+    }
+
+    /// The external agent's session ended (the task is suspended: blocked, saying why, and not
+    /// cancelled, so `claude --resume` goes on under the workflow) or came back.
+    fn external_session(&mut self, ended: bool, text: String) {
+        if self.external.is_none() || self.state.is_finished() {
+            return;
+        }
+        if ended {
+            if self.suspended_from.is_none() {
+                self.suspended_from = Some(self.state);
+            }
+            self.record("session_ended", None, None, Some(text.clone()));
+            self.set_status(TaskState::Blocked, Some(text), "session_ended");
+        } else if let Some(state) = self.suspended_from.take() {
+            self.record("session_resumed", None, None, Some(text.clone()));
+            self.set_status(state, Some(text), "session_resumed");
         }
     }
 

@@ -107,6 +107,9 @@ pub(super) struct Control {
     pins: crate::engine::pins::Pins,
     /// Whether the task said that the workspace's `.git` is not followed (once).
     repository_note_shown: bool,
+    /// The state an external task was in when its agent's session ended (it is suspended until
+    /// the session comes back).
+    suspended_from: Option<TaskState>,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -314,6 +317,7 @@ pub(super) async fn run(
         sandbox_notes_shown: false,
         pins,
         repository_note_shown: false,
+        suspended_from: None,
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);

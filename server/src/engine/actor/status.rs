@@ -47,6 +47,7 @@ impl Control {
                     s.scrub(agent);
                     s.scrub(text);
                 }
+                TaskEvent::Subagent { text, .. } => s.scrub(text),
                 TaskEvent::Finished { summary, .. } => s.scrub(summary),
                 TaskEvent::Usage { .. } => {}
             }

@@ -325,6 +325,20 @@ impl Tasks {
             .ok_or_else(|| TaskError::UnknownTask("the task is gone".to_owned()))
     }
 
+    /// Tells the task of an external session that its session ended (`ended`, the task is
+    /// suspended) or came back.
+    pub fn external_session_changed(
+        &self,
+        task_id: &str,
+        ended: bool,
+        text: String,
+    ) -> Result<(), TaskError> {
+        self.command(
+            task_id,
+            engine::TaskCommand::ExternalSession { ended, text },
+        )
+    }
+
     /// Whether a task is finished (or not running here at all).
     pub fn finished(&self, task_id: &str) -> bool {
         self.handle(task_id).is_none_or(|h| h.state().is_finished())
@@ -437,5 +451,34 @@ fn bridge_event(event: BridgeEvent, secrets: &crate::secrets::Secrets) -> TaskEv
                 is_error: Some(is_error),
             }
         }
+        BridgeEvent::Note { error, mut text } => {
+            secrets.scrub(&mut text);
+            TaskEvent::Output {
+                kind: if error {
+                    OutputKind::Error
+                } else {
+                    OutputKind::HookOutput
+                },
+                text,
+                tool_call_id: None,
+                tool: None,
+                input: None,
+                is_error: None,
+            }
+        }
+        BridgeEvent::Subagent {
+            agent_type,
+            agent_id,
+            stopped,
+        } => TaskEvent::Subagent {
+            text: format!(
+                "subagent {} {} ({})",
+                clip(&agent_type),
+                if stopped { "stopped" } else { "started" },
+                clip(&agent_id)
+            ),
+            agent_type,
+            agent_id,
+        },
     }
 }
