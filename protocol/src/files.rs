@@ -290,7 +290,7 @@ pub enum HookEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HookSpec {
-    /// `command` (the default), `git-commit` or `git-push`.
+    /// `command` (the default), `http`, `git-commit` or `git-push`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<HookType>,
     /// The shell command (for `command`); `{{var}}` is replaced by a reference to an environment variable holding the value, so values never become shell text.
@@ -311,6 +311,24 @@ pub struct HookSpec {
     /// `git-push`: the remote (default `origin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<String>,
+    /// `http`: the http or https URL the event's JSON is POSTed to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `http`: headers to send; `$NAME` and `${NAME}` in a value are put in only for the variables `allowedEnvVars` lists, any other reads as empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// `http`: the environment variables the header values may name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_env_vars: Option<Vec<String>>,
+    /// Claude Code's permission-rule filter, on tool events only: the hook runs only for the calls it matches (`Bash(git *)`, `Write(src/**)`, `Read`).
+    #[serde(rename = "if", default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// `command` and `http`: run in the background; the event does not wait and the answer is not read.
+    #[serde(rename = "async", default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<bool>,
+    /// Run at most once per task (Claude Code's session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once: Option<bool>,
 }
 
 /// The kinds of hook.
@@ -318,6 +336,7 @@ pub struct HookSpec {
 #[serde(rename_all = "kebab-case")]
 pub enum HookType {
     Command,
+    Http,
     GitCommit,
     GitPush,
 }

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use support::{is_note, Editor, Project, TIMEOUT};
 use tempfile::TempDir;
 
+mod claude_code_fields;
 mod lifecycle;
 mod sessions_and_faults;
 mod tool_and_stop;

@@ -13,6 +13,8 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::filter::{self, IfRule};
+use super::http::{self, HttpHook};
 use super::HookEvent;
 use crate::clip::{clip_line, clip_to};
 
@@ -38,6 +40,8 @@ pub enum Dialect {
 pub enum HookAction {
     /// A shell command; the event arrives as JSON on its stdin.
     Command(String),
+    /// Claude Code's `http` hook: the event's JSON is POSTed to a URL, the answer is the body.
+    Http(HttpHook),
     /// Commits every change: `git add -A` and `git commit`.
     GitCommit {
         message: Option<String>,
@@ -58,6 +62,13 @@ pub struct Hook {
     pub timeout: Duration,
     /// A timeout, a crash or a command that cannot start blocks instead of being reported only.
     pub fail_closed: bool,
+    /// Claude Code's `if`: the hook runs only for the tool calls the permission rule matches.
+    pub filter: Option<IfRule>,
+    /// Claude Code's `async`: the hook runs in the background; the event does not wait for it and
+    /// its answer is not read.
+    pub background: bool,
+    /// Claude Code's `once`: the hook runs at most once per task (Claude Code's session).
+    pub once: bool,
 }
 
 impl PartialEq for Hook {
@@ -68,6 +79,9 @@ impl PartialEq for Hook {
             && self.action == other.action
             && self.timeout == other.timeout
             && self.fail_closed == other.fail_closed
+            && self.filter == other.filter
+            && self.background == other.background
+            && self.once == other.once
     }
 }
 
@@ -78,6 +92,7 @@ impl Hook {
             HookAction::Command(c) => {
                 format!("`{}`", clip_line(c, 60))
             }
+            HookAction::Http(h) => format!("POST {}", clip_line(&h.url, 80)),
             HookAction::GitCommit { .. } => "git-commit".to_owned(),
             HookAction::GitPush { remote } => format!("git-push ({remote})"),
         }
@@ -88,18 +103,34 @@ impl Hook {
     pub fn identity(&self) -> String {
         match &self.action {
             HookAction::Command(c) => c.clone(),
+            HookAction::Http(h) => h.url.clone(),
             _ => self.label(),
         }
     }
 
-    /// One line for listings: `PreToolUse [Bash|Write]: ./check.sh`.
+    /// One line for listings: `PreToolUse [Bash|Write]: ./check.sh`, `PreToolUse [Bash] if
+    /// Bash(git *): POST https://… (async, once)`. Header values are not shown (they may name
+    /// secrets).
     pub fn describe(&self) -> String {
-        let matcher = match &self.matcher {
+        let mut matcher = match &self.matcher {
             Matcher::All => String::new(),
             m => format!(" [{}]", m.text()),
         };
+        if let Some(rule) = &self.filter {
+            matcher.push_str(&format!(" if {}", rule.text()));
+        }
+        let traits: Vec<&str> = [(self.background, "async"), (self.once, "once")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        let traits = if traits.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", traits.join(", "))
+        };
         let what = match &self.action {
             HookAction::Command(c) => c.clone(),
+            HookAction::Http(h) => format!("POST {}", h.url),
             HookAction::GitCommit { message, no_verify } => format!(
                 "git-commit{}{}",
                 message
@@ -110,7 +141,7 @@ impl Hook {
             ),
             HookAction::GitPush { remote } => format!("git-push to {remote}"),
         };
-        format!("{}{matcher}: {what}", self.event.name())
+        format!("{}{matcher}: {what}{traits}", self.event.name())
     }
 }
 
@@ -247,23 +278,17 @@ pub fn parse(value: &Value, source: HookSource) -> (Vec<Hook>, Vec<HookProblem>)
                     match handler
                         .as_object()
                         .ok_or_else(|| format!("{at} must be an object, found {}", short(handler)))
-                        .and_then(|h| hook(h, &at, Dialect::Claude))
+                        .and_then(|h| hook(h, &at, event, Dialect::Claude))
                     {
-                        Ok((action, timeout, fail_closed)) => hooks.push(Hook {
-                            event,
-                            dialect: Dialect::Claude,
-                            source,
-                            matcher: matcher.clone(),
-                            action,
-                            timeout,
-                            fail_closed,
-                        }),
+                        Ok(p) => {
+                            hooks.push(p.into_hook(event, Dialect::Claude, source, matcher.clone()))
+                        }
                         Err(e) => problem(e),
                     }
                 }
             } else {
-                match hook(obj, &at, Dialect::AutoAgent) {
-                    Ok((action, timeout, fail_closed)) => {
+                match hook(obj, &at, event, Dialect::AutoAgent) {
+                    Ok(parsed) => {
                         let matcher = match obj.get("matcher").and_then(Value::as_str) {
                             Some(m) => match Matcher::parse(m) {
                                 Ok(m) => m,
@@ -274,15 +299,7 @@ pub fn parse(value: &Value, source: HookSource) -> (Vec<Hook>, Vec<HookProblem>)
                             },
                             None => Matcher::All,
                         };
-                        hooks.push(Hook {
-                            event,
-                            dialect: Dialect::AutoAgent,
-                            source,
-                            matcher,
-                            action,
-                            timeout,
-                            fail_closed,
-                        })
+                        hooks.push(parsed.into_hook(event, Dialect::AutoAgent, source, matcher))
                     }
                     Err(e) => problem(e),
                 }
@@ -292,12 +309,47 @@ pub fn parse(value: &Value, source: HookSource) -> (Vec<Hook>, Vec<HookProblem>)
     (hooks, problems)
 }
 
-/// One hook object: its action, time limit and `failClosed`.
+/// What one hook object says, before it is placed under its event and matcher.
+struct Parsed {
+    action: HookAction,
+    timeout: Duration,
+    fail_closed: bool,
+    filter: Option<IfRule>,
+    background: bool,
+    once: bool,
+}
+
+impl Parsed {
+    fn into_hook(
+        self,
+        event: HookEvent,
+        dialect: Dialect,
+        source: HookSource,
+        matcher: Matcher,
+    ) -> Hook {
+        Hook {
+            event,
+            dialect,
+            source,
+            matcher,
+            action: self.action,
+            timeout: self.timeout,
+            fail_closed: self.fail_closed,
+            filter: self.filter,
+            background: self.background,
+            once: self.once,
+        }
+    }
+}
+
+/// One hook object: its action, time limit, `failClosed`, and Claude Code's `if`, `async` and
+/// `once`.
 fn hook(
     obj: &Map<String, Value>,
     at: &str,
+    event: HookEvent,
     dialect: Dialect,
-) -> Result<(HookAction, Duration, bool), String> {
+) -> Result<Parsed, String> {
     let kind = match obj.get("type") {
         None => "command",
         Some(Value::String(t)) => t.as_str(),
@@ -340,14 +392,67 @@ fn hook(
         "git-push" => HookAction::GitPush {
             remote: string("remote")?.unwrap_or_else(|| "origin".to_owned()),
         },
-        "http" | "prompt" | "agent" | "mcp_tool" => {
+        "http" => {
+            let Some(url) = string("url")?.filter(|u| !u.trim().is_empty()) else {
+                return Err(format!("{at}: an http hook needs a \"url\""));
+            };
+            let url = url.trim().to_owned();
+            let headers = match obj.get("headers") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Object(map)) => map
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(v) => Ok((k.clone(), v.clone())),
+                        other => Err(format!(
+                            "{at}.headers.{k} must be a string, found {}",
+                            short(other)
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(other) => {
+                    return Err(format!(
+                        "{at}.headers must be an object of header name → value, found {}",
+                        short(other)
+                    ))
+                }
+            };
+            let allowed_env_vars = match obj.get("allowedEnvVars") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| {
+                        v.as_str().map(str::to_owned).ok_or_else(|| {
+                            format!(
+                                "{at}.allowedEnvVars must be a list of variable names, found {}",
+                                short(v)
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(other) => {
+                    return Err(format!(
+                        "{at}.allowedEnvVars must be a list of variable names, found {}",
+                        short(other)
+                    ))
+                }
+            };
+            http::check(&url, &headers).map_err(|e| format!("{at}: {e}"))?;
+            HookAction::Http(HttpHook {
+                url,
+                headers,
+                allowed_env_vars,
+            })
+        }
+        "prompt" | "agent" | "mcp_tool" => {
             return Err(format!(
-                "{at}: hooks of type \"{kind}\" are not supported by rawko; use a \"command\" hook (this hook does not run)"
+                "{at}: \"{kind}\" hooks are not supported by rawko, so this {} hook does not run; use a \"command\" or \"http\" hook",
+                event.name()
             ))
         }
         other => {
             return Err(format!(
-                "{at}: unknown hook type \"{other}\"; the types are command, git-commit and git-push"
+                "{at}: unknown hook type \"{other}\", so this {} hook does not run; the types are command, http, git-commit and git-push",
+                event.name()
             ))
         }
     };
@@ -371,7 +476,34 @@ fn hook(
             Duration::from_secs_f64(secs)
         }
     };
-    Ok((action, timeout, boolean("failClosed")?))
+    let filter = match string("if")? {
+        None => None,
+        Some(rule) => {
+            if !filter::tool_event(event) {
+                return Err(format!(
+                    "{at}.if: \"{rule}\" filters tool calls, and {} is not about a tool call, so this hook does not run",
+                    event.name()
+                ));
+            }
+            Some(IfRule::parse(&rule).map_err(|e| {
+                format!("{at}.if: \"{rule}\" is not a permission rule (`Bash(git *)`, `Write(src/**)`, `Read`): {e}; this hook does not run")
+            })?)
+        }
+    };
+    let background = boolean("async")?;
+    if background && !matches!(action, HookAction::Command(_) | HookAction::Http(_)) {
+        return Err(format!(
+            "{at}.async: only command and http hooks run in the background"
+        ));
+    }
+    Ok(Parsed {
+        action,
+        timeout,
+        fail_closed: boolean("failClosed")?,
+        filter,
+        background,
+        once: boolean("once")?,
+    })
 }
 
 fn short(v: &Value) -> String {
@@ -445,7 +577,7 @@ mod tests {
     fn bad_hooks_are_reported_and_left_out() {
         let (hooks, problems) = parse(
             &json!({
-                "PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}, {"hooks": [{"type": "http", "url": "http://x"}]}],
+                "PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}, {"hooks": [{"type": "prompt", "prompt": "is this fine?"}]}],
                 "Nope": [],
                 "Stop": "echo",
                 "SessionEnd": [{"type": "command"}, {"type": "command", "command": "ok", "timeout": -1}, {"type": "command", "command": "fine"}]
@@ -460,7 +592,7 @@ mod tests {
             .any(|m| m.contains("not a valid regular expression")));
         assert!(messages
             .iter()
-            .any(|m| m.contains("\"http\" are not supported")));
+            .any(|m| m.contains("\"prompt\" hooks are not supported")));
         assert!(messages
             .iter()
             .any(|m| m.starts_with("hooks.Nope: no such event")));
@@ -468,6 +600,88 @@ mod tests {
         assert!(messages
             .iter()
             .any(|m| m.contains("timeout must be a positive number")));
+    }
+
+    #[test]
+    fn claude_codes_http_if_async_and_once_load() {
+        let (hooks, problems) = parse(
+            &json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "http", "url": "http://127.0.0.1:8080/pre", "timeout": 5,
+                 "headers": {"Authorization": "Bearer $TOKEN"}, "allowedEnvVars": ["TOKEN"],
+                 "if": "Bash(git *)", "async": true, "once": true}
+            ]}]}),
+            HookSource::Workspace,
+        );
+        assert_eq!(problems, vec![]);
+        let h = &hooks[0];
+        assert_eq!(
+            h.action,
+            HookAction::Http(HttpHook {
+                url: "http://127.0.0.1:8080/pre".into(),
+                headers: vec![("Authorization".into(), "Bearer $TOKEN".into())],
+                allowed_env_vars: vec!["TOKEN".into()],
+            })
+        );
+        assert_eq!(h.timeout, Duration::from_secs(5));
+        assert!(h.background && h.once);
+        assert_eq!(h.filter.as_ref().map(IfRule::text), Some("Bash(git *)"));
+        // What a trust question lists: the URL, never a header's value.
+        assert_eq!(
+            h.describe(),
+            "PreToolUse [Bash] if Bash(git *): POST http://127.0.0.1:8080/pre (async, once)"
+        );
+        assert_eq!(h.label(), "POST http://127.0.0.1:8080/pre");
+    }
+
+    /// Claude Code's hooks rawko cannot run are each reported once, naming the event and the
+    /// type, and the rest of the section loads.
+    #[test]
+    fn claude_code_hooks_rawko_cannot_run_are_reported_and_the_rest_loads() {
+        let (hooks, problems) = parse(
+            &json!({
+                "PreToolUse": [{"hooks": [
+                    {"type": "prompt", "prompt": "is it safe? $ARGUMENTS"},
+                    {"type": "agent", "prompt": "verify"},
+                    {"type": "mcp_tool", "server": "s", "tool": "t"},
+                    {"type": "http", "url": "ftp://x/"},
+                    {"type": "http"},
+                    {"type": "http", "url": "http://h/", "headers": {"bad name": "v"}},
+                    {"type": "command", "command": "a", "if": "Bash(git *"},
+                    {"type": "command", "command": "ok", "if": "Write(src/**)"}
+                ]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "b", "if": "Bash"}]}],
+                "PostExecutionEnd": [{"type": "git-push", "async": true}],
+                "SessionStart": [{"hooks": [{"type": "http", "url": "https://h/start"}]}]
+            }),
+            HookSource::User,
+        );
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(hooks.len(), 2, "{messages:#?}");
+        assert_eq!(messages.len(), 9, "{messages:#?}");
+        for kind in ["prompt", "agent", "mcp_tool"] {
+            assert!(
+                messages.iter().any(|m| m.starts_with("hooks.PreToolUse[0].hooks[")
+                    && m.contains(&format!("\"{kind}\" hooks are not supported by rawko, so this PreToolUse hook does not run"))),
+                "{kind}: {messages:#?}"
+            );
+        }
+        assert!(messages
+            .iter()
+            .any(|m| m.contains("must be an http or https URL")));
+        assert!(messages
+            .iter()
+            .any(|m| m.contains("an http hook needs a \"url\"")));
+        assert!(messages.iter().any(|m| m.contains("not a header name")));
+        assert!(messages
+            .iter()
+            .any(|m| m.contains(".if: \"Bash(git *\" is not a permission rule")));
+        assert!(messages
+            .iter()
+            .any(|m| m.starts_with("hooks.Stop[0].hooks[0].if:")
+                && m.contains("Stop is not about a tool call")));
+        assert!(messages
+            .iter()
+            .any(|m| m.contains("only command and http hooks run in the background")));
     }
 
     #[test]

@@ -10,13 +10,17 @@
 
 pub mod config;
 pub mod envfile;
+pub mod filter;
 pub mod git;
+pub mod http;
 pub mod process;
 pub mod session;
 pub mod template;
 pub mod trust;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -273,6 +277,9 @@ pub struct Hooks {
     pub agent_writable: Vec<PathBuf>,
     /// Between SIGTERM and SIGKILL when a hook times out.
     pub kill_grace: Duration,
+    /// The `once` hooks that ran (their place among all hooks). A task has hooks of its own, so
+    /// this is once per task, Claude Code's session.
+    once_ran: Arc<Mutex<HashSet<usize>>>,
 }
 
 impl Hooks {
@@ -283,6 +290,7 @@ impl Hooks {
             agent_writable: vec![workspace.clone()],
             workspace,
             kill_grace: process::KILL_GRACE,
+            once_ran: Arc::default(),
         }
     }
 
@@ -301,13 +309,26 @@ impl Hooks {
         &self.hooks
     }
 
-    /// The hooks that run for `inv`, with their place among all hooks.
+    /// The hooks that run for `inv`, with their place among all hooks: those of its event and
+    /// dialect whose matcher and `if` match, less the `once` hooks that ran.
     fn selected<'a>(&'a self, inv: &'a Invocation) -> impl Iterator<Item = (usize, &'a Hook)> + 'a {
-        self.hooks.iter().enumerate().filter(move |(_, h)| {
+        self.hooks.iter().enumerate().filter(move |(i, h)| {
             h.event == inv.event
                 && inv.only.is_none_or(|d| d == h.dialect)
                 && h.matcher.matches(inv.subject.as_deref())
+                && h.filter.as_ref().is_none_or(|rule| {
+                    rule.matches(
+                        inv.subject.as_deref(),
+                        inv.fields.get("tool_input"),
+                        &self.workspace,
+                    )
+                })
+                && !(h.once && self.ran_once().contains(i))
         })
+    }
+
+    fn ran_once(&self) -> std::sync::MutexGuard<'_, HashSet<usize>> {
+        self.once_ran.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether any hook would run for the invocation.
@@ -335,60 +356,16 @@ impl Hooks {
         }
         let mut fields = inv.fields.clone();
         for (index, hook) in hooks {
-            out.ran += 1;
-            let label = format!("{} hook {}", inv.event.name(), hook.label());
-            match &hook.action {
-                HookAction::Command(command) => {
-                    let input = self.input(&inv, &fields);
-                    let mut command = template::render_command(command, &inv.vars);
-                    if let Some(dir) = &inv.env_dir {
-                        let file = dir.join(format!("sessionstart-hook-{index}.sh"));
-                        command
-                            .env
-                            .push(("CLAUDE_ENV_FILE".to_owned(), file.display().to_string()));
-                    }
-                    let result = process::run(
-                        &command.text,
-                        &command.env,
-                        &input,
-                        &self.workspace,
-                        hook.timeout,
-                        self.kill_grace,
-                    )
-                    .await;
-                    tracing::debug!(hook = %label, exit = ?result.exit, elapsed = ?result.elapsed, "hook ran");
-                    interpret(&inv, hook, &label, &result, &mut out);
-                }
-                HookAction::GitCommit { .. } | HookAction::GitPush { .. }
-                    if inv.fields.get("success") == Some(&Value::Bool(false)) =>
-                {
-                    // Never commit or push the work of a task that did not complete.
-                    out.notes.push(Note::Output(format!(
-                        "{} skipped: the task did not complete",
-                        hook.label()
-                    )));
-                }
-                HookAction::GitCommit { message, no_verify } => {
-                    let template = message
-                        .clone()
-                        .unwrap_or_else(|| "rawko: {{taskDescription}}".to_owned());
-                    let message = template::render_text(&template, &inv.vars);
-                    let o = git::commit(&self.git(hook.timeout), &message, *no_verify).await;
-                    out.notes.push(if o.ok {
-                        Note::Output(o.message)
-                    } else {
-                        Note::Error(o.message)
-                    });
-                }
-                HookAction::GitPush { remote } => {
-                    let o = git::push(&self.git(hook.timeout), remote).await;
-                    out.notes.push(if o.ok {
-                        Note::Output(o.message)
-                    } else {
-                        Note::Error(o.message)
-                    });
-                }
+            // A `once` hook is spent when it starts, whatever it answers.
+            if hook.once && !self.ran_once().insert(index) {
+                continue;
             }
+            out.ran += 1;
+            if hook.background {
+                self.run_in_background(index, hook, &inv, &fields);
+                continue;
+            }
+            self.run(index, hook, &inv, &fields, &mut out).await;
             if let Some(updated) = &out.updated_input {
                 fields.insert("tool_input".to_owned(), updated.clone());
                 fields.insert("toolInput".to_owned(), updated.clone());
@@ -398,6 +375,142 @@ impl Hooks {
             }
         }
         out
+    }
+
+    /// Runs one hook and folds its answer into `out`.
+    async fn run(
+        &self,
+        index: usize,
+        hook: &Hook,
+        inv: &Invocation,
+        fields: &Map<String, Value>,
+        out: &mut Dispatch,
+    ) {
+        let label = format!("{} hook {}", inv.event.name(), hook.label());
+        match &hook.action {
+            HookAction::Command(command) => {
+                let input = self.input(inv, fields);
+                let mut command = template::render_command(command, &inv.vars);
+                if let Some(dir) = &inv.env_dir {
+                    let file = dir.join(format!("sessionstart-hook-{index}.sh"));
+                    command
+                        .env
+                        .push(("CLAUDE_ENV_FILE".to_owned(), file.display().to_string()));
+                }
+                let result = process::run(
+                    &command.text,
+                    &command.env,
+                    &input,
+                    &self.workspace,
+                    hook.timeout,
+                    self.kill_grace,
+                )
+                .await;
+                tracing::debug!(hook = %label, exit = ?result.exit, elapsed = ?result.elapsed, "hook ran");
+                interpret(inv, hook, &label, &result, out);
+            }
+            HookAction::Http(request) => {
+                let started = std::time::Instant::now();
+                let answer = http::post(request, self.input(inv, fields), hook.timeout, &|name| {
+                    std::env::var(name).ok()
+                })
+                .await;
+                tracing::debug!(hook = %label, ok = answer.is_ok(), elapsed = ?started.elapsed(), "hook ran");
+                match answer {
+                    // A 2xx answer is read as a command hook's stdout after exit 0.
+                    Ok(answer) => {
+                        let result = process::CommandResult {
+                            exit: Exit::Code(0),
+                            stdout: answer.body,
+                            stderr: String::new(),
+                            stdout_cut: answer.cut,
+                            stderr_cut: 0,
+                            elapsed: started.elapsed(),
+                            left_running: false,
+                        };
+                        interpret(inv, hook, &label, &result, out);
+                    }
+                    Err(failure) => {
+                        let why = match failure {
+                            http::Failure::Status { status, body } => {
+                                let body = body.trim();
+                                if body.is_empty() {
+                                    format!("{label} failed (HTTP {status})")
+                                } else {
+                                    format!(
+                                        "{label} failed (HTTP {status}): {}",
+                                        clip_bytes(body, 2000)
+                                    )
+                                }
+                            }
+                            http::Failure::Failed(e) => format!("{label} failed: {e}"),
+                            http::Failure::TimedOut => format!(
+                                "{label} timed out after {} and was stopped",
+                                secs(hook.timeout)
+                            ),
+                        };
+                        out.notes.push(Note::Error(why.clone()));
+                        if hook.fail_closed {
+                            out.blocked =
+                                Some(format!("{why}; the hook is failClosed, so this blocks"));
+                        }
+                    }
+                }
+            }
+            HookAction::GitCommit { .. } | HookAction::GitPush { .. }
+                if inv.fields.get("success") == Some(&Value::Bool(false)) =>
+            {
+                // Never commit or push the work of a task that did not complete.
+                out.notes.push(Note::Output(format!(
+                    "{} skipped: the task did not complete",
+                    hook.label()
+                )));
+            }
+            HookAction::GitCommit { message, no_verify } => {
+                let template = message
+                    .clone()
+                    .unwrap_or_else(|| "rawko: {{taskDescription}}".to_owned());
+                let message = template::render_text(&template, &inv.vars);
+                let o = git::commit(&self.git(hook.timeout), &message, *no_verify).await;
+                out.notes.push(if o.ok {
+                    Note::Output(o.message)
+                } else {
+                    Note::Error(o.message)
+                });
+            }
+            HookAction::GitPush { remote } => {
+                let o = git::push(&self.git(hook.timeout), remote).await;
+                out.notes.push(if o.ok {
+                    Note::Output(o.message)
+                } else {
+                    Note::Error(o.message)
+                });
+            }
+        }
+    }
+
+    /// Claude Code's `async`: the hook runs on its own, the event goes on at once. What it
+    /// answers is not read; what went wrong goes to the log.
+    fn run_in_background(
+        &self,
+        index: usize,
+        hook: &Hook,
+        inv: &Invocation,
+        fields: &Map<String, Value>,
+    ) {
+        let (me, hook, inv, fields) = (self.clone(), hook.clone(), inv.clone(), fields.clone());
+        tokio::spawn(async move {
+            let mut out = Dispatch::default();
+            me.run(index, &hook, &inv, &fields, &mut out).await;
+            for note in &out.notes {
+                match note {
+                    Note::Output(text) => tracing::info!("async {text}"),
+                    Note::Error(text) | Note::ConfigError { text, .. } => {
+                        tracing::warn!("async {text}")
+                    }
+                }
+            }
+        });
     }
 
     /// The JSON a command hook reads on stdin.
