@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::methods::{Direction, MethodInfo};
-use crate::types::TaskState;
+use crate::types::{ExternalAgent, TaskState};
 use crate::Request;
 
-/// `rawko.hook`: one hook event of an external agent (Claude Code), answered as the hook's
-/// command answers it.
+/// `rawko.hook`: one hook event of an external agent (Claude Code, Codex), answered as the hook's
+/// command answers it, in that agent's format.
 #[derive(Debug)]
 pub enum Hook {}
 
@@ -37,6 +37,10 @@ pub struct HookParams {
     /// The workflow a new session starts in (`rawko hook --workflow KEY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
+    /// The agent whose hook this is (`rawko hook --codex` sends `codex`); absent for Claude
+    /// Code, which is what older `rawko hook`s mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<ExternalAgent>,
 }
 
 /// What the hook's command exits with and writes.
@@ -221,6 +225,13 @@ mod tests {
         .unwrap();
         assert_eq!(hook.event, "Stop");
         assert_eq!(hook.workflow, None);
+        // Without an agent, the hook is Claude Code's.
+        assert_eq!(hook.agent, None);
+        let codex: HookParams = serde_json::from_value(
+            serde_json::json!({"event": "PreToolUse", "input": {}, "agent": "codex"}),
+        )
+        .unwrap();
+        assert_eq!(codex.agent, Some(ExternalAgent::Codex));
         let answer: ToolAnswer =
             serde_json::from_value(serde_json::json!({"ok": false, "text": "no"})).unwrap();
         assert_eq!(answer, ToolAnswer::failed("no"));

@@ -84,6 +84,26 @@ impl TaskState {
     }
 }
 
+/// The external agent an external session fronts (rawko in front of it through its hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExternalAgent {
+    /// Claude Code (`rawko hook install --claude`).
+    Claude,
+    /// Codex CLI (`rawko hook install --codex`).
+    Codex,
+}
+
+impl ExternalAgent {
+    /// The agent's name for people: `Claude Code`, `Codex`.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ExternalAgent::Claude => "Claude Code",
+            ExternalAgent::Codex => "Codex",
+        }
+    }
+}
+
 /// What a task's state means for the user, so a client needs no list of states: the task works
 /// by itself, waits for the user, or has ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -106,7 +106,7 @@ fn main() {
     exit(code);
 }
 
-/// `rawko hook EVENT [--workflow KEY] [--fail-closed]`, parsed by hand; `None` for anything else
+/// `rawko hook EVENT [--codex] [--workflow KEY] [--fail-closed]`, parsed by hand; `None` for anything else
 /// (help, `install`, other flags), which clap then parses as usual.
 fn fast_hook() -> Option<i32> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -120,9 +120,14 @@ fn fast_hook() -> Option<i32> {
     }
     let mut workflow = None;
     let mut fail_closed = false;
+    let mut agent = rawko_protocol::ExternalAgent::Claude;
     let mut i = 0;
     while i < rest.len() {
         match rest[i].as_str() {
+            "--codex" => {
+                agent = rawko_protocol::ExternalAgent::Codex;
+                i += 1;
+            }
             "--workflow" => {
                 workflow = Some(rest.get(i + 1)?.clone());
                 i += 2;
@@ -145,6 +150,7 @@ fn fast_hook() -> Option<i32> {
         &env,
         &mut out,
         &mut err,
+        agent,
         event,
         workflow.as_deref(),
         fail_closed,

@@ -1,5 +1,5 @@
-//! `rawko hook EVENT`, `rawko hook install --claude` and `rawko mcp`: the commands an external agent
-//! (Claude Code) runs to reach the rawko server of its workspace.
+//! `rawko hook EVENT`, `rawko hook install --claude|--codex` and `rawko mcp`: the commands an
+//! external agent (Claude Code, Codex) runs to reach the rawko server of its workspace.
 
 use std::io::{self, Read};
 use std::path::PathBuf;
@@ -9,17 +9,20 @@ use serde_json::{json, Value};
 
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 use crate::endpoint::{self, CallError};
-use crate::external::claude;
+use crate::external::{claude, codex};
 use rawko_protocol::endpoint::{
     self as wire, HookParams, SessionParams, WorkflowStartParams, WorkflowStepParams,
 };
+use rawko_protocol::ExternalAgent;
 
 /// The longest hook input read from stdin.
 const MAX_INPUT: u64 = 10 * 1024 * 1024;
 
-/// `rawko hook EVENT [--workflow KEY] [--fail-closed]`: stdin is Claude Code's hook input.
+/// `rawko hook EVENT [--codex] [--workflow KEY] [--fail-closed]`: stdin is the hook input of
+/// Claude Code (or Codex, with `--codex`; its format is Claude Code's).
 pub fn hook(
     ctx: &mut Context<'_>,
+    agent: ExternalAgent,
     event: &str,
     workflow: Option<&str>,
     fail_closed: bool,
@@ -67,6 +70,7 @@ pub fn hook(
         event: event.to_owned(),
         input,
         workflow: workflow.map(str::to_owned),
+        agent: (agent != ExternalAgent::Claude).then_some(agent),
     };
     // Approvals in the editor and the countdown take time: wait as long as Claude Code does.
     match endpoint::request::<wire::Hook>(&url, &token, &params, Duration::from_secs(600)) {
@@ -92,9 +96,10 @@ pub fn hook(
     }
 }
 
-/// `rawko hook install --claude [--workflow KEY] [--uninstall]`
+/// `rawko hook install --claude|--codex [--workflow KEY] [--uninstall]`
 pub fn install(
     ctx: &mut Context<'_>,
+    agent: ExternalAgent,
     workflow: Option<&str>,
     uninstall: bool,
 ) -> io::Result<ExitCode> {
@@ -103,10 +108,11 @@ pub fn install(
         .and_then(|p| p.canonicalize().ok())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "rawko".to_owned());
-    let result = if uninstall {
-        claude::uninstall(&ctx.workspace, &exe)
-    } else {
-        claude::install(&ctx.workspace, &exe, workflow)
+    let result = match (agent, uninstall) {
+        (ExternalAgent::Claude, true) => claude::uninstall(&ctx.workspace, &exe),
+        (ExternalAgent::Claude, false) => claude::install(&ctx.workspace, &exe, workflow),
+        (ExternalAgent::Codex, true) => codex::uninstall(&ctx.workspace, &exe),
+        (ExternalAgent::Codex, false) => codex::install(&ctx.workspace, &exe, workflow),
     };
     match result {
         Ok(changes) => {
@@ -119,9 +125,13 @@ pub fn install(
             if !uninstall {
                 writeln!(
                     ctx.out,
-                    "Claude Code in {} now asks rawko before each tool call; keep rawko running (your editor, or `rawko serve`).",
+                    "{} in {} now asks rawko before each tool call; keep rawko running (your editor, or `rawko serve`).",
+                    agent.display_name(),
                     ctx.workspace.display()
                 )?;
+                if agent == ExternalAgent::Codex {
+                    writeln!(ctx.out, "{}", codex::REVIEW_NOTE)?;
+                }
             }
             Ok(EXIT_OK)
         }

@@ -130,8 +130,9 @@ pub enum Command {
     /// Show the settings and hooks in effect, or turn the git hooks on and off
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// For Claude Code's hooks: answer one hook event (its JSON on stdin) from the rawko server of
-    /// the workspace, in Claude Code's format; `rawko hook install --claude` sets the hooks up
+    /// For an external agent's hooks: answer one hook event (its JSON on stdin) from the rawko
+    /// server of the workspace, in the agent's format; `rawko hook install --claude` or `--codex`
+    /// sets the hooks up
     Hook {
         /// The hook event (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop,
         /// SessionEnd), or `install`
@@ -144,8 +145,12 @@ pub enum Command {
         #[arg(long)]
         fail_closed: bool,
         /// With `install`: set up Claude Code (.claude/settings.local.json and .mcp.json)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "codex")]
         claude: bool,
+        /// The event is Codex CLI's; with `install`: set up Codex (.codex/hooks.json and
+        /// .codex/config.toml)
+        #[arg(long)]
+        codex: bool,
         /// With `install`: remove what `install` added
         #[arg(long)]
         uninstall: bool,
@@ -403,22 +408,29 @@ pub fn run(
             workflow,
             fail_closed,
             claude,
+            codex,
             uninstall,
         } => {
+            let agent = if codex {
+                rawko_protocol::ExternalAgent::Codex
+            } else {
+                rawko_protocol::ExternalAgent::Claude
+            };
             if event == "install" {
-                if !claude {
+                if !claude && !codex {
                     let _ = writeln!(
                         ctx.err,
-                        "error: say which agent to install for: rawko hook install --claude"
+                        "error: say which agent to install for: rawko hook install --claude, or --codex"
                     );
                     return EXIT_USAGE;
                 }
-                external::install(&mut ctx, workflow.as_deref(), uninstall)
+                external::install(&mut ctx, agent, workflow.as_deref(), uninstall)
             } else {
                 let stdin = std::io::stdin();
                 let mut lock = stdin.lock();
                 external::hook(
                     &mut ctx,
+                    agent,
                     &event,
                     workflow.as_deref(),
                     fail_closed,
@@ -481,11 +493,13 @@ pub fn run(
 }
 
 /// `rawko hook EVENT` without clap (see main.rs): the workspace is the current directory.
+#[allow(clippy::too_many_arguments)]
 pub fn hook_command(
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    agent: rawko_protocol::ExternalAgent,
     event: &str,
     workflow: Option<&str>,
     fail_closed: bool,
@@ -499,7 +513,7 @@ pub fn hook_command(
     };
     let stdin = std::io::stdin();
     let mut lock = stdin.lock();
-    match external::hook(&mut ctx, event, workflow, fail_closed, &mut lock) {
+    match external::hook(&mut ctx, agent, event, workflow, fail_closed, &mut lock) {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(ctx.err, "rawko: {e}");

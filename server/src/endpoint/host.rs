@@ -1,12 +1,14 @@
 //! The endpoint's side of external agents: each hook event is answered from the task of its
 //! session (the task service starts one per session); the MCP tools step the task. See
-//! crate::external.
+//! crate::external. Codex's hooks take Claude Code's format: its events are answered as Claude
+//! Code's, but for PreToolUse (crate::external::codex).
 
 use std::sync::Arc;
 
 use rawko_protocol::endpoint::{
     HookParams, SessionParams, SessionStatus, ToolAnswer, WorkflowStartParams, WorkflowStepParams,
 };
+use rawko_protocol::ExternalAgent;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -15,6 +17,7 @@ use crate::clip::clip;
 use crate::engine;
 use crate::engine::tasks::{TaskError, Tasks};
 use crate::external::claude::HookAnswer;
+use crate::external::codex;
 use crate::external::{Bridge, HookCall, StopAnswer, ToolDecision};
 use crate::provider::ToolCall;
 
@@ -25,12 +28,19 @@ pub struct ExternalHost {
 }
 
 impl ExternalHost {
-    async fn handle(&self, event: String, input: Value, workflow: Option<String>) -> HookAnswer {
+    async fn handle(
+        &self,
+        agent: ExternalAgent,
+        event: String,
+        input: Value,
+        workflow: Option<String>,
+    ) -> HookAnswer {
         let session_id = input["session_id"].as_str().unwrap_or_default();
         let prompt = input["prompt"].as_str();
         let (task_id, bridge) = match self
             .tasks
-            .external_session(
+            .external_session_of(
+                agent,
                 session_id,
                 workflow,
                 (event == "UserPromptSubmit").then_some(prompt).flatten(),
@@ -55,7 +65,14 @@ impl ExternalHost {
             return HookAnswer::pass();
         }
         let notice = self.tasks.external_notice(session_id);
-        let mut answer = self.answer(&event, &input, &task_id, &bridge, prompt).await;
+        let mut answer = match (agent, event.as_str()) {
+            (ExternalAgent::Codex, "PreToolUse") => self.codex_pre_tool_use(&input, &bridge).await,
+            (ExternalAgent::Codex, "PostToolUse") => {
+                codex_post_tool_use(&input, &bridge);
+                HookAnswer::pass()
+            }
+            _ => self.answer(&event, &input, &task_id, &bridge, prompt).await,
+        };
         if let Some(notice) = notice {
             // Claude Code shows a `systemMessage` to its user; stderr is the fallback.
             match &mut answer.json {
@@ -201,10 +218,66 @@ impl ExternalHost {
     }
 }
 
+impl ExternalHost {
+    /// Codex's PreToolUse: each call the gate is asked about ([`codex::tool_calls`]: an
+    /// `apply_patch` is an edit of each file it names) is decided in turn, holding Codex until
+    /// rawko (the editor, for an approval) has decided; the first refusal blocks the whole call.
+    /// Codex honours only a block, so anything else is no answer.
+    async fn codex_pre_tool_use(&self, input: &Value, bridge: &Arc<Bridge>) -> HookAnswer {
+        let tool = input["tool_name"].as_str().unwrap_or_default();
+        let id = input["tool_use_id"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("ext-call-{}", engine::now_millis()));
+        let cwd = input["cwd"]
+            .as_str()
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| self.tasks.workspace());
+        for call in codex::tool_calls(tool, &input["tool_input"], &id, &cwd) {
+            let name = call.name.clone();
+            let (reply, answer) = oneshot::channel();
+            if !bridge.send(HookCall::PreToolUse { call, reply }) {
+                return HookAnswer::pass();
+            }
+            let wait = crate::external::hook_wait(&self.tasks.settings());
+            let decision = match tokio::time::timeout(wait, answer).await {
+                Ok(Ok(decision)) => decision,
+                Ok(Err(_)) => ToolDecision::Pass,
+                // Fail closed: a call rawko could not decide on in time does not run.
+                Err(_) => ToolDecision::Deny(format!(
+                    "rawko did not decide about this {} call within {} s, so it is refused; try again",
+                    clip(&name),
+                    wait.as_secs()
+                )),
+            };
+            let answer = codex::pre_tool_use_answer(decision);
+            if answer.block.is_some() {
+                return answer;
+            }
+        }
+        HookAnswer::pass()
+    }
+}
+
+/// Codex's PostToolUse: recorded as the result of each call its PreToolUse was decided as.
+fn codex_post_tool_use(input: &Value, bridge: &Bridge) {
+    let tool = input["tool_name"].as_str().unwrap_or_default();
+    let id = input["tool_use_id"].as_str().unwrap_or_default();
+    let cwd = std::path::PathBuf::from(input["cwd"].as_str().unwrap_or("/"));
+    for call in codex::tool_calls(tool, &input["tool_input"], id, &cwd) {
+        bridge.send(HookCall::PostToolUse {
+            id: call.id,
+            tool: call.name,
+            response: input["tool_response"].clone(),
+        });
+    }
+}
+
 impl Host for ExternalHost {
     fn hook(&self, p: HookParams) -> BoxFuture<HookAnswer> {
         let me = self.clone();
-        Box::pin(async move { me.handle(p.event, p.input, p.workflow).await })
+        let agent = p.agent.unwrap_or(ExternalAgent::Claude);
+        Box::pin(async move { me.handle(agent, p.event, p.input, p.workflow).await })
     }
 
     fn step(&self, p: WorkflowStepParams) -> BoxFuture<ToolAnswer> {

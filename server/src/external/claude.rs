@@ -102,7 +102,7 @@ fn is_ours(command: &str, exe: &str) -> bool {
     command.starts_with(&prefix)
 }
 
-fn read_json(path: &Path) -> Result<Map<String, Value>, String> {
+pub(super) fn read_json(path: &Path) -> Result<Map<String, Value>, String> {
     match std::fs::read_to_string(path) {
         Ok(t) if t.trim().is_empty() => Ok(Map::new()),
         Ok(t) => match serde_json::from_str::<Value>(&t) {
@@ -121,7 +121,7 @@ fn read_json(path: &Path) -> Result<Map<String, Value>, String> {
     }
 }
 
-fn write_json(path: &Path, map: Map<String, Value>) -> Result<(), String> {
+pub(super) fn write_json(path: &Path, map: Map<String, Value>) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

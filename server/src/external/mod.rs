@@ -1,16 +1,19 @@
-//! Put rawko in front of an external agent (Claude Code). Each external session is an ordinary
+//! Put rawko in front of an external agent (Claude Code, Codex CLI). Each external session is an ordinary
 //! rawko task whose "model" is the external agent: its hook events arrive through the local
 //! endpoint and become the turns of an [`ExternalProvider`]. So the task actor does for it what it
 //! does for its own agents: the phase gate (with the shell classification), the user's hooks,
 //! inline approval in the editor, the countdown and the not-done reminder, persistence and the
 //! status in the editor. What differs: rawko never runs the external agent's tools; it answers
-//! whether they may run ([`Bridge::decide`]).
+//! whether they may run ([`Bridge::decide`]). Each agent's hook format is its own module
+//! (`claude.rs`, `codex.rs`); the bridge is the same for all.
 
 pub mod claude;
+pub mod codex;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use rawko_protocol::ExternalAgent;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -18,6 +21,46 @@ use crate::clip::clip_bytes;
 use crate::provider::{
     Message, Provider, ProviderError, StopReason, TextSink, ToolCall, Turn, TurnFuture, TurnRequest,
 };
+
+/// The task ids of Codex's sessions begin with this (Claude Code's with `ext-` alone), so which
+/// agent a task fronts is known from its id wherever the id goes, a stored task's too.
+const CODEX_ID_PREFIX: &str = "ext-codex-";
+
+/// How the task ids of `agent`'s sessions begin.
+pub fn id_prefix(agent: ExternalAgent) -> &'static str {
+    match agent {
+        ExternalAgent::Claude => crate::engine::EXTERNAL_ID_PREFIX,
+        ExternalAgent::Codex => CODEX_ID_PREFIX,
+    }
+}
+
+/// The external agent task `task_id` fronts; `None` for rawko's own tasks.
+pub fn agent_of_task(task_id: &str) -> Option<ExternalAgent> {
+    if task_id.starts_with(CODEX_ID_PREFIX) {
+        Some(ExternalAgent::Codex)
+    } else if crate::engine::is_external(task_id) {
+        Some(ExternalAgent::Claude)
+    } else {
+        None
+    }
+}
+
+/// The provider model an external session's task records (`claude-code:SESSION`,
+/// `codex:SESSION`): how a restarted rawko finds the session's stored task.
+pub fn session_model(agent: ExternalAgent, session_id: &str) -> String {
+    match agent {
+        ExternalAgent::Claude => format!("claude-code:{session_id}"),
+        ExternalAgent::Codex => format!("codex:{session_id}"),
+    }
+}
+
+/// Where `rawko hook install` puts `agent`'s hooks, for messages.
+pub fn settings_file(agent: ExternalAgent) -> &'static str {
+    match agent {
+        ExternalAgent::Claude => ".claude/settings.local.json",
+        ExternalAgent::Codex => ".codex/hooks.json",
+    }
+}
 
 /// The longest rawko keeps one hook call of the external agent waiting. Claude Code gives up on a
 /// hook after the `timeout` `rawko hook install` writes (600 s) and then lets the call run, so

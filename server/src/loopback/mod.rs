@@ -304,6 +304,8 @@ impl Serving {
                 event: event.clone(),
                 input,
                 workflow,
+                // Only Claude Code has `http` hooks.
+                agent: None,
             })
             .await;
         Ok(json_response(&answer.to_http(&event)))

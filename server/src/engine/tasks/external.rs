@@ -1,5 +1,5 @@
-//! External agents' sessions in the task service: one rawko task per session (Claude Code through
-//! its hooks), started by the session's first hook event, or continued from the store when rawko
+//! External agents' sessions in the task service: one rawko task per session (Claude Code or
+//! Codex through its hooks), started by the session's first hook event, or continued from the store when rawko
 //! restarted meanwhile. See crate::external.
 
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use crate::external::{Bridge, BridgeEvent};
 use crate::provider::ProviderSpec;
 use crate::store::TaskFiles;
 use crate::workflow::Show;
+use rawko_protocol::ExternalAgent;
 
 /// The longest session id rawko takes (Claude Code's are UUIDs).
 pub const MAX_SESSION_ID_BYTES: usize = 256;
@@ -52,6 +53,19 @@ impl Tasks {
         workflow: Option<String>,
         prompt: Option<&str>,
     ) -> Result<ExternalSession, TaskError> {
+        self.external_session_of(ExternalAgent::Claude, session_id, workflow, prompt)
+            .await
+    }
+
+    /// [`Tasks::external_session`] of `agent`'s session (its task's id and description say
+    /// which agent it fronts).
+    pub async fn external_session_of(
+        self: &Arc<Self>,
+        agent: ExternalAgent,
+        session_id: &str,
+        workflow: Option<String>,
+        prompt: Option<&str>,
+    ) -> Result<ExternalSession, TaskError> {
         if session_id.is_empty() {
             return Err(TaskError::Invalid(
                 "the hook input has no session_id".to_owned(),
@@ -77,7 +91,7 @@ impl Tasks {
         let id = session_id.to_owned();
         let prompt = prompt.map(str::to_owned);
         tokio::spawn(async move {
-            cell.get_or_try_init(|| me.start_external(&id, workflow, prompt.as_deref()))
+            cell.get_or_try_init(|| me.start_external(agent, &id, workflow, prompt.as_deref()))
                 .await
                 .map(Session::face)
         })
@@ -96,6 +110,7 @@ impl Tasks {
     /// Starts the task of a session rawko has no task for (or resumes its stored one).
     async fn start_external(
         &self,
+        agent: ExternalAgent,
         session_id: &str,
         workflow: Option<String>,
         prompt: Option<&str>,
@@ -121,13 +136,14 @@ impl Tasks {
                         .map(|d| d.key.as_str())
                         .collect();
                     notice = Some(format!(
-                        "rawko: there is no workflow \"{}\" ({}), so this session is not gated by a workflow; pick one in the editor, or fix the --workflow of the rawko hooks in .claude/settings.local.json",
+                        "rawko: there is no workflow \"{}\" ({}), so this session is not gated by a workflow; pick one in the editor, or fix the --workflow of the rawko hooks in {}",
                         clip(&k),
                         if known.is_empty() {
                             "no workflows are defined; `rawko init` writes a starter".to_owned()
                         } else {
                             format!("available: {}", known.join(", "))
-                        }
+                        },
+                        crate::external::settings_file(agent)
                     ));
                     None
                 }
@@ -136,7 +152,8 @@ impl Tasks {
         let (bridge, provider, extra) = Bridge::new();
         // A session rawko already had a task for (rawko restarted meanwhile) goes on where it was,
         // under the definitions it pinned.
-        let resume = self.stored_external(session_id, &settings).await;
+        let model = crate::external::session_model(agent, session_id);
+        let resume = self.stored_external(&model, &settings).await;
         let (set, pins) = match &resume {
             Some((_, replay)) => {
                 let (set, _, mut pins) = self.resume_definitions(replay).await?;
@@ -159,11 +176,11 @@ impl Tasks {
                 let short: String = session_id.chars().take(8).collect();
                 let description = match prompt.map(str::trim).filter(|p| !p.is_empty()) {
                     Some(p) => p.chars().take(200).collect(),
-                    None => format!("Claude Code session {short}"),
+                    None => format!("{} session {short}", agent.display_name()),
                 };
                 let id = format!(
                     "{}{}",
-                    engine::EXTERNAL_ID_PREFIX,
+                    crate::external::id_prefix(agent),
                     engine::new_task_id().trim_start_matches("task-")
                 );
                 (id, description, workflow)
@@ -182,7 +199,7 @@ impl Tasks {
                 provider: Box::new(provider),
                 provider_spec: ProviderSpec {
                     name: "external".to_owned(),
-                    model: Some(format!("claude-code:{session_id}")),
+                    model: Some(model),
                     ..Default::default()
                 },
                 arbiter: ArbiterSetup::Deterministic,
@@ -216,11 +233,11 @@ impl Tasks {
     /// The stored, unfinished task of an external session, rebuilt from its log.
     async fn stored_external(
         &self,
-        session_id: &str,
+        model: &str,
         settings: &crate::config::Settings,
     ) -> Option<(TaskFiles, Box<log::Replay>)> {
         let store = self.store.clone()?;
-        let model = format!("claude-code:{session_id}");
+        let model = model.to_owned();
         let config = Self::machine_config(settings);
         // The store is read once, on the first session, not once per session.
         let workspace = self.workspace();
