@@ -393,6 +393,64 @@ impl Scenario {
             trips.join(", ")
         );
     }
+
+    /// Prints how long `rawko hook PreToolUse --codex` takes to decide. The hook itself, as
+    /// Codex runs it (a process reaching the running server), for a call the phase allows and
+    /// one it refuses (the editor asked): in a session of its own, after Codex's has ended, so
+    /// rawko's MCP tools never act on it (call it last: it adds approvals).
+    #[allow(clippy::print_stderr)]
+    fn print_hook_latency(&self) {
+        let label = format!("[codex-e2e timing] {}:", self.name);
+        for (what, input) in [
+            ("allowed (Bash ls)", json!({"command": "ls"})),
+            (
+                "refused in the editor (Bash echo > f)",
+                json!({"command": "echo x > f.txt"}),
+            ),
+        ] {
+            let mut ms = Vec::new();
+            for i in 0..5 {
+                let started = Instant::now();
+                let code = self.hook("PreToolUse", &json!({
+                    "session_id": "latency-probe", "cwd": self.project.ws, "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash", "tool_use_id": format!("probe-{what}-{i}"), "tool_input": input,
+                }));
+                ms.push(format!(
+                    "{:.1}ms/exit {code}",
+                    started.elapsed().as_secs_f64() * 1000.0
+                ));
+            }
+            eprintln!(
+                "{label} rawko hook PreToolUse --codex, {what}: {}",
+                ms.join(", ")
+            );
+        }
+    }
+
+    /// Runs `rawko hook EVENT --codex` with `input` as Codex runs it; its exit code.
+    fn hook(&self, event: &str, input: &Value) -> i32 {
+        let h = self.home.path();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rawko"))
+            .args(["hook", event, "--codex", "--workflow", "gated"])
+            .current_dir(&self.project.ws)
+            .env("HOME", h)
+            .env("XDG_RUNTIME_DIR", h.join("run"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run rawko hook");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(input.to_string().as_bytes())
+            .expect("write the hook input");
+        drop(stdin);
+        child
+            .wait()
+            .expect("wait for rawko hook")
+            .code()
+            .unwrap_or(-1)
+    }
 }
 
 /// Waits until the server's endpoint file is there.
@@ -530,6 +588,7 @@ fn codex_runs_a_workflow_on_rawkos_rails() {
         "{}",
         s.failure(&format!("codex exec should end well, not with {status}"))
     );
+    s.print_hook_latency();
 }
 
 /// `rawko hook install --codex` writes hooks that Codex itself reads (every event, with the
