@@ -46,6 +46,13 @@ if [ "${RAWKO_CODEX_E2E:-1}" != 0 ] && [ -z "${RAWKO_CODEX_ACP:-}" ]; then
   RAWKO_CODEX_ACP="$(./scripts/install-codex-acp.sh | tail -n 1)"
   export RAWKO_CODEX_ACP
 fi
+# tests/codex_hooks_e2e runs the Codex CLI itself (`codex exec`) with rawko's hooks against the
+# same fake (installed once, cached). RAWKO_CODEX_E2E=0 skips it too.
+if [ "${RAWKO_CODEX_E2E:-1}" != 0 ] && [ -z "${RAWKO_CODEX_BIN:-}" ]; then
+  echo "==> Codex CLI (scripts/install-codex.sh)"
+  RAWKO_CODEX_BIN="$(./scripts/install-codex.sh | tail -n 1)"
+  export RAWKO_CODEX_BIN
+fi
 ./scripts/test-acp.sh --install
 echo "==> cargo test"
 cargo test --workspace --locked

@@ -13,8 +13,8 @@ use crate::methods::{Direction, MethodInfo};
 use crate::types::{ExternalAgent, TaskState};
 use crate::Request;
 
-/// `rawko.hook`: one hook event of an external agent (Claude Code, Gemini CLI), answered as the
-/// hook's command answers it, in that agent's format.
+/// `rawko.hook`: one hook event of an external agent (Claude Code, Gemini CLI, Codex), answered
+/// as the hook's command answers it, in that agent's format.
 #[derive(Debug)]
 pub enum Hook {}
 
@@ -37,7 +37,7 @@ pub struct HookParams {
     /// The workflow a new session starts in (`rawko hook --workflow KEY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
-    /// The agent whose hook this is (`rawko hook --gemini` sends `gemini`); absent for Claude
+    /// The agent whose hook this is (`rawko hook --gemini` sends `gemini`, `--codex` `codex`); absent for Claude
     /// Code, which is what older `rawko hook`s mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<ExternalAgent>,
@@ -238,6 +238,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(gemini.agent, Some(ExternalAgent::Gemini));
+        let codex: HookParams = serde_json::from_value(
+            serde_json::json!({"event": "PreToolUse", "input": {}, "agent": "codex"}),
+        )
+        .unwrap();
+        assert_eq!(codex.agent, Some(ExternalAgent::Codex));
         let answer: ToolAnswer =
             serde_json::from_value(serde_json::json!({"ok": false, "text": "no"})).unwrap();
         assert_eq!(answer, ToolAnswer::failed("no"));

@@ -92,14 +92,17 @@ pub enum ExternalAgent {
     Claude,
     /// Gemini CLI (`rawko hook install --gemini`).
     Gemini,
+    /// Codex CLI (`rawko hook install --codex`).
+    Codex,
 }
 
 impl ExternalAgent {
-    /// The agent's name for people: `Claude Code`, `Gemini CLI`.
+    /// The agent's name for people: `Claude Code`, `Gemini CLI`, `Codex`.
     pub fn display_name(self) -> &'static str {
         match self {
             ExternalAgent::Claude => "Claude Code",
             ExternalAgent::Gemini => "Gemini CLI",
+            ExternalAgent::Codex => "Codex",
         }
     }
 }

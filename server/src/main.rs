@@ -106,7 +106,7 @@ fn main() {
     exit(code);
 }
 
-/// `rawko hook EVENT [--gemini] [--workflow KEY] [--fail-closed]`, parsed by hand; `None` for anything else
+/// `rawko hook EVENT [--gemini|--codex] [--workflow KEY] [--fail-closed]`, parsed by hand; `None` for anything else
 /// (help, `install`, other flags), which clap then parses as usual.
 fn fast_hook() -> Option<i32> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -126,6 +126,10 @@ fn fast_hook() -> Option<i32> {
         match rest[i].as_str() {
             "--gemini" => {
                 agent = rawko_protocol::ExternalAgent::Gemini;
+                i += 1;
+            }
+            "--codex" => {
+                agent = rawko_protocol::ExternalAgent::Codex;
                 i += 1;
             }
             "--workflow" => {

@@ -22,7 +22,7 @@ export type TaskState = Open<
 export type StateClass = Open<'busy' | 'waiting' | 'finished'>;
 export type TaskOutcome = Open<'complete' | 'failed' | 'cancelled'>;
 /** The external agent an external session fronts. */
-export type ExternalAgent = Open<'claude' | 'gemini'>;
+export type ExternalAgent = Open<'claude' | 'gemini' | 'codex'>;
 /** A command a task accepts now, named after the method that sends it (`resume` is `rawko/resumeTask`). */
 export type TaskAction = Open<'resume' | 'retry' | 'reset' | 'interrupt' | 'cancel' | 'message' | 'setWorkflow'>;
 export type ApprovalOption = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';

@@ -1,5 +1,5 @@
-//! `rawko hook EVENT`, `rawko hook install --claude|--gemini` and `rawko mcp`: the commands an
-//! external agent (Claude Code, Gemini CLI) runs to reach the rawko server of its workspace.
+//! `rawko hook EVENT`, `rawko hook install --claude|--gemini|--codex` and `rawko mcp`: the commands
+//! an external agent (Claude Code, Gemini CLI, Codex) runs to reach the rawko server of its workspace.
 
 use std::io::{self, Read};
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::{Context, ExitCode, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 use crate::endpoint::{self, CallError};
-use crate::external::{claude, gemini};
+use crate::external::{claude, codex, gemini};
 use rawko_protocol::endpoint::{
     self as wire, HookParams, SessionParams, WorkflowStartParams, WorkflowStepParams,
 };
@@ -18,8 +18,8 @@ use rawko_protocol::ExternalAgent;
 /// The longest hook input read from stdin.
 const MAX_INPUT: u64 = 10 * 1024 * 1024;
 
-/// `rawko hook EVENT [--gemini] [--workflow KEY] [--fail-closed]`: stdin is the hook input of
-/// Claude Code (or Gemini CLI, with `--gemini`).
+/// `rawko hook EVENT [--gemini|--codex] [--workflow KEY] [--fail-closed]`: stdin is the hook input
+/// of Claude Code (or Gemini CLI, with `--gemini`; or Codex, with `--codex`, in Claude Code's format).
 pub fn hook(
     ctx: &mut Context<'_>,
     agent: ExternalAgent,
@@ -102,7 +102,7 @@ pub fn hook(
     }
 }
 
-/// `rawko hook install --claude|--gemini [--workflow KEY] [--uninstall]`
+/// `rawko hook install --claude|--gemini|--codex [--workflow KEY] [--uninstall]`
 pub fn install(
     ctx: &mut Context<'_>,
     agent: ExternalAgent,
@@ -119,6 +119,8 @@ pub fn install(
         (ExternalAgent::Claude, false) => claude::install(&ctx.workspace, &exe, workflow),
         (ExternalAgent::Gemini, true) => gemini::uninstall(&ctx.workspace, &exe),
         (ExternalAgent::Gemini, false) => gemini::install(&ctx.workspace, &exe, workflow),
+        (ExternalAgent::Codex, true) => codex::uninstall(&ctx.workspace, &exe),
+        (ExternalAgent::Codex, false) => codex::install(&ctx.workspace, &exe, workflow),
     };
     match result {
         Ok(changes) => {
@@ -152,6 +154,9 @@ pub fn install(
                     if let Some(warning) = claude::reminders_warning(settings.max_reminders, cap) {
                         writeln!(ctx.err, "{warning}")?;
                     }
+                }
+                if agent == ExternalAgent::Codex {
+                    writeln!(ctx.out, "{}", codex::REVIEW_NOTE)?;
                 }
             }
             Ok(EXIT_OK)

@@ -131,15 +131,17 @@ pub enum Command {
     #[command(subcommand)]
     Config(ConfigCommand),
     /// For an external agent's hooks: answer one hook event (its JSON on stdin) from the rawko
-    /// server of the workspace, in the agent's format; `rawko hook install --claude` or
-    /// `--gemini` sets the hooks up
+    /// server of the workspace, in the agent's format; `rawko hook install --claude`,
+    /// `--gemini` or `--codex` sets the hooks up
     #[command(
-        after_help = "Examples:\n  rawko hook install --claude --workflow feature   # Claude Code: .claude/settings.local.json, .mcp.json\n  rawko hook install --gemini --workflow feature   # Gemini CLI: .gemini/settings.json\n  rawko hook install --gemini --uninstall          # remove rawko's entries, nothing else\n\nSee docs/external-agents.md for what each event does."
+        after_help = "Examples:\n  rawko hook install --claude --workflow feature   # Claude Code: .claude/settings.local.json, .mcp.json\n  rawko hook install --gemini --workflow feature   # Gemini CLI: .gemini/settings.json\n  rawko hook install --codex --workflow feature    # Codex: .codex/hooks.json, .codex/config.toml\n  rawko hook install --gemini --uninstall          # remove rawko's entries, nothing else\n\nSee docs/external-agents.md for what each event does."
     )]
     Hook {
         /// The hook event (Claude Code's SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
         /// Stop, SessionEnd; with --gemini, Gemini CLI's SessionStart, BeforeAgent,
-        /// BeforeToolSelection, BeforeTool, AfterTool, AfterAgent, PreCompress), or `install`
+        /// BeforeToolSelection, BeforeTool, AfterTool, AfterAgent, PreCompress; with --codex,
+        /// Codex's SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd), or
+        /// `install`
         #[arg(value_name = "EVENT")]
         event: String,
         /// The workflow a new session runs [default: the configured defaultWorkflow]
@@ -149,11 +151,15 @@ pub enum Command {
         #[arg(long)]
         fail_closed: bool,
         /// With `install`: set up Claude Code (.claude/settings.local.json and .mcp.json)
-        #[arg(long, conflicts_with = "gemini")]
+        #[arg(long, conflicts_with_all = ["gemini", "codex"])]
         claude: bool,
         /// The event is Gemini CLI's; with `install`: set up Gemini CLI (.gemini/settings.json)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "codex")]
         gemini: bool,
+        /// The event is Codex CLI's; with `install`: set up Codex (.codex/hooks.json and
+        /// .codex/config.toml)
+        #[arg(long)]
+        codex: bool,
         /// With `install`: remove what `install` added
         #[arg(long)]
         uninstall: bool,
@@ -412,18 +418,21 @@ pub fn run(
             fail_closed,
             claude,
             gemini,
+            codex,
             uninstall,
         } => {
             let agent = if gemini {
                 rawko_protocol::ExternalAgent::Gemini
+            } else if codex {
+                rawko_protocol::ExternalAgent::Codex
             } else {
                 rawko_protocol::ExternalAgent::Claude
             };
             if event == "install" {
-                if !claude && !gemini {
+                if !claude && !gemini && !codex {
                     let _ = writeln!(
                         ctx.err,
-                        "error: say which agent to install for: rawko hook install --claude, or --gemini"
+                        "error: say which agent to install for: rawko hook install --claude, --gemini or --codex"
                     );
                     return EXIT_USAGE;
                 }

@@ -1,6 +1,8 @@
 //! The endpoint's side of external agents: each hook event is answered from the task of its
 //! session (the task service starts one per session); the MCP tools step the task. See
-//! crate::external. Claude Code's events are answered here, Gemini CLI's in `host_gemini.rs`.
+//! crate::external. Claude Code's events are answered here, Gemini CLI's in `host_gemini.rs`;
+//! Codex's hooks take Claude Code's format and are answered as Claude Code's, but for
+//! PreToolUse and PostToolUse (crate::external::codex).
 
 use std::sync::Arc;
 
@@ -17,6 +19,7 @@ use crate::engine;
 use crate::engine::tasks::{TaskError, Tasks};
 use crate::external::claude::{self, HookAnswer};
 use crate::external::{Bridge, BridgeEvent, HookCall, StopAnswer, ToolDecision};
+use crate::external::codex;
 use crate::provider::ToolCall;
 
 /// Numbers the PermissionRequests of this process.
@@ -110,6 +113,27 @@ impl ExternalHost {
                 self.answer_gemini(&event, &input, &task_id, &bridge, prompt)
                     .await
             }
+            ExternalAgent::Codex => match event.as_str() {
+                "PreToolUse" => self.codex_pre_tool_use(&input, &bridge).await,
+                "PostToolUse" => {
+                    codex_post_tool_use(&input, &bridge);
+                    HookAnswer::pass()
+                }
+                _ => {
+                    self.answer(
+                        &event,
+                        &input,
+                        &task_id,
+                        &bridge,
+                        prompt,
+                        Arrival {
+                            resumed,
+                            unattended: false,
+                        },
+                    )
+                    .await
+                }
+            },
         };
         if let Some(notice) = notice {
             // Claude Code shows a `systemMessage` to its user; stderr is the fallback.
@@ -407,6 +431,60 @@ impl ExternalHost {
                 tracing::warn!("the prompt of task {task_id} is not recorded: {e}");
             }
         }
+    }
+
+    /// Codex's PreToolUse: each call the gate is asked about ([`codex::tool_calls`]: an
+    /// `apply_patch` is an edit of each file it names) is decided in turn, holding Codex until
+    /// rawko (the editor, for an approval) has decided; the first refusal blocks the whole call.
+    /// Codex honours only a block, so anything else is no answer.
+    async fn codex_pre_tool_use(&self, input: &Value, bridge: &Arc<Bridge>) -> HookAnswer {
+        let tool = input["tool_name"].as_str().unwrap_or_default();
+        let id = input["tool_use_id"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("ext-call-{}", engine::now_millis()));
+        let cwd = input["cwd"]
+            .as_str()
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| self.tasks.workspace());
+        for call in codex::tool_calls(tool, &input["tool_input"], &id, &cwd) {
+            let name = call.name.clone();
+            let (reply, answer) = oneshot::channel();
+            if !bridge.send(HookCall::PreToolUse { call, reply }) {
+                return HookAnswer::pass();
+            }
+            let wait = crate::external::hook_wait(&self.tasks.settings());
+            let decision = match tokio::time::timeout(wait, answer).await {
+                Ok(Ok(decision)) => decision,
+                Ok(Err(_)) => ToolDecision::Pass,
+                // Fail closed: a call rawko could not decide on in time does not run.
+                Err(_) => ToolDecision::Deny(format!(
+                    "rawko did not decide about this {} call within {} s, so it is refused; try again",
+                    clip(&name),
+                    wait.as_secs()
+                )),
+            };
+            let answer = codex::pre_tool_use_answer(decision);
+            if answer.block.is_some() {
+                return answer;
+            }
+        }
+        HookAnswer::pass()
+    }
+}
+
+/// Codex's PostToolUse: recorded as the result of each call its PreToolUse was decided as.
+fn codex_post_tool_use(input: &Value, bridge: &Bridge) {
+    let tool = input["tool_name"].as_str().unwrap_or_default();
+    let id = input["tool_use_id"].as_str().unwrap_or_default();
+    let cwd = std::path::PathBuf::from(input["cwd"].as_str().unwrap_or("/"));
+    for call in codex::tool_calls(tool, &input["tool_input"], id, &cwd) {
+        bridge.send(HookCall::PostToolUse {
+            id: call.id,
+            tool: call.name,
+            response: input["tool_response"].clone(),
+            failed: false,
+        });
     }
 }
 

@@ -1,13 +1,14 @@
-//! Put rawko in front of an external agent (Claude Code, Gemini CLI). Each external session is an ordinary
+//! Put rawko in front of an external agent (Claude Code, Gemini CLI, Codex CLI). Each external session is an ordinary
 //! rawko task whose "model" is the external agent: its hook events arrive through the local
 //! endpoint and become the turns of an [`ExternalProvider`]. So the task actor does for it what it
 //! does for its own agents: the phase gate (with the shell classification), the user's hooks,
 //! inline approval in the editor, the countdown and the not-done reminder, persistence and the
 //! status in the editor. What differs: rawko never runs the external agent's tools; it answers
 //! whether they may run ([`Bridge::decide`]). Each agent's hook format is its own module
-//! (`claude.rs`, `gemini.rs`); the bridge is the same for all.
+//! (`claude.rs`, `gemini.rs`, `codex.rs`); the bridge is the same for all.
 
 pub mod claude;
+pub mod codex;
 pub mod gemini;
 
 use std::collections::{HashMap, VecDeque};
@@ -26,11 +27,12 @@ use crate::provider::{
 use crate::workflow::{WorkflowSet, WorkflowState};
 
 /// The provider model an external session's task records (`claude-code:SESSION`,
-/// `gemini-cli:SESSION`): how a restarted rawko finds the session's stored task.
+/// `gemini-cli:SESSION`, `codex:SESSION`): how a restarted rawko finds the session's stored task.
 pub fn session_model(agent: ExternalAgent, session_id: &str) -> String {
     match agent {
         ExternalAgent::Claude => format!("claude-code:{session_id}"),
         ExternalAgent::Gemini => format!("gemini-cli:{session_id}"),
+        ExternalAgent::Codex => format!("codex:{session_id}"),
     }
 }
 
@@ -39,6 +41,7 @@ pub fn settings_file(agent: ExternalAgent) -> &'static str {
     match agent {
         ExternalAgent::Claude => ".claude/settings.local.json",
         ExternalAgent::Gemini => ".gemini/settings.json",
+        ExternalAgent::Codex => ".codex/hooks.json",
     }
 }
 

@@ -304,7 +304,7 @@ impl Serving {
                 event: event.clone(),
                 input,
                 workflow,
-                // Claude Code's `http` hooks; Gemini CLI has command hooks only.
+                // Claude Code's `http` hooks; Gemini CLI and Codex have command hooks only.
                 agent: None,
                 // An http hook has no environment to say it.
                 unattended: false,

@@ -1,5 +1,5 @@
 //! External agents' sessions in the task service: one rawko task per session (Claude Code or
-//! Gemini CLI through its hooks), started by the session's first hook event, or continued from the store when rawko
+//! Gemini CLI or Codex through its hooks), started by the session's first hook event, or continued from the store when rawko
 //! restarted meanwhile. See crate::external.
 
 use std::sync::Arc;
@@ -22,12 +22,15 @@ pub const MAX_SESSION_ID_BYTES: usize = 256;
 /// The task ids of Gemini CLI's sessions begin with this (Claude Code's with `ext-` alone), so
 /// which agent a task fronts is known from its id wherever the id goes, a stored task's too.
 const GEMINI_ID_PREFIX: &str = "ext-gemini-";
+/// The task ids of Codex's sessions begin with this.
+const CODEX_ID_PREFIX: &str = "ext-codex-";
 
 /// How the task ids of `agent`'s sessions begin.
 fn id_prefix(agent: ExternalAgent) -> &'static str {
     match agent {
         ExternalAgent::Claude => engine::EXTERNAL_ID_PREFIX,
         ExternalAgent::Gemini => GEMINI_ID_PREFIX,
+        ExternalAgent::Codex => CODEX_ID_PREFIX,
     }
 }
 
@@ -35,6 +38,8 @@ fn id_prefix(agent: ExternalAgent) -> &'static str {
 pub fn agent_of_task(task_id: &str) -> Option<ExternalAgent> {
     if task_id.starts_with(GEMINI_ID_PREFIX) {
         Some(ExternalAgent::Gemini)
+    } else if task_id.starts_with(CODEX_ID_PREFIX) {
+        Some(ExternalAgent::Codex)
     } else if engine::is_external(task_id) {
         Some(ExternalAgent::Claude)
     } else {
