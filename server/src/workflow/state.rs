@@ -231,18 +231,25 @@ impl WorkflowState {
         let last = self.current_path.len() - 1;
         let mut current: Option<&PhaseDefinition> = None;
         let mut scope = None;
+        // Each level's workflow is looked up once: it names the entry of the level above.
+        let root = set.get(&self.current_path[0].workflow_key)?;
+        let mut def = root;
         for (i, seg) in self.current_path.iter().enumerate() {
-            let def = set.get(&seg.workflow_key)?;
             let entry = def.phases.get(seg.phase_index)?;
-            if i < last
-                && !matches!(entry, PhaseEntry::Subworkflow(k) if *k == self.current_path[i + 1].workflow_key)
-            {
-                return None;
-            }
+            let inner = match self.current_path.get(i + 1) {
+                Some(next) => match entry {
+                    PhaseEntry::Subworkflow(k) if *k == next.workflow_key => Some(set.get(k)?),
+                    _ => return None,
+                },
+                None => None,
+            };
             breadcrumb.push(BreadcrumbLevel {
                 workflow_key: &def.key,
                 name: &def.name,
-                phase_name: set.entry_name(entry),
+                phase_name: match inner {
+                    Some(inner) => &inner.name,
+                    None => set.entry_name(entry),
+                },
                 emoji: entry.as_phase().map_or("", |p| p.emoji.as_str()),
                 index: seg.phase_index + 1,
                 total: def.phases.len(),
@@ -272,12 +279,15 @@ impl WorkflowState {
                     }
                 }
             }
+            if let Some(inner) = inner {
+                def = inner;
+            }
         }
         let scope = scope?;
         let seg = self.current_path.last()?;
         Some(ActiveWorkflow {
             state: self,
-            definition: set.get(&self.current_path[0].workflow_key)?,
+            definition: root,
             scope,
             current_phase: current?,
             phase_index: seg.phase_index,

@@ -5,8 +5,8 @@
 
 use std::borrow::Cow;
 
-use super::definition::{PhaseDefinition, WorkflowDefinition, WorkflowSet};
-use super::state::{ActiveWorkflow, BreadcrumbLevel, WorkflowState};
+use super::definition::{PhaseDefinition, PhaseEntry, WorkflowDefinition, WorkflowSet, MAX_DEPTH};
+use super::state::{ActiveWorkflow, BreadcrumbLevel, PathSegment, WorkflowState};
 
 pub const DEFAULT_ROLE_INSTRUCTION: &str = "You are the ORCHESTRATOR for this workflow. You must NOT use the edit or write tools directly. All implementation work must be delegated to subagents via the delegate_to_subagents tool. Follow the phase instructions precisely.";
 
@@ -99,11 +99,6 @@ impl ActiveWorkflow<'_> {
         breadcrumb_text(&self.definition.name, &self.breadcrumb)
     }
 
-    /// The 0-based position of the current phase in the flattened list of all phases.
-    fn flat_index(&self, set: &WorkflowSet) -> usize {
-        super::state::flat_index(set, &self.state.current_path)
-    }
-
     /// The name of the entry before the current one in the innermost scope, or `(start)`.
     fn previous_name<'s>(&self, set: &'s WorkflowSet) -> &'s str
     where
@@ -170,22 +165,16 @@ impl ActiveWorkflow<'_> {
         let blocked = blocked_list(self);
         let vars = self.prompt_vars(set, &path, step, &blocked);
 
-        let role = def
-            .role_instruction
-            .as_deref()
-            .unwrap_or(DEFAULT_ROLE_INSTRUCTION);
-        let reminder = def
-            .advance_reminder
-            .as_deref()
-            .unwrap_or(DEFAULT_ADVANCE_REMINDER);
+        let role = def.role_instruction.as_deref();
+        let reminder = def.advance_reminder.as_deref();
         let scope_total = self.scope.phases.len();
         let position = self.phase_index + 1;
-        let steps = set.flatten(def);
+        let (steps, current) = steps_at(set, def, &self.state.current_path);
 
         let capacity = 512
-            + role.len()
+            + role.map_or(DEFAULT_ROLE_INSTRUCTION.len(), str::len)
             + phase.instructions.len()
-            + reminder.len()
+            + reminder.map_or(DEFAULT_ADVANCE_REMINDER.len(), str::len)
             + path.len()
             + 2 * self.state.task_description.len()
             + steps
@@ -201,7 +190,7 @@ impl ActiveWorkflow<'_> {
         out.push(' ');
         out.push_str(&phase.name);
         out.push_str("]\n\n");
-        resolve_template_into(&mut out, role, &vars);
+        push_template(&mut out, role, DEFAULT_ROLE_INSTRUCTION, &vars);
         out.push_str("\n\n**Task:** ");
         out.push_str(&self.state.task_description);
         out.push_str("\n**Task ID:** ");
@@ -222,7 +211,6 @@ impl ActiveWorkflow<'_> {
             " phases)\n"
         });
         out.push_str("\n**All Steps:**\n");
-        let current = self.flat_index(set);
         for (i, p) in steps.iter().enumerate() {
             out.push(if i == current { '▶' } else { ' ' });
             out.push(' ');
@@ -247,7 +235,7 @@ impl ActiveWorkflow<'_> {
         out.push_str("\n**All profiles:** ");
         push_joined(&mut out, all_profiles(&steps).into_iter());
         out.push_str("\n\n");
-        resolve_template_into(&mut out, reminder, &vars);
+        push_template(&mut out, reminder, DEFAULT_ADVANCE_REMINDER, &vars);
         out
     }
 
@@ -272,6 +260,69 @@ impl ActiveWorkflow<'_> {
             &vars,
         )
     }
+}
+
+/// A workflow's `template` resolved onto `out`, or without one the built-in `default`, which
+/// names no variable and is copied as it is (it is most workflows' role instruction and
+/// reminder: no scan for `{` every turn).
+fn push_template(
+    out: &mut String,
+    template: Option<&str>,
+    default: &'static str,
+    vars: &[(&str, &str)],
+) {
+    match template {
+        Some(template) => resolve_template_into(out, template, vars),
+        None => out.push_str(default),
+    }
+}
+
+/// Every concrete phase of `def` in order, subworkflows flattened (the prompt's All Steps), and
+/// the position among them of the phase `path` leads to. One walk, where listing the phases and
+/// finding the position took two and a look-up per level.
+fn steps_at<'a>(
+    set: &'a WorkflowSet,
+    def: &'a WorkflowDefinition,
+    path: &[PathSegment],
+) -> (Vec<&'a PhaseDefinition>, usize) {
+    fn walk<'a>(
+        set: &'a WorkflowSet,
+        def: &'a WorkflowDefinition,
+        path: Option<&[PathSegment]>,
+        out: &mut Vec<&'a PhaseDefinition>,
+        at: &mut Option<usize>,
+        depth: usize,
+    ) {
+        // The set is acyclic; the depth bound only guards against a hand-built set that is not.
+        if depth > MAX_DEPTH {
+            return;
+        }
+        for (i, entry) in def.phases.iter().enumerate() {
+            // The rest of the path when it goes through this entry: empty when it ends here
+            // (on a subworkflow entry, it leads to that subworkflow's first phase).
+            let below = match path {
+                Some([seg, rest @ ..]) if seg.phase_index == i => Some(rest),
+                _ => None,
+            };
+            if below.is_some_and(<[PathSegment]>::is_empty) {
+                *at = Some(out.len());
+            }
+            match entry {
+                PhaseEntry::Phase(p) => out.push(p),
+                PhaseEntry::Subworkflow(key) => {
+                    if let Some(sub) = set.get(key) {
+                        let below = below.filter(|rest| !rest.is_empty());
+                        walk(set, sub, below, out, at, depth + 1);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(16);
+    let mut at = None;
+    walk(set, def, Some(path), &mut out, &mut at, 0);
+    let at = at.unwrap_or_else(|| super::state::flat_index(set, path));
+    (out, at)
 }
 
 fn blocked_list(active: &ActiveWorkflow<'_>) -> Cow<'static, str> {
@@ -310,7 +361,7 @@ fn push_joined<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
 /// Every profile named by any of `phases` (a workflow's, subworkflows included), first mention
 /// first.
 fn all_profiles<'a>(phases: &[&'a PhaseDefinition]) -> Vec<&'a str> {
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<&str> = Vec::with_capacity(8);
     for phase in phases {
         for p in &phase.available_profiles {
             if !seen.contains(&p.as_str()) {

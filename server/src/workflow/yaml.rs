@@ -8,6 +8,9 @@ use serde_yaml_ng::Value;
 
 use super::diagnostic::Diagnostic;
 
+mod flat;
+pub use flat::parse_flat;
+
 /// Parses YAML text, turning a syntax error into a located diagnostic. `line_offset` is the number
 /// of file lines above the text (1 for frontmatter below its `---` line).
 pub fn parse_yaml(text: &str, path: &Path, line_offset: usize) -> Result<Value, Diagnostic> {

@@ -20,7 +20,7 @@ use super::definition::{
 };
 use super::diagnostic::{Diagnostic, Severity};
 use super::source::{Files, SourceFile};
-use super::yaml::{item_line, key_path_line, parse_yaml, type_name};
+use super::yaml::{item_line, key_path_line, parse_flat, parse_yaml, type_name};
 
 mod graph;
 mod parser;

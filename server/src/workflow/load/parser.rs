@@ -315,7 +315,8 @@ impl WorkflowParser<'_> {
         for (i, item) in list.iter().enumerate() {
             let entry = match item {
                 Value::String(rel) => {
-                    self.phase_file(rel, entry_line(text, i), file, hasher, sources)
+                    // The entry's line is found only for a problem: finding it reads the text.
+                    self.phase_file(rel, || entry_line(text, i), file, hasher, sources)
                 }
                 Value::Mapping(m) => match m.get("subworkflow") {
                     Some(Value::String(k)) if !k.trim().is_empty() => {
@@ -381,20 +382,20 @@ impl WorkflowParser<'_> {
     fn phase_file(
         &mut self,
         rel: &str,
-        line: Option<usize>,
+        line: impl Fn() -> Option<usize>,
         file: &Path,
         hasher: &mut Sha256,
         sources: &mut Vec<SourceFile>,
     ) -> Option<PhaseEntry> {
         if rel.trim().is_empty() {
-            self.error(file, line, "empty phase file name");
+            self.error(file, line(), "empty phase file name");
             return None;
         }
         let path = self.dir.join(rel);
         if !self.inside_root(&path) {
             self.error(
                 file,
-                line,
+                line(),
                 format!(
                     "phase file path \"{rel}\" escapes the workflows root {}",
                     self.root.path.display()
@@ -407,7 +408,7 @@ impl WorkflowParser<'_> {
             Err(d) => {
                 // Point at the entry in workflow.yaml for a missing file, at the file otherwise.
                 if !self.files.exists(&path) {
-                    self.error(file, line, format!("phase file \"{rel}\" not found"));
+                    self.error(file, line(), format!("phase file \"{rel}\" not found"));
                 } else {
                     self.push(d);
                 }

@@ -70,7 +70,13 @@ pub(super) fn parse_phase(
             return None;
         }
     };
-    let value = match parse_yaml(front, path, front_line - 1) {
+    // Most frontmatters are a few `key: value` lines, read without the YAML parser; any other
+    // is parsed as YAML, which reports its problems.
+    let parsed = match parse_flat(front) {
+        Some(value) => Ok(value),
+        None => parse_yaml(front, path, front_line - 1),
+    };
+    let value = match parsed {
         Ok(v) => v,
         Err(d) => {
             sink.diagnostics.push(d.in_workflow(key));

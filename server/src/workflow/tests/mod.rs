@@ -20,6 +20,7 @@ mod navigation;
 mod outline;
 mod persist;
 mod texts;
+mod yaml;
 
 static NO_INPUT: serde_json::Value = serde_json::Value::Null;
 

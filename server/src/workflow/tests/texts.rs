@@ -212,3 +212,59 @@ fn iso_timestamps() {
     assert_eq!(iso_timestamp(1_795_306_418_123), "2026-11-22T00:13:38.123Z");
     assert_eq!(iso_timestamp(-1), "1969-12-31T23:59:59.999Z");
 }
+
+#[test]
+fn the_prompt_marks_the_step_the_outline_counts_at_every_position() {
+    use crate::workflow::state::flat_index;
+    // A subworkflow used twice, nested two deep: the prompt finds its mark while listing the
+    // steps, and must land where the outline counts.
+    let set = set_of(&[
+        wf("root", "Release", &["a", "@l1", "b", "@l1", "z"]),
+        wf("l1", "Review", &["c", "@l2", "d"]),
+        wf("l2", "Checks", &["e", "f"]),
+    ]);
+    let marked = |state: &WorkflowState| -> String {
+        let prompt = state.resolve(&set).unwrap().context_prompt(&set);
+        let marks: Vec<&str> = prompt.lines().filter(|l| l.starts_with('▶')).collect();
+        assert_eq!(marks.len(), 1, "{prompt}");
+        marks[0].to_owned()
+    };
+    let mut state = start(&set, "root");
+    let mut seen = 0;
+    loop {
+        let n = flat_index(&set, &state.current_path) + 1;
+        assert!(
+            marked(&state).starts_with(&format!("▶ {n}. ")),
+            "{:?}: {}",
+            state.current_path,
+            marked(&state)
+        );
+        seen += 1;
+        let next = state.advance(&set).unwrap();
+        if next.movement == Movement::Done {
+            break;
+        }
+        state = next.state;
+    }
+    assert_eq!(seen, 11);
+    // A state another tool wrote may point at a subworkflow entry: its first phase is current.
+    let mut legacy = start(&set, "root");
+    legacy.current_path = vec![PathSegment {
+        workflow_key: "root".into(),
+        phase_index: 3,
+    }];
+    assert_eq!(marked(&legacy), "▶ 7. 🔹 C");
+}
+
+#[test]
+fn the_default_role_and_reminder_name_no_variable() {
+    // The prompt copies them as they are, without resolving them.
+    let vars = [("workflowName", "W"), ("phaseName", "P"), ("toolName", "T")];
+    for default in [
+        crate::workflow::texts::DEFAULT_ROLE_INSTRUCTION,
+        crate::workflow::texts::DEFAULT_ADVANCE_REMINDER,
+    ] {
+        assert!(!default.contains('{'), "{default}");
+        assert_eq!(resolve_template(default, &vars), default);
+    }
+}
