@@ -18,8 +18,8 @@ use crate::clip::clip;
 use crate::engine;
 use crate::engine::tasks::{TaskError, Tasks};
 use crate::external::claude::{self, HookAnswer};
-use crate::external::{Bridge, BridgeEvent, HookCall, StopAnswer, ToolDecision};
 use crate::external::codex;
+use crate::external::{Bridge, BridgeEvent, HookCall, StopAnswer, ToolDecision};
 use crate::provider::ToolCall;
 
 /// Numbers the PermissionRequests of this process.
@@ -53,7 +53,7 @@ impl ExternalHost {
         let prompt = input["prompt"].as_str();
         // The user's prompt describes a session its first event starts.
         let prompt_event = match agent {
-            ExternalAgent::Claude => "UserPromptSubmit",
+            ExternalAgent::Claude | ExternalAgent::Codex => "UserPromptSubmit",
             ExternalAgent::Gemini => "BeforeAgent",
         };
         let (task_id, bridge) = match self
