@@ -266,10 +266,22 @@ impl Scenario {
         name: &'static str,
         script: impl FnMut(&Request) -> Turn + Send + 'static,
     ) -> Option<Self> {
+        Self::with_config(name, None, script)
+    }
+
+    /// [`Scenario::new`] with `config` as the project's `.rawko/config.json`.
+    fn with_config(
+        name: &'static str,
+        config: Option<Value>,
+        script: impl FnMut(&Request) -> Turn + Send + 'static,
+    ) -> Option<Self> {
         let bin = codex(&format!("codex_hooks_e2e ({name})"))?;
         let home = TempDir::new().expect("temp home");
         let h = home.path();
         let project = project();
+        if let Some(config) = &config {
+            project.write(".rawko/config.json", &config.to_string());
+        }
         let api = FakeOpenAi::start(script);
         write_codex_config(h, &project.ws, &api);
         let said = rawko_install(&project.ws, h, &["--workflow", "gated"]);
@@ -296,15 +308,23 @@ impl Scenario {
 
     /// Runs `codex exec PROMPT` to its end; its exit status.
     fn run(&mut self, prompt: &str) -> ExitStatus {
+        self.run_exec(None, prompt)
+    }
+
+    /// Runs `codex exec PROMPT`, or `codex exec resume SESSION PROMPT`, to its end; its exit
+    /// status.
+    fn run_exec(&mut self, resume: Option<&str>, prompt: &str) -> ExitStatus {
         use std::os::unix::process::CommandExt;
         let started = Instant::now();
         let mut child = codex_command(&self.bin, self.home.path(), &self.project.ws)
+            .arg("exec")
+            .args(resume.map(|_| "resume"))
             .args([
-                "exec",
                 "--skip-git-repo-check",
                 // Codex's own sandbox (bubblewrap) is not what is tested here; rawko's gate is.
                 "--dangerously-bypass-approvals-and-sandbox",
             ])
+            .args(resume)
             .arg(prompt)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -595,6 +615,108 @@ fn codex_runs_a_workflow_on_rawkos_rails() {
 /// workflow and rawko's timeouts; its MCP server is used in the workflow scenario), once whatever
 /// the number of runs;
 /// `--uninstall` leaves the user's own hooks as they were.
+/// Every `codex exec` exit ends its session (SessionEnd). The task is suspended: blocked, the
+/// reason naming Codex and `codex exec resume` with the session's id. `codex exec resume ID`
+/// brings the same session back: the task goes on in the phase it was in (a write the phase
+/// forbids still goes to the editor and does not run), and the editor sees it go on.
+#[test]
+fn a_codex_session_that_ends_is_suspended_and_resumes_in_its_phase() {
+    let Some(mut s) = Scenario::with_config(
+        "resume",
+        Some(json!({"maxReminders": 0})),
+        // A fresh prompt: the run's command; after its result, stop.
+        |r: &Request| {
+            let answered = r.input().last().is_some_and(|i| {
+                matches!(
+                    i["type"].as_str(),
+                    Some("function_call_output" | "custom_tool_call_output")
+                )
+            });
+            if answered {
+                Turn::text("Stopping for now.")
+            } else if r.last_user_text().contains("SECOND-RUN") {
+                Turn::function("exec_command", json!({"cmd": "echo x > made.txt"}))
+            } else {
+                Turn::function("exec_command", json!({"cmd": "cat a.txt"}))
+            }
+        },
+    ) else {
+        return;
+    };
+    s.ed.set_approval_policy(|_| Some("reject_once"));
+    let first = s.run("FIRST-RUN: plan the change.");
+    s.print_timings();
+    assert!(
+        first.success(),
+        "{}",
+        s.failure(&format!("codex exec should end well, not with {first}"))
+    );
+    let session = s
+        .stderr
+        .lines()
+        .chain(s.stdout.lines())
+        .find_map(|l| l.trim().strip_prefix("session id: "))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("{}", s.failure("codex exec printed no session id")));
+    let suspended =
+        s.ed.wait_for("the suspended status", Duration::from_secs(10), |m| {
+            m["method"] == "rawko/status"
+                && m["params"]["state"] == "blocked"
+                && m["params"]["reason"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("suspended"))
+        });
+    let task = suspended["params"]["taskId"].as_str().unwrap().to_owned();
+    let reason = suspended["params"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the Codex session ended")
+            && reason.contains(&format!("codex exec resume {session}")),
+        "{}",
+        s.failure(&format!(
+            "the reason should name Codex and how to resume the session: {reason}"
+        ))
+    );
+
+    // The same session, resumed: still in Plan, so its shell write goes to the editor, which
+    // refuses it, and it does not run.
+    let second = s.run_exec(Some(&session), "SECOND-RUN: go on.");
+    s.print_timings();
+    assert!(
+        second.success(),
+        "{}",
+        s.failure(&format!(
+            "codex exec resume should end well, not with {second}"
+        ))
+    );
+    assert!(
+        s.api
+            .main_requests()
+            .iter()
+            .any(|r| r.last_user_text().contains("SECOND-RUN")),
+        "{}",
+        s.failure("the resumed run should reach the model")
+    );
+    assert_eq!(
+        s.read("made.txt"),
+        None,
+        "{}",
+        s.failure("the resumed session is still in Plan: its shell write must not run")
+    );
+    assert_eq!(
+        s.approved_tools(),
+        vec!["Bash".to_owned()],
+        "{}",
+        s.failure("the editor should be asked about the resumed session's shell write")
+    );
+    s.ed.wait_for("the task going on", Duration::from_secs(10), |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"] == json!(task)
+            && m["params"]["reason"]
+                .as_str()
+                .is_some_and(|t| t.contains("the Codex session resumed"))
+    });
+}
+
 #[test]
 fn install_and_uninstall_round_trip_through_codex() {
     let Some(bin) = codex("codex_hooks_e2e (install)") else {

@@ -355,3 +355,85 @@ fn a_session_whose_workflow_does_not_exist_is_told_so_once() {
     );
     assert!(!r.stdout.contains("systemMessage"), "{}", r.stdout);
 }
+
+/// A session that ends (SessionEnd) suspends its task, and the reason the editor shows names the
+/// agent and the command that resumes it: each agent resumes with its own CLI (Codex's SessionEnd
+/// is answered as Claude Code's). The session's next event wakes the task, saying so.
+#[test]
+fn a_suspended_session_names_its_agent_and_how_to_resume_it() {
+    let home = TempDir::new().unwrap();
+    let project = Project::with_starter();
+    let ws = project.ws.clone();
+    let mut ed = Editor::spawn_in(&ws, home.path());
+    ed.initialize(json!({"countdownTickMillis": 20}));
+    wait_endpoint(home.path());
+    let h = home.path();
+    let agents = [
+        (
+            "--claude",
+            "claude-sess-1",
+            "SessionStart",
+            "Claude Code",
+            "claude --resume claude-sess-1",
+        ),
+        (
+            "--codex",
+            "codex-sess-1",
+            "UserPromptSubmit",
+            "Codex",
+            "codex exec resume codex-sess-1",
+        ),
+        (
+            "--gemini",
+            "gemini-sess-1",
+            "BeforeAgent",
+            "Gemini CLI",
+            "gemini --resume gemini-sess-1",
+        ),
+    ];
+    for (flag, session, next, name, resume) in agents {
+        let event = |event: &str, extra: Value| {
+            let mut v: Value = serde_json::from_str(&input(&ws, event, extra)).unwrap();
+            v["session_id"] = json!(session);
+            v.to_string()
+        };
+        let r = rawko_hook(
+            h,
+            &["SessionStart", flag, "--workflow", "feature"],
+            &event("SessionStart", json!({"source": "startup"})),
+        );
+        assert_eq!(r.code, 0, "{flag}: {}", r.stderr);
+        let r = rawko_hook(
+            h,
+            &["SessionEnd", flag],
+            &event("SessionEnd", json!({"reason": "exit"})),
+        );
+        assert_eq!(r.code, 0, "{flag}: {}", r.stderr);
+        let suspended = ed.wait_for(&format!("the {name} task suspended"), TIMEOUT, |m| {
+            m["method"] == "rawko/status"
+                && m["params"]["state"] == "blocked"
+                && m["params"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains(&format!("the {name} session ended")))
+        });
+        let task = suspended["params"]["taskId"].as_str().unwrap().to_owned();
+        let reason = suspended["params"]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("suspended: "), "{reason}");
+        assert!(reason.contains("(exit)"), "{reason}");
+        assert!(reason.contains(resume), "{name}: {reason}");
+        // The same session's next event (the resumed run): the task goes on.
+        let r = rawko_hook(
+            h,
+            &[next, flag],
+            &event(next, json!({"source": "resume", "prompt": "go on"})),
+        );
+        assert_eq!(r.code, 0, "{flag}: {}", r.stderr);
+        ed.wait_for(&format!("the {name} task resumed"), TIMEOUT, |m| {
+            is_note(m, "rawko/status", &task)
+                && m["params"]["state"] != "blocked"
+                && m["params"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains(&format!("the {name} session resumed")))
+        });
+    }
+}

@@ -154,12 +154,18 @@ impl Scenario {
 
     /// Runs `gemini -p PROMPT` to its end (or the timeout); its JSON result, or what went wrong.
     fn run(&mut self, prompt: &str) -> Result<Value, String> {
+        self.run_with(prompt, &[])
+    }
+
+    /// [`Scenario::run`] with more arguments for gemini (`--resume ID`).
+    fn run_with(&mut self, prompt: &str, args: &[&str]) -> Result<Value, String> {
         let mut gemini = Gemini::spawn(
             &self.entry,
             &self.project.ws,
             self.home.path(),
             &self.api.url(),
             prompt,
+            args,
         );
         let status = gemini.wait(RUN_TIMEOUT);
         self.gemini = Some(gemini);
@@ -355,11 +361,18 @@ struct Gemini {
 }
 
 impl Gemini {
-    /// Starts `node ENTRY -p PROMPT --output-format json --approval-mode yolo` in `workspace`
+    /// Starts `node ENTRY -p PROMPT --output-format json --approval-mode yolo ARGS` in `workspace`
     /// (yolo: Gemini CLI's own confirmations are off, so rawko is what decides), with HOME and
     /// every XDG directory under `home` (XDG_RUNTIME_DIR is `home/run`, where `rawko serve`
     /// keeps its endpoint file) and the model API at `api_url`.
-    fn spawn(entry: &Path, workspace: &Path, home: &Path, api_url: &str, prompt: &str) -> Self {
+    fn spawn(
+        entry: &Path,
+        workspace: &Path,
+        home: &Path,
+        api_url: &str,
+        prompt: &str,
+        args: &[&str],
+    ) -> Self {
         use std::os::unix::process::CommandExt;
         let tmp = home.join("tmp");
         std::fs::create_dir_all(&tmp).expect("create TMPDIR");
@@ -373,6 +386,7 @@ impl Gemini {
                 "--approval-mode",
                 "yolo",
             ])
+            .args(args)
             .current_dir(workspace)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -392,6 +392,7 @@ fn install_and_uninstall_round_trip_the_settings_file() {
         "AfterTool",
         "AfterAgent",
         "PreCompress",
+        "SessionEnd",
     ] {
         let command = s["hooks"][event][0]["hooks"][0]["command"]
             .as_str()
@@ -484,4 +485,111 @@ fn without_an_editor_a_blocked_call_is_refused_saying_why() {
     if let Err(why) = &outcome {
         panic!("{}", s.failure(why));
     }
+}
+
+/// Every `gemini -p` exit ends its session (SessionEnd). The task is suspended, not left shown as
+/// running: blocked, saying so and how to resume. `gemini -p --resume ID` brings the same session
+/// back under the same id: the task goes on in the phase it was in (its context with the prompt,
+/// the functions narrowed to the phase's), and the editor sees it go on.
+#[test]
+fn a_session_that_ends_is_suspended_and_resumes_in_its_phase() {
+    let Some(mut s) = Scenario::new("resume", Some(json!({"maxReminders": 0})), |f| {
+        // Each run reads a.txt, then stops (Plan is read-only; no reminders).
+        move |r: &Request| {
+            let answered = r.body["contents"]
+                .as_array()
+                .and_then(|c| c.last())
+                .and_then(|m| m["parts"].as_array())
+                .is_some_and(|p| p.iter().any(|p| p["functionResponse"].is_object()));
+            if answered {
+                Turn::text("Stopping for now.")
+            } else {
+                Turn::call("read_file", json!({"file_path": f.at("a.txt")}))
+            }
+        }
+    }) else {
+        return;
+    };
+    s.ed.set_approval_policy(|_| Some("reject_once"));
+    let first = s.run("FIRST-RUN: plan the change to a.txt.");
+    s.print_timings();
+    let first = first.unwrap_or_else(|why| panic!("{}", s.failure(&why)));
+    let session = first["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", s.failure("gemini's JSON result names no session")))
+        .to_owned();
+    let resume = format!("gemini --resume {session}");
+    let suspended =
+        s.ed.wait_for("the suspended status", Duration::from_secs(10), |m| {
+            m["method"] == "rawko/status"
+                && m["params"]["state"] == "blocked"
+                && m["params"]["reason"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("suspended"))
+        });
+    let task = suspended["params"]["taskId"].as_str().unwrap().to_owned();
+    let reason = suspended["params"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the Gemini CLI session ended") && reason.contains(&resume),
+        "{}",
+        s.failure(&format!(
+            "the reason should say the session ended and how to resume it: {reason}"
+        ))
+    );
+    let finished =
+        s.ed.received()
+            .into_iter()
+            .any(|m| m["method"] == "rawko/taskFinished");
+    assert!(
+        !finished,
+        "{}",
+        s.failure("the session's end should suspend its task, not end it")
+    );
+
+    // The same session, resumed headless: Plan's context comes with the new prompt, and the
+    // functions are Plan's.
+    let before = s.api.main_requests().len();
+    let second = s.run_with("SECOND-RUN: go on.", &["--resume", &session]);
+    s.print_timings();
+    let second = second.unwrap_or_else(|why| panic!("{}", s.failure(&why)));
+    assert_eq!(
+        second["session_id"].as_str(),
+        Some(session.as_str()),
+        "{}",
+        s.failure("gemini --resume should go on with the same session id")
+    );
+    let resumed = s.api.main_requests().split_off(before);
+    let first_request = resumed
+        .first()
+        .unwrap_or_else(|| panic!("{}", s.failure("the resumed run made no model request")));
+    assert!(
+        first_request.last_text().contains("SECOND-RUN")
+            && first_request.last_text().contains(PLAN_MARKER),
+        "{}",
+        s.failure("the resumed run's prompt should carry the Plan phase's context")
+    );
+    let functions = allowed_functions(first_request).unwrap_or_default();
+    assert!(
+        functions.iter().any(|n| n == "read_file") && !functions.iter().any(|n| n == "write_file"),
+        "{}",
+        s.failure(&format!(
+            "the resumed run should be narrowed to Plan's functions: {functions:?}"
+        ))
+    );
+    s.ed.wait_for("the task going on", Duration::from_secs(10), |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"] == json!(task)
+            && m["params"]["reason"]
+                .as_str()
+                .is_some_and(|t| t.contains("the Gemini CLI session resumed"))
+    });
+    // And its end suspends it again.
+    s.ed.wait_for("the task suspended again", Duration::from_secs(10), |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"] == json!(task)
+            && m["params"]["state"] == "blocked"
+            && m["params"]["reason"]
+                .as_str()
+                .is_some_and(|t| t.contains("suspended"))
+    });
 }

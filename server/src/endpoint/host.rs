@@ -28,6 +28,8 @@ static NEXT_PERMISSION: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 /// How the session stands as one of its events arrives.
 #[derive(Clone, Copy)]
 struct Arrival {
+    /// Whose session it is: Codex's events but two are answered as Claude Code's.
+    agent: ExternalAgent,
     /// The event brought the session back after its end (`claude --resume`).
     resumed: bool,
     /// Nobody is at the session (`claude -p`).
@@ -103,6 +105,7 @@ impl ExternalHost {
                     &bridge,
                     prompt,
                     Arrival {
+                        agent,
                         resumed,
                         unattended,
                     },
@@ -127,6 +130,7 @@ impl ExternalHost {
                         &bridge,
                         prompt,
                         Arrival {
+                            agent,
                             resumed,
                             unattended: false,
                         },
@@ -157,6 +161,7 @@ impl ExternalHost {
         bridge: &Arc<Bridge>,
         prompt: Option<&str>,
         Arrival {
+            agent,
             resumed,
             unattended,
         }: Arrival,
@@ -338,20 +343,7 @@ impl ExternalHost {
                 }
             }
             "SessionEnd" => {
-                // Every `claude -p` exit ends its session, and `claude --resume` brings it back:
-                // the task is suspended, not cancelled, so the resumed session goes on under its
-                // workflow (after a restart too: the task stays unfinished in the store).
-                if bridge.suspend() {
-                    let reason = text("reason");
-                    let _ = self.tasks.external_session_changed(
-                        &task_id,
-                        true,
-                        format!(
-                            "suspended: the Claude Code session ended ({}); it goes on when the session resumes (claude --resume)",
-                            if reason.is_empty() { "other" } else { &reason }
-                        ),
-                    );
-                }
+                self.suspend(agent, &task_id, bridge, input);
                 HookAnswer::pass()
             }
             other => HookAnswer {
@@ -366,6 +358,34 @@ impl ExternalHost {
 }
 
 impl ExternalHost {
+    /// The agent's session ended (SessionEnd): its task is suspended, not cancelled. Every
+    /// `claude -p`, `gemini -p` or `codex exec` exit ends its session, and each agent can resume
+    /// it under the same id, so the resumed session goes on under its workflow where it was
+    /// (after a restart too: the task stays unfinished in the store). The reason says how.
+    pub(super) fn suspend(
+        &self,
+        agent: ExternalAgent,
+        task_id: &str,
+        bridge: &Bridge,
+        input: &Value,
+    ) {
+        if !bridge.suspend() {
+            return;
+        }
+        let reason = clip(input["reason"].as_str().unwrap_or_default()).into_owned();
+        let session = clip(input["session_id"].as_str().unwrap_or_default()).into_owned();
+        let _ = self.tasks.external_session_changed(
+            task_id,
+            true,
+            format!(
+                "suspended: the {} session ended ({}); it goes on when the session resumes ({})",
+                agent.display_name(),
+                if reason.is_empty() { "other" } else { &reason },
+                crate::external::resume_command(agent, &session)
+            ),
+        );
+    }
+
     /// Hands a tool call of the agent to its task and waits for the decision, within
     /// [`crate::external::hook_wait`]: a call rawko could not decide on in time is refused (fail
     /// closed); one whose task has ended is left to the agent.

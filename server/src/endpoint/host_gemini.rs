@@ -127,6 +127,17 @@ impl ExternalHost {
                 bridge.owe_context();
                 HookAnswer::pass()
             }
+            "SessionEnd" => {
+                // `gemini --resume ID` brings the session back under the same id; its SessionStart
+                // (source `resume`) wakes the task.
+                self.suspend(
+                    rawko_protocol::ExternalAgent::Gemini,
+                    task_id,
+                    bridge,
+                    input,
+                );
+                HookAnswer::pass()
+            }
             other => HookAnswer {
                 note: Some(format!(
                     "rawko: the Gemini CLI {} event is not used; ignored",

@@ -19,8 +19,9 @@ use crate::workflow::definition::ToolPolicy;
 use crate::workflow::tools::{self, Call, ToolClass};
 use crate::workflow::{WorkflowSet, WorkflowState};
 
-/// The events `install` wires, in the order Gemini CLI fires them in a turn.
-pub const EVENTS: [&str; 7] = [
+/// The events `install` wires, in the order Gemini CLI fires them in a turn (SessionEnd when it
+/// exits).
+pub const EVENTS: [&str; 8] = [
     "SessionStart",
     "BeforeAgent",
     "BeforeToolSelection",
@@ -28,6 +29,7 @@ pub const EVENTS: [&str; 7] = [
     "AfterTool",
     "AfterAgent",
     "PreCompress",
+    "SessionEnd",
 ];
 
 /// The name of rawko's MCP server in the settings; Gemini CLI calls its tools `mcp_rawko_*`.
@@ -67,12 +69,14 @@ pub const BUILTIN_TOOLS: &[&str] = &[
 ];
 
 /// How long Gemini CLI waits for each hook, in milliseconds: an approval in the editor or the
-/// countdown take up to [`super::MAX_HOOK_WAIT`], the rest answer at once.
+/// countdown take up to [`super::MAX_HOOK_WAIT`], the rest answer at once. SessionEnd runs while
+/// Gemini CLI exits, which waits for it: a short bound, so an unreachable rawko does not hold the
+/// exit.
 fn timeout_ms(event: &str) -> u64 {
-    if matches!(event, "BeforeTool" | "AfterAgent") {
-        600_000
-    } else {
-        30_000
+    match event {
+        "BeforeTool" | "AfterAgent" => 600_000,
+        "SessionEnd" => 5_000,
+        _ => 30_000,
     }
 }
 
@@ -382,8 +386,8 @@ mod tests {
         std::fs::create_dir_all(ws.join(".gemini")).unwrap();
         std::fs::write(ws.join(".gemini/settings.json"), MINE).unwrap();
         let changes = install(ws, "/opt/rawko bin/rawko", Some("feature")).unwrap();
-        // Seven hooks and the MCP server.
-        assert_eq!(changes.len(), 8, "{changes:#?}");
+        // Eight hooks and the MCP server.
+        assert_eq!(changes.len(), 9, "{changes:#?}");
         let again = install(ws, "/opt/rawko bin/rawko", Some("feature")).unwrap();
         assert_eq!(again.len(), 1, "idempotent: {again:#?}");
         let s: Value = serde_json::from_str(
@@ -398,6 +402,11 @@ mod tests {
         );
         assert_eq!(s["hooks"]["AfterAgent"][0]["hooks"][0]["timeout"], 600_000);
         assert_eq!(s["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"], 30_000);
+        assert_eq!(
+            s["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
+            "'/opt/rawko bin/rawko' hook SessionEnd --gemini --workflow feature"
+        );
+        assert_eq!(s["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 5_000);
         assert_eq!(s["mcpServers"]["rawko"]["trust"], true);
         assert_eq!(s["mcpServers"]["other"]["command"], "x");
         uninstall(ws, "/opt/rawko bin/rawko").unwrap();

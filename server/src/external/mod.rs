@@ -45,6 +45,22 @@ pub fn settings_file(agent: ExternalAgent) -> &'static str {
     }
 }
 
+/// The command that resumes `agent`'s session `session_id` (headless, as the session that ended
+/// most likely ran): what the suspended task's reason tells the user.
+pub fn resume_command(agent: ExternalAgent, session_id: &str) -> String {
+    let command = match agent {
+        ExternalAgent::Claude => "claude --resume",
+        ExternalAgent::Gemini => "gemini --resume",
+        // `codex resume ID` resumes it in Codex's own terminal interface.
+        ExternalAgent::Codex => "codex exec resume",
+    };
+    if session_id.is_empty() {
+        command.to_owned()
+    } else {
+        format!("{command} {session_id}")
+    }
+}
+
 /// The longest rawko keeps one hook call of the external agent waiting. Claude Code gives up on a
 /// hook after the `timeout` `rawko hook install` writes (600 s) and then lets the call run, so
 /// rawko answers well before that.
