@@ -53,7 +53,7 @@ impl ExternalHost {
         let prompt = input["prompt"].as_str();
         // The user's prompt describes a session its first event starts.
         let prompt_event = match agent {
-            ExternalAgent::Claude => "UserPromptSubmit",
+            ExternalAgent::Claude | ExternalAgent::Codex => "UserPromptSubmit",
             ExternalAgent::Gemini => "BeforeAgent",
         };
         let (task_id, bridge) = match self
