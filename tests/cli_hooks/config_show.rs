@@ -94,17 +94,18 @@ fn config_show_lists_both_shapes_with_where_each_hook_comes_from() {
         "{json:#}"
     );
 
-    // A hook rawko cannot use is left out and reported; the exit status says so.
+    // A hook rawko cannot use (Claude Code's `prompt` type; `http` runs since issue 33) is left
+    // out and reported; the exit status says so.
     sb.write_json(
         &sb.workspace_config_file(),
-        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": "http://x"}]}], "Nope": []}}),
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "is it safe?"}]}], "Nope": []}}),
     );
     let out = sb.run(&["config", "show"]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(1), "{shown}");
     assert!(
         shown.contains(
-            "hooks.PreToolUse[0].hooks[0]: hooks of type \"http\" are not supported by rawko"
+            "hooks.PreToolUse[0].hooks[0]: \"prompt\" hooks are not supported by rawko, so this PreToolUse hook does not run"
         ),
         "{shown}"
     );
