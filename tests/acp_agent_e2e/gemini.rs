@@ -77,7 +77,13 @@ fn next_turn(req: &Request, ws: &Path) -> Turn {
     // history holds: when the workflow moves on, rawko ends the agent's turn to give it the next
     // phase's context, and Gemini CLI may drop the step's response from its history if the end
     // comes before it recorded it (seen under load).
+    // Nor by how many writes it holds: an agent started again between the phases (a read-only
+    // one given the workspace) loads the session, and what its history then holds twice or not
+    // at all depends on when Gemini CLI saved it.
     let in_build = req.mentions(BUILD_MARKER);
+    let built = answered
+        .iter()
+        .any(|(n, r)| n == "write_file" && r.to_string().contains("built.txt"));
     let finished = req.mentions("All phases complete") || req.mentions("No active workflow");
     match (reads, writes) {
         (0, _) => {
@@ -92,7 +98,7 @@ fn next_turn(req: &Request, ws: &Path) -> Turn {
             json!({"file_path": at("a.txt"), "content": "approved\n"}),
         ),
         _ if !in_build => Turn::call("mcp_rawko_workflow_step", json!({"action": "next"})),
-        (_, 2) => Turn::call(
+        _ if !built => Turn::call(
             "write_file",
             json!({"file_path": at("built.txt"), "content": "built\n"}),
         ),
