@@ -37,6 +37,7 @@ export type OutputKind = Open<
   | 'completion'
   | 'error'
   | 'handoff'
+  | 'subagent'
 >;
 export type StepAction = 'next' | 'loop' | 'status';
 
@@ -204,8 +205,10 @@ export interface OutputParams extends TaskEvent {
   tool?: string;
   input?: unknown;
   isError?: boolean;
-  /** With `handoff`: the agent that takes over. */
+  /** With `handoff`: the agent that takes over; with `subagent`: the subagent's type. */
   agent?: string;
+  /** With `subagent`: the subagent's id, as the external agent names it. */
+  agentId?: string;
 }
 
 export interface TaskFinishedParams extends TaskEvent {
