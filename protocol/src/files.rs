@@ -218,12 +218,29 @@ pub struct ConfigFile {
     /// the editor's settings, not from a workspace's file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSetting>,
+    /// Where `rawko web` announces an approval that starts waiting, so a phone can be told
+    /// (docs/web.md): a JSON POST in ntfy's format. Read from `~/.config/rawko/config.json` and
+    /// the editor's settings, not from a workspace's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notify: Option<NotifySetting>,
     /// Hooks by event name (PreExecutionStart, PostExecutionStart, PreExecutionEnd,
     /// PostExecutionEnd, Stop, SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
     /// SessionEnd, PhaseEnter, PhaseExit, WorkflowComplete, ApprovalRequested, ApprovalResolved):
     /// AutoAgent's flat hooks or Claude Code's matcher groups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hooks: Option<std::collections::BTreeMap<String, Vec<HookEntry>>>,
+}
+
+/// The `notify` key of a config file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySetting {
+    /// The URL the JSON is POSTed to, e.g. `https://ntfy.sh` (with `topic`) or a webhook of
+    /// your own.
+    pub webhook: String,
+    /// The ntfy topic the message goes to (the body's `topic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
 }
 
 /// The `sandbox` key of a config file.

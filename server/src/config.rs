@@ -72,6 +72,10 @@ pub struct Settings {
     /// from the user's config and the editor's settings only: the workspace's own file is one
     /// its agents can write.
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// `notify`: where the web face (`rawko web`) tells a phone that an approval waits. Read from
+    /// the user's config and the editor's settings only: a workspace's file must not send what
+    /// its tasks ask to a server of its choosing.
+    pub notify: Option<Notify>,
     /// The workspace's files that have hooks, in the order their hooks run.
     pub workspace_hook_files: Vec<PathBuf>,
     /// The settings of the workspace's `.rawko/config.json` that apply only once the workspace
@@ -80,6 +84,35 @@ pub struct Settings {
     /// What the user may want to know about the files, which is not a problem (AutoAgent's
     /// settings that rawko does not use).
     pub notes: Vec<String>,
+}
+
+/// Where an approval that starts waiting is announced (`notify` in the user's config): a JSON
+/// POST in ntfy's format to `webhook`, naming `topic` when one is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notify {
+    pub webhook: String,
+    pub topic: Option<String>,
+}
+
+impl Notify {
+    fn parse(v: &Value) -> Option<Notify> {
+        let map = v.as_object()?;
+        if map.keys().any(|k| k != "webhook" && k != "topic") {
+            return None;
+        }
+        let webhook = map.get("webhook")?.as_str()?.trim();
+        if !(webhook.starts_with("http://") || webhook.starts_with("https://")) {
+            return None;
+        }
+        let topic = match map.get("topic") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(t.as_str().filter(|t| !t.trim().is_empty())?.to_owned()),
+        };
+        Some(Notify {
+            webhook: webhook.to_owned(),
+            topic,
+        })
+    }
 }
 
 /// API keys by provider name. Its `Debug` shows only the names.
@@ -118,6 +151,7 @@ impl Default for Settings {
             api_keys: ApiKeys::default(),
             secret_env: Vec::new(),
             sandbox: Default::default(),
+            notify: None,
             rate_limit_cooldown: Duration::from_secs(3600),
             hooks: Vec::new(),
             workspace_hooks: None,
@@ -327,6 +361,12 @@ pub fn load(files: &[PathBuf], overrides: Option<&Value>) -> (Settings, Vec<Conf
                     FileKind::AutoAgent => settings.notes.extend(autoagent_note(&map, &source)),
                     FileKind::Workspace => {
                         let mut map = map.clone();
+                        if map.remove("notify").is_some() {
+                            problems.push(ConfigProblem {
+                                source: source.clone(),
+                                message: "notify is not read from a workspace's config, which the agents working in it can write; set it in ~/.config/rawko/config.json".to_owned(),
+                            });
+                        }
                         if map.remove("sandbox").is_some() {
                             problems.push(ConfigProblem {
                                 source: source.clone(),
@@ -475,6 +515,16 @@ fn apply(
         match v.as_str().filter(|s| !s.trim().is_empty()) {
             Some(name) => settings.default_agent = Some(name.to_owned()),
             None => bad("defaultAgent", "an agent name", v),
+        }
+    }
+    if let Some(v) = map.get("notify") {
+        match Notify::parse(v) {
+            Some(n) => settings.notify = Some(n),
+            None => bad(
+                "notify",
+                "{\"webhook\": \"https://…\", \"topic\": \"…\"} (topic optional)",
+                v,
+            ),
         }
     }
     if let Some(v) = map.get("defaultWorkflow") {

@@ -28,4 +28,5 @@ pub mod secrets;
 pub mod stats;
 pub mod store;
 pub mod tools;
+pub mod web;
 pub mod workflow;

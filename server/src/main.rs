@@ -28,7 +28,52 @@ fn main() {
     }
     let cli = Cli::parse();
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    if let Command::Serve { .. } = cli.command {
+    if let Command::Web {
+        listen,
+        tls_cert,
+        tls_key,
+        insecure_http,
+        provider,
+        model,
+        script,
+        base_url,
+    } = cli.command
+    {
+        // stdout carries the page's address: logs go to stderr, filtered by RAWKO_LOG.
+        let filter = tracing_subscriber::EnvFilter::try_from_env("RAWKO_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .init();
+        let absolute = |p: std::path::PathBuf| if p.is_absolute() { p } else { cwd.join(p) };
+        let options = rawko::web::CommandOptions {
+            workspace: cli.global.workspace.map(absolute),
+            web: rawko::web::WebOptions {
+                listen,
+                tls_cert: tls_cert.map(absolute),
+                tls_key: tls_key.map(absolute),
+                insecure_http,
+            },
+            defaults: rawko::web::StartDefaults {
+                provider,
+                model,
+                // A relative script is the current directory's, as for `rawko run` started there.
+                script: script.map(absolute),
+                base_url,
+            },
+        };
+        let code = match rawko::web::run_command(options) {
+            Ok(code) => code,
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "error: {e}");
+                1
+            }
+        };
+        exit(code);
+    }
+    if let Command::Serve { web, .. } = cli.command {
         // stdout belongs to the protocol: logs go to stderr, filtered by RAWKO_LOG.
         let filter = tracing_subscriber::EnvFilter::try_from_env("RAWKO_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -41,7 +86,13 @@ fn main() {
             .global
             .workspace
             .map(|w| if w.is_absolute() { w } else { cwd.join(w) });
-        let code = match rawko::lsp::serve_stdio(rawko::lsp::ServeOptions { workspace }) {
+        let web = web.options().map(|mut w| {
+            let absolute = |p: std::path::PathBuf| if p.is_absolute() { p } else { cwd.join(p) };
+            w.tls_cert = w.tls_cert.map(absolute);
+            w.tls_key = w.tls_key.map(absolute);
+            w
+        });
+        let code = match rawko::lsp::serve_stdio(rawko::lsp::ServeOptions { workspace, web }) {
             Ok(()) => 0,
             Err(e) => {
                 let _ = writeln!(std::io::stderr(), "error: cannot start the server: {e}");

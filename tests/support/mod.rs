@@ -218,11 +218,26 @@ impl Editor {
         Self::spawn_with(workspace, home, Some(open_files), &[])
     }
 
+    /// Like [`Editor::spawn_in`], with more arguments after `serve` (`--web`, say).
+    pub fn spawn_with_args(workspace: &Path, home: &Path, args: &[&str]) -> Self {
+        Self::spawn_full(workspace, home, None, &[], args)
+    }
+
     fn spawn_with(
         workspace: &Path,
         home: &Path,
         open_files: Option<u32>,
         env: &[(&str, &str)],
+    ) -> Self {
+        Self::spawn_full(workspace, home, open_files, env, &[])
+    }
+
+    fn spawn_full(
+        workspace: &Path,
+        home: &Path,
+        open_files: Option<u32>,
+        env: &[(&str, &str)],
+        args: &[&str],
     ) -> Self {
         let h = home;
         // RAWKO_TEST_BIN runs another build (an older one, to measure what a change did).
@@ -244,6 +259,7 @@ impl Editor {
         }
         let mut child = command
             .arg("serve")
+            .args(args)
             .arg("--workspace")
             .arg(workspace)
             .current_dir(h)

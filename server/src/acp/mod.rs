@@ -12,6 +12,9 @@
 mod client_io;
 mod lifecycle;
 mod map;
+
+/// The old side of a Write's diff, shared with the web face's approvals.
+pub(crate) use map::current_text_in;
 mod options;
 mod outbox;
 mod outgoing;

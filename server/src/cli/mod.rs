@@ -56,6 +56,38 @@ pub struct GlobalArgs {
     pub json: bool,
 }
 
+/// `--web [ADDR]` of `rawko serve` and `rawko run`: the page beside the editor or the terminal.
+#[derive(Debug, Args, Clone, Default)]
+pub struct WebArgs {
+    /// Also serve the web page of the tasks and their approvals (docs/web.md) on ADDR; its
+    /// address, with its token, goes to stderr [default ADDR: 127.0.0.1:0, a free port]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::web::DEFAULT_LISTEN)]
+    pub web: Option<String>,
+    /// The page's TLS certificate chain (PEM), needed for an ADDR other machines reach
+    #[arg(long, value_name = "FILE", requires = "web")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM)
+    #[arg(long, value_name = "FILE", requires = "web")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve the page over plain HTTP on an ADDR other machines reach (a network that is all
+    /// yours, such as a tailnet)
+    #[arg(long, requires = "web")]
+    pub insecure_http: bool,
+}
+
+impl WebArgs {
+    /// The web face's options, if `--web` was given.
+    pub fn options(&self) -> Option<crate::web::WebOptions> {
+        let listen = self.web.clone()?;
+        Some(crate::web::WebOptions {
+            listen: Some(listen),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            insecure_http: self.insecure_http,
+        })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List, validate and preview workflows
@@ -107,6 +139,8 @@ pub enum Command {
         /// Continue a task from the task store instead of starting one
         #[arg(long, value_name = "ID", conflicts_with = "task")]
         resume: Option<String>,
+        #[command(flatten)]
+        web: WebArgs,
     },
     /// List and inspect the tasks kept in the task store
     #[command(subcommand)]
@@ -172,6 +206,45 @@ pub enum Command {
         /// Accepted for editors that pass it; stdio is the only transport
         #[arg(long)]
         stdio: bool,
+        #[command(flatten)]
+        web: WebArgs,
+    },
+    /// Serve a web page of the workspace's tasks and their approvals, for any browser (a phone
+    /// included): follow tasks, answer blocked calls, start, cancel, interrupt and resume tasks.
+    /// Prints one line, `rawko web: http://HOST:PORT/?token=TOKEN`, and runs until Ctrl-C
+    #[command(
+        after_help = "The address carries a token made for this start: open it once and the browser keeps a \
+cookie. The page listens on this machine only (127.0.0.1) unless --listen names another address, \
+which then needs --tls-cert and --tls-key (or --insecure-http). From a phone, forward the port \
+(`ssh -L 8080:127.0.0.1:8080 host`) or use a tailnet. See docs/web.md."
+    )]
+    Web {
+        /// Where to listen [default: 127.0.0.1:0, a free port on this machine]
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
+        /// The TLS certificate chain (PEM), needed for an address other machines reach
+        #[arg(long, value_name = "FILE")]
+        tls_cert: Option<PathBuf>,
+        /// The private key of --tls-cert (PEM)
+        #[arg(long, value_name = "FILE")]
+        tls_key: Option<PathBuf>,
+        /// Serve plain HTTP on an address other machines reach (a network that is all yours,
+        /// such as a tailnet)
+        #[arg(long)]
+        insecure_http: bool,
+        /// The model provider of tasks started from the page: anthropic, openai, scripted or
+        /// acp [default: the first configured]
+        #[arg(long, value_name = "NAME")]
+        provider: Option<String>,
+        /// The model to ask
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// The file of turns for `--provider scripted`
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        /// The provider's base URL (an Ollama, llama.cpp or vLLM server, say)
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
     },
     /// Serve an Agent Client Protocol client (Zed, JetBrains, Neovim, Emacs) on stdin/stdout:
     /// each prompt runs a rawko task with its workflow's phases, gate, approvals and reminders
@@ -387,6 +460,7 @@ pub fn run(
             yes,
             deny,
             resume,
+            web,
         } => run::run(
             &mut ctx,
             run::RunOptions {
@@ -406,6 +480,7 @@ pub fn run(
                     run::Approvals::Ask
                 },
                 resume,
+                web,
             },
         ),
         Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
@@ -489,6 +564,13 @@ pub fn run(
             let _ = writeln!(
                 ctx.err,
                 "error: `rawko acp` is started by the binary's main, not here"
+            );
+            return EXIT_USAGE;
+        }
+        Command::Web { .. } => {
+            let _ = writeln!(
+                ctx.err,
+                "error: `rawko web` is started by the binary's main, not here"
             );
             return EXIT_USAGE;
         }

@@ -26,6 +26,8 @@ pub enum Approvals {
     Ask,
     Yes,
     Deny,
+    /// No terminal, but the web page asks (`--web`).
+    Page,
 }
 
 pub struct RunOptions {
@@ -39,6 +41,8 @@ pub struct RunOptions {
     pub agent_command: Option<String>,
     pub approvals: Approvals,
     pub resume: Option<String>,
+    /// `--web`: the page beside the terminal, asking the same approvals.
+    pub web: super::WebArgs,
 }
 
 /// Whether the workspace's hooks may run and its settings that need trust apply, when the
@@ -120,6 +124,27 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         .as_deref()
         .map(str::trim)
         .filter(|t| !t.is_empty());
+    // The web page beside the terminal (`--web`): checked before anything starts. A task given
+    // after `--web` without an address was read as the address: it is the task.
+    let mut web_args = options.web.clone();
+    let mut task = task;
+    if let (None, None, Some(given)) = (task, &options.resume, &web_args.web) {
+        if crate::web::prepare(&crate::web::WebOptions {
+            listen: Some(given.clone()),
+            insecure_http: true,
+            ..Default::default()
+        })
+        .is_err()
+        {
+            task = options
+                .web
+                .web
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty());
+            web_args.web = Some(crate::web::DEFAULT_LISTEN.to_owned());
+        }
+    }
     if task.is_none() && options.resume.is_none() {
         writeln!(
             ctx.err,
@@ -127,8 +152,24 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         )?;
         return Ok(EXIT_USAGE);
     }
+    let listen = match web_args
+        .options()
+        .map(|w| crate::web::prepare(&w))
+        .transpose()
+    {
+        Ok(l) => l,
+        Err(e) => {
+            writeln!(ctx.err, "error: {e}")?;
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let hub = listen.is_some().then(crate::web::Hub::new);
     // The question about trust is asked at the terminal, when there is one.
     let (sink, mut streams) = one_stream();
+    let sink = match &hub {
+        Some(hub) => hub.tee(Some(sink)),
+        None => sink,
+    };
     let mut opening = Opening::new(ctx.workspace.clone(), ctx.env)
         .route(Route::new(sink))
         .records_session("run");
@@ -137,6 +178,9 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
     }
     let opened = Tasks::open(opening);
     let tasks = opened.tasks;
+    if let Some(hub) = &hub {
+        hub.attach(&tasks);
+    }
     for p in opened.found.problems {
         writeln!(ctx.err, "warning: config {p}")?;
     }
@@ -153,13 +197,18 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         base_url: options.base_url.clone(),
         agent_command: options.agent_command.clone(),
     };
-    // Without a terminal to ask on, blocked calls are denied (said once the task has started).
-    let no_terminal = options.approvals == Approvals::Ask && !io::stdin().is_terminal();
-    let approvals = if no_terminal {
-        Approvals::Deny
-    } else {
-        options.approvals
+    // Without a terminal to ask on, blocked calls are denied (said once the task has started),
+    // unless the page asks them.
+    let terminal = io::stdin().is_terminal();
+    let no_terminal = options.approvals == Approvals::Ask && !terminal && hub.is_none();
+    let approvals = match (options.approvals, terminal, &hub) {
+        (Approvals::Ask, false, Some(_)) => Approvals::Page,
+        (Approvals::Ask, false, None) => Approvals::Deny,
+        (a, _, _) => a,
     };
+    // Beside the page, the terminal's question must give way when the page answers first: its
+    // lines are read on a thread of their own.
+    let mut lines = (hub.is_some() && approvals == Approvals::Ask).then(stdin_lines);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -193,6 +242,22 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         writeln!(out, "task {}", started.id)?;
         out.flush()?;
         let id = started.id.clone();
+        let _page = match (listen, hub) {
+            (Some(listen), Some(hub)) => {
+                let page = match crate::web::start(listen, hub, Default::default()).await {
+                    Ok(p) => p,
+                    Err(e) => {
+                        writeln!(err, "error: {e}")?;
+                        let _ = tasks.cancel(&started.id);
+                        return Ok(Err(EXIT_PROBLEMS));
+                    }
+                };
+                writeln!(err, "{}", crate::web::url_line(&page.url))?;
+                crate::web::write_url_file(&page.url);
+                Some(page)
+            }
+            _ => None,
+        };
         let Some(mut events) = streams.recv().await else {
             return Ok(Ok(None));
         };
@@ -225,7 +290,23 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
                         writeln!(printer.out, "     denied")?;
                         ApprovalAnswer::RejectOnce
                     }
-                    Approvals::Ask => ask(printer.out)?,
+                    Approvals::Page => {
+                        writeln!(printer.out, "     waiting for an answer in the web page")?;
+                        ApprovalAnswer::NoApprover
+                    }
+                    Approvals::Ask => match &mut lines {
+                        None => ask(printer.out)?,
+                        Some(lines) => {
+                            let mut request = request;
+                            match ask_or_page(printer.out, lines, &mut request.reply).await? {
+                                Some(answer) => {
+                                    let _ = request.reply.send(answer);
+                                }
+                                None => writeln!(printer.out, "     answered in the web page")?,
+                            }
+                            continue;
+                        }
+                    },
                 };
                 let _ = request.reply.send(answer);
                 continue;
@@ -261,6 +342,51 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
         Ok(Some(Outcome::Cancelled)) => EXIT_CANCELLED,
         Ok(_) => EXIT_PROBLEMS,
     })
+}
+
+/// The terminal's lines, read on a thread of their own (so a question can give way).
+fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Asks about a blocked call at the terminal until it is answered there (`Some`) or the question
+/// is withdrawn because the page answered it or the task stopped waiting (`None`).
+async fn ask_or_page(
+    out: &mut dyn io::Write,
+    lines: &mut mpsc::UnboundedReceiver<String>,
+    reply: &mut tokio::sync::oneshot::Sender<ApprovalAnswer>,
+) -> io::Result<Option<ApprovalAnswer>> {
+    loop {
+        write!(
+            out,
+            "     [a]llow once, allow al[w]ays, [d]eny, deny al[l]ways (or answer in the web page)? "
+        )?;
+        out.flush()?;
+        let line = tokio::select! {
+            line = lines.recv() => line,
+            () = reply.closed() => {
+                writeln!(out)?;
+                return Ok(None);
+            }
+        };
+        let Some(line) = line else {
+            writeln!(out)?;
+            return Ok(Some(ApprovalAnswer::Cancelled));
+        };
+        if let Some(answer) = super::terminal::answer_of(&line) {
+            return Ok(Some(answer));
+        }
+    }
 }
 
 /// A sink for a face that runs one task: the task's event stream comes out of the receiver.

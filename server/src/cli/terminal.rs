@@ -20,13 +20,20 @@ pub fn ask(out: &mut dyn Write) -> io::Result<ApprovalAnswer> {
             writeln!(out)?;
             return Ok(ApprovalAnswer::Cancelled);
         }
-        match line.trim() {
-            "a" | "allow" => return Ok(ApprovalAnswer::AllowOnce),
-            "w" | "always" => return Ok(ApprovalAnswer::AllowAlways),
-            "d" | "deny" | "" => return Ok(ApprovalAnswer::RejectOnce),
-            "l" => return Ok(ApprovalAnswer::RejectAlways),
-            _ => {}
+        if let Some(answer) = answer_of(&line) {
+            return Ok(answer);
         }
+    }
+}
+
+/// The answer a line typed at the approval question gives, if it is one.
+pub fn answer_of(line: &str) -> Option<ApprovalAnswer> {
+    match line.trim() {
+        "a" | "allow" => Some(ApprovalAnswer::AllowOnce),
+        "w" | "always" => Some(ApprovalAnswer::AllowAlways),
+        "d" | "deny" | "" => Some(ApprovalAnswer::RejectOnce),
+        "l" => Some(ApprovalAnswer::RejectAlways),
+        _ => None,
     }
 }
 

@@ -89,6 +89,9 @@ impl LanguageServer for Backend {
                 self.shared.clone(),
             ));
         }
+        if let Some(url) = self.shared.web_url.get() {
+            tokio::spawn(offer_page(self.client.clone(), url.clone()));
+        }
         let tasks = self.shared.tasks.clone();
         tokio::spawn(async move {
             for p in problems {
@@ -146,6 +149,46 @@ impl LanguageServer for Backend {
                         .join(", ")
                 ),
             )),
+        }
+    }
+}
+
+/// Tells the editor that the web page serves (`serve --web`), with an "Open" action that opens
+/// it in the browser (`window/showDocument`, external). The message does not show the token;
+/// only the address opened carries it.
+async fn offer_page(client: tower_lsp_server::Client, url: String) {
+    use tower_lsp_server::lsp_types::{MessageActionItem, ShowDocumentParams};
+    let shown = url.split('?').next().unwrap_or_default().to_owned();
+    let open = MessageActionItem {
+        title: "Open".to_owned(),
+        properties: Default::default(),
+    };
+    let chosen = client
+        .show_message_request(
+            MessageType::INFO,
+            format!("rawko: the tasks and their approvals are on a web page too, at {shown}"),
+            Some(vec![open]),
+        )
+        .await;
+    if let Ok(Some(action)) = chosen {
+        if action.title == "Open" {
+            let Ok(uri) = url.parse() else { return };
+            let shown = client
+                .show_document(ShowDocumentParams {
+                    uri,
+                    external: Some(true),
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await;
+            if !matches!(shown, Ok(true)) {
+                client
+                    .show_message(
+                        MessageType::WARNING,
+                        "rawko: the editor could not open the page; its address, with the token, is in rawko's log (stderr)".to_owned(),
+                    )
+                    .await;
+            }
         }
     }
 }

@@ -33,6 +33,8 @@ pub use crate::engine::tasks::MAX_MESSAGE_BYTES;
 pub struct ServeOptions {
     /// `--workspace`; otherwise the editor's workspace folder, otherwise the current directory.
     pub workspace: Option<PathBuf>,
+    /// `--web`: the web page beside the editor, on the same tasks.
+    pub web: Option<crate::web::WebOptions>,
 }
 
 struct Shared {
@@ -43,6 +45,10 @@ struct Shared {
     config_problems: Mutex<Vec<ConfigProblem>>,
     /// The local endpoint external agents reach; dropped (stopped, its file removed) at the end.
     endpoint: Mutex<Option<crate::endpoint::Endpoint>>,
+    /// `--web`: the page's view of the tasks (their events go through it to the editor).
+    web: Option<Arc<crate::web::Hub>>,
+    /// The page's address with its token, once it serves: offered to the editor to open.
+    web_url: OnceLock<String>,
 }
 
 /// The language server.
@@ -58,6 +64,13 @@ impl Backend {
         let sink: Sink = Arc::new(move |id, events| {
             tokio::spawn(events::write_events(writer.clone(), id, events));
         });
+        // With `--web`, every task's events go through the page's hub, which hands them on to
+        // the editor and offers approvals to both.
+        let web = options.web.is_some().then(crate::web::Hub::new);
+        let sink = match &web {
+            Some(hub) => hub.tee(Some(sink)),
+            None => sink,
+        };
         // The folder the server serves before (or without) an editor, so a `rawko serve` started
         // in a terminal gates Claude Code at once; the editor's `initialize` may move it.
         let opening = Opening::new(workspace::first_workspace(&options), &workspace::env)
@@ -66,6 +79,9 @@ impl Backend {
         let opened = Tasks::open(opening);
         workspace::tell_found(&opened.tasks, &opened.found);
         let tasks = opened.tasks;
+        if let Some(hub) = &web {
+            hub.attach(&tasks);
+        }
         Self {
             client,
             outgoing,
@@ -74,6 +90,8 @@ impl Backend {
                 tasks,
                 config_problems: Mutex::new(Vec::new()),
                 endpoint: Mutex::new(None),
+                web,
+                web_url: OnceLock::new(),
             }),
         }
     }
@@ -89,6 +107,11 @@ const MAX_BLOCKING_THREADS: usize = 32;
 /// Runs the server on stdin/stdout until the client exits. Uses a current-thread runtime and,
 /// when stdin and stdout are pipes, non-blocking pipe I/O (the cheapest round trip).
 pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
+    // A page that may not be served as asked stops the server before it starts.
+    let listen = match &options.web {
+        Some(web) => Some(crate::web::prepare(web).map_err(std::io::Error::other)?),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         // The file tools run on blocking threads: a thousand tasks reading at once share a few
@@ -96,7 +119,7 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         // its own stack and allocator arena.
         .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let (stdin, stdout) = stdio();
         let (outgoing, frames) = transport::outgoing();
         let for_backend = outgoing.clone();
@@ -129,6 +152,19 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         if let Some(shared) = shared_slot.get() {
             workspace::early_start(shared.clone()).await;
         }
+        // The page, beside the editor: its address goes to stderr (stdout is the protocol) and,
+        // once the editor is attached, to the editor with an "Open" action.
+        let mut _page = None;
+        if let (Some(listen), Some(shared)) = (listen, shared_slot.get()) {
+            if let Some(hub) = &shared.web {
+                let page = crate::web::start(listen, hub.clone(), Default::default()).await?;
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stderr(), "{}", crate::web::url_line(&page.url));
+                crate::web::write_url_file(&page.url);
+                let _ = shared.web_url.set(page.url.clone());
+                _page = Some(page);
+            }
+        }
         let serve = transport::serve(stdin, stdout, service, socket, outgoing, frames);
         let interrupted = match (
             signal(SignalKind::interrupt()),
@@ -147,11 +183,12 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         if let Some(shared) = shared_slot.get() {
             workspace::end_session(shared, interrupted).await;
         }
+        std::io::Result::Ok(())
     });
     // stdin may be read by a blocking thread (a socket or a terminal, not a pipe): do not wait
     // for it to return.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    Ok(())
+    result
 }
 
 type Reader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
