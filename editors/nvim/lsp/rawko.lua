@@ -18,8 +18,11 @@ end
 ---@type vim.lsp.Config
 return {
   cmd = function(dispatchers, config)
-    local bin = require('rawko.config').get().bin
-    return vim.lsp.rpc.start({ bin, 'serve' }, dispatchers, {
+    local rawko_config = require('rawko.config')
+    local options = rawko_config.get()
+    -- `rawko serve`, with `--web ADDR` when the `web` option asks for the page.
+    local cmd = vim.list_extend({ options.bin }, rawko_config.serve_args(options))
+    return vim.lsp.rpc.start(cmd, dispatchers, {
       cwd = config.cmd_cwd or config.root_dir,
       env = config.cmd_env,
       detached = config.detached,
@@ -52,5 +55,11 @@ return {
     ['rawko/trustWorkspace'] = lazy('trust_workspace'),
     ['rawko/approvalWithdrawn'] = lazy('approval_withdrawn'),
     ['rawko/trustWithdrawn'] = lazy('trust_withdrawn'),
+    -- rawko's offer to open the web page: asked like the approvals (one question at a time, in
+    -- the plugin's window, with a way to dismiss it, withdrawn when rawko stops) instead of
+    -- Neovim's own, which asks from inside the request and, with the default vim.ui.select,
+    -- blocks the editor in inputlist(). `window/showDocument` (the Open) is Neovim's own:
+    -- `external` opens the page with vim.ui.open.
+    ['window/showMessageRequest'] = lazy('show_message_request'),
   },
 }

@@ -92,6 +92,22 @@ t.test('rawko reports a bad setting itself and keeps its default', function()
   t.ok(t.noted('found "60"; the default is used'), 'the value and what rawko does instead')
 end)
 
+t.test('web: off by default, true for a free loopback port, or an address', function()
+  local config = require('rawko.config')
+  t.eq(config.serve_args(config.get()), { 'serve' }, 'no page by default')
+  vim.g.rawko = { web = true }
+  t.eq(config.serve_args(config.get()), { 'serve', '--web', '127.0.0.1:0' }, 'true')
+  vim.g.rawko = { web = ' 127.0.0.1:8080 ' }
+  t.eq(config.serve_args(config.get()), { 'serve', '--web', '127.0.0.1:8080' }, 'an address')
+  vim.g.rawko = { web = 8080 }
+  t.eq(select(2, config.resolve()), { 'rawko.web: expected boolean or string, got number' })
+  vim.g.rawko = { web = '' }
+  t.eq(select(2, config.resolve()), {
+    'rawko.web: expected an address such as 127.0.0.1:0 (or true, or false), got an empty string',
+  })
+  t.eq(config.serve_args(config.get()), { 'serve' }, 'a bad value: no page')
+end)
+
 t.test('setup() with bad options returns false and says why', function()
   t.eq(require('rawko').setup({ statusline = { format = 'not a function' } }), false, 'refused')
   t.ok(t.noted('rawko.statusline.format: expected function, got string'), 'the reason')

@@ -4,7 +4,10 @@
  * vscode-languageclient client over stdio with the rawko handlers registered (approvals, workspace
  * trust, the four task notifications into the sequencer). It finds the binary first and says how
  * to install it when it is missing; a server that stops unexpectedly is restarted once with a
- * message, a second stop leaves it stopped.
+ * message, a second stop leaves it stopped. With `rawko.web.listen` set the server also serves the
+ * web page of the tasks; its offer to open the page (`window/showMessageRequest`, then
+ * `window/showDocument` with `external`) is answered by vscode-languageclient itself, which opens
+ * the address in the browser with `env.openExternal`.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -34,7 +37,7 @@ import {
   type WorkflowDiagnostic,
 } from './protocol';
 import { Sequencer } from './sequencer';
-import { CrashPolicy, resolveServerCommand } from './server';
+import { CrashPolicy, resolveServerCommand, serveArgs } from './server';
 import { StatusBar } from './status';
 import { TaskStore } from './tasks';
 import { TaskTree } from './tree';
@@ -43,7 +46,7 @@ import { askTrust } from './trust';
 const PREVIEW_SCHEME = 'rawko-preview';
 
 /** The settings that only a restarted server picks up. */
-const RESTART_SETTINGS = ['rawko.server.path', 'rawko.approvalTimeoutSeconds'];
+const RESTART_SETTINGS = ['rawko.server.path', 'rawko.approvalTimeoutSeconds', 'rawko.web.listen'];
 
 let context: Context | undefined;
 
@@ -194,7 +197,7 @@ class Context {
     this.status.setServerState('starting');
     const serverOptions: ServerOptions = {
       command: resolved.command,
-      args: ['serve'],
+      args: serveArgs(setting('web.listen')),
       options: { cwd: folder ?? process.cwd() },
     };
     const clientOptions: LanguageClientOptions = {

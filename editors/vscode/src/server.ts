@@ -1,6 +1,7 @@
 /**
- * Finding the `rawko` binary and deciding what to do when `rawko serve` stops. Pure, so the unit
- * tests cover them: the file system and the environment come in as arguments.
+ * Finding the `rawko` binary, the arguments it is started with, and deciding what to do when
+ * `rawko serve` stops. Pure, so the unit tests cover them: the file system, the environment and
+ * the settings come in as arguments.
  */
 import * as path from 'node:path';
 
@@ -44,6 +45,15 @@ export function resolveServerCommand(
     return { command: cargo };
   }
   return { missing: `The rawko binary was not found on PATH. ${INSTALL_HINT}` };
+}
+
+/**
+ * The arguments of `rawko serve`: with `rawko.web.listen` set (an address such as
+ * `127.0.0.1:0`), the server also serves the web page of the tasks and their approvals there.
+ */
+export function serveArgs(webListen: string): string[] {
+  const listen = webListen.trim();
+  return listen === '' ? ['serve'] : ['serve', '--web', listen];
 }
 
 function searchPath(name: string, PATH: string | undefined, isExecutable: (file: string) => boolean): string | undefined {

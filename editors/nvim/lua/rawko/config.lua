@@ -13,6 +13,7 @@ local M = {}
 ---@field output {open_on_start: boolean, split: string, show_context: boolean}
 ---@field statusline {format?: fun(task: rawko.Task?, others: integer): string, max_width: number, notify_reasons: boolean}
 ---@field approval {border: string|string[], max_input_lines: integer}
+---@field web boolean|string
 
 ---@type rawko.Config
 M.defaults = {
@@ -29,6 +30,7 @@ M.defaults = {
     border = 'rounded',
     max_input_lines = 20,
   },
+  web = false, -- true: the web page on a free loopback port; a string: on that address
 }
 
 --- What each option must be: its Lua types (`?` first: it may be missing), or a table of
@@ -46,6 +48,7 @@ local schema = {
   output = { open_on_start = 'boolean', split = 'string', show_context = 'boolean' },
   statusline = { format = '?function', max_width = 'number', notify_reasons = 'boolean' },
   approval = { border = 'string|table', max_input_lines = 'number' },
+  web = 'boolean|string',
 }
 
 local function type_of(value)
@@ -111,8 +114,37 @@ function M.check(config)
     table.insert(problems, 'rawko.statusline.max_width: expected columns, or a fraction above 0')
     checked.statusline.max_width = M.defaults.statusline.max_width
   end
+  if type(checked.web) == 'string' and vim.trim(checked.web) == '' then
+    table.insert(
+      problems,
+      'rawko.web: expected an address such as 127.0.0.1:0 (or true, or false), got an empty string'
+    )
+    checked.web = M.defaults.web
+  end
   table.sort(problems)
   return checked, problems
+end
+
+--- The address of the web page, when `config.web` asks for one: `true` is a free port on
+--- 127.0.0.1.
+---@param config rawko.Config
+---@return string?
+function M.web_address(config)
+  if config.web == true then
+    return '127.0.0.1:0'
+  elseif type(config.web) == 'string' then
+    return vim.trim(config.web)
+  end
+  return nil
+end
+
+--- The arguments `rawko` is started with: `serve`, and `--web ADDR` when `config.web` asks
+--- for the web page of the tasks and their approvals.
+---@param config rawko.Config
+---@return string[]
+function M.serve_args(config)
+  local addr = M.web_address(config)
+  return addr and { 'serve', '--web', addr } or { 'serve' }
 end
 
 --- What `setup()` was given.

@@ -1,6 +1,7 @@
 --- Handlers of what `rawko serve` sends the editor (docs/protocol.md, "Server → client"):
 --- the task notifications that drive the statusline and the output buffer, and the requests that
---- ask the user (approving a blocked tool call, trusting a workspace's hooks).
+--- ask the user (approving a blocked tool call, trusting a workspace's hooks, and the standard
+--- `window/showMessageRequest`, with which rawko offers to open its web page).
 ---
 --- `lsp/rawko.lua` puts these into the LSP config's `handlers`, so they are called by Neovim's
 --- LSP client as `handler(err, params, ctx)`; a request handler runs in a coroutine and returns
@@ -331,6 +332,39 @@ function M.trust_workspace(_, params, ctx)
     ctx,
     function(answer)
       return { trusted = answer == true }
+    end
+  )
+end
+
+--- The titles of `window/showMessageRequest` by message type (1 error, 2 warning).
+local message_titles = { [1] = 'rawko: error', [2] = 'rawko: warning' }
+
+--- `window/showMessageRequest`: a message with actions (rawko offers to open its web page). Asked
+--- like the other questions; returns the chosen action, or null when the user dismissed it.
+function M.show_message_request(_, params, ctx)
+  params = type(params) == 'table' and params or {}
+  local message = tostring(params.message or '')
+  local items, titles = {}, {}
+  for _, action in ipairs(type(params.actions) == 'table' and params.actions or {}) do
+    if type(action) == 'table' and type(action.title) == 'string' then
+      table.insert(items, { label = action.title, value = action })
+      table.insert(titles, action.title)
+    end
+  end
+  table.insert(items, { label = 'Dismiss', value = vim.NIL })
+  return ask(
+    {
+      kind = 'message',
+      title = message_titles[params.type] or 'rawko',
+      lines = vim.split(message, '\n', { plain = true }),
+      question = #titles > 0 and ('rawko: %s or dismiss?'):format(table.concat(titles, ', '))
+        or 'rawko: dismiss the message?',
+      items = items,
+    },
+    ctx,
+    function(answer)
+      -- nil: the user closed the question without choosing.
+      return answer or vim.NIL
     end
   )
 end

@@ -1,5 +1,5 @@
---- Questions rawko asks the user — approving a blocked tool call, trusting a workspace's hooks —
---- shown as a floating window with the details and answered through `vim.ui.select`.
+--- Questions rawko asks the user — approving a blocked tool call, trusting a workspace's hooks, a
+--- message with actions (the offer to open the web page) — shown as a floating window with the details and answered through `vim.ui.select`.
 ---
 --- A question is asked from inside the handler of a server → client request, which Neovim runs
 --- in a coroutine: `ask()` yields until the user answers, and the handler then returns the answer
@@ -18,7 +18,7 @@ M.WITHDRAWN = {}
 ---@field value any what ask() returns when it is chosen
 
 ---@class rawko.PromptSpec
----@field kind string 'approval' or 'trust'
+---@field kind string 'approval', 'trust' or 'message' (window/showMessageRequest)
 ---@field title string the floating window's title
 ---@field lines string[] the details shown in the window
 ---@field highlights? {line: integer, col: integer, end_col: integer, group: string}[] 0-based

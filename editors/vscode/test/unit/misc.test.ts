@@ -1,12 +1,12 @@
 /**
- * The smaller pieces: workspace trust, finding the binary, the crash policy, diff previews and
- * workflow diagnostics.
+ * The smaller pieces: workspace trust, finding the binary and its arguments, the crash policy,
+ * diff previews and workflow diagnostics.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { groupDiagnostics } from '../../src/diagnostics';
 import { proposeChange } from '../../src/preview';
-import { CrashPolicy, INSTALL_HINT, resolveServerCommand } from '../../src/server';
+import { CrashPolicy, INSTALL_HINT, resolveServerCommand, serveArgs } from '../../src/server';
 import { askTrust, DONT_TRUST, TRUST, TRUST_SETTINGS } from '../../src/trust';
 import { FakeVs } from './fake-vscode';
 
@@ -96,6 +96,18 @@ describe('finding rawko', () => {
     assert.equal(policy.onCrash(), 'stop');
     policy.reset();
     assert.equal(policy.onCrash(), 'restart');
+  });
+});
+
+describe('the arguments of rawko serve', () => {
+  it('is plain serve without rawko.web.listen, so no page is served', () => {
+    assert.deepEqual(serveArgs(''), ['serve']);
+    assert.deepEqual(serveArgs('   '), ['serve']);
+  });
+
+  it('adds --web with the address of rawko.web.listen, trimmed', () => {
+    assert.deepEqual(serveArgs('127.0.0.1:0'), ['serve', '--web', '127.0.0.1:0']);
+    assert.deepEqual(serveArgs(' [::1]:8080 '), ['serve', '--web', '[::1]:8080']);
   });
 });
 
