@@ -240,6 +240,42 @@ fn is_ours(command: &str, exe: &str) -> bool {
     command.starts_with(&prefix)
 }
 
+/// Removes the hooks whose command `ours` recognises from a settings file's `hooks` in Claude
+/// Code's format (event → matcher groups → hooks), which Gemini CLI and Codex share: the groups
+/// and events left empty go too, and `hooks` itself when nothing is left. Says what it removed.
+pub(super) fn remove_hooks(
+    settings: &mut Map<String, Value>,
+    path: &Path,
+    ours: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let mut removed = 0;
+    if let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) {
+        for list in hooks.values_mut().filter_map(Value::as_array_mut) {
+            for group in list.iter_mut() {
+                if let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                    let before = hs.len();
+                    hs.retain(|h| !h["command"].as_str().is_some_and(&ours));
+                    removed += before - hs.len();
+                }
+            }
+            list.retain(|g| {
+                g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_none_or(|h| !h.is_empty())
+            });
+        }
+        hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
+    }
+    if settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
+        settings.remove("hooks");
+    }
+    (removed > 0).then(|| format!("removed {removed} rawko hooks from {}", path.display()))
+}
+
 pub(super) fn read_json(path: &Path) -> Result<Map<String, Value>, String> {
     match std::fs::read_to_string(path) {
         Ok(t) if t.trim().is_empty() => Ok(Map::new()),
@@ -383,37 +419,9 @@ pub fn uninstall(workspace: &Path, exe: &str) -> Result<Vec<String>, String> {
     let mut changes = Vec::new();
     if settings_path.exists() {
         let mut settings = read_json(&settings_path)?;
-        if let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) {
-            let mut removed = 0;
-            for list in hooks.values_mut().filter_map(Value::as_array_mut) {
-                for group in list.iter_mut() {
-                    if let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                        let before = hs.len();
-                        hs.retain(|h| !h["command"].as_str().is_some_and(|c| is_ours(c, exe)));
-                        removed += before - hs.len();
-                    }
-                }
-                list.retain(|g| {
-                    g.get("hooks")
-                        .and_then(Value::as_array)
-                        .is_none_or(|h| !h.is_empty())
-                });
-            }
-            hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
-            if removed > 0 {
-                changes.push(format!(
-                    "removed {removed} rawko hooks from {}",
-                    settings_path.display()
-                ));
-            }
-        }
-        if settings
-            .get("hooks")
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty)
-        {
-            settings.remove("hooks");
-        }
+        changes.extend(remove_hooks(&mut settings, &settings_path, |c| {
+            is_ours(c, exe)
+        }));
         if let Some(permissions) = settings
             .get_mut("permissions")
             .and_then(Value::as_object_mut)

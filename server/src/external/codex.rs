@@ -16,7 +16,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::claude::{read_json, write_json, HookAnswer};
+use super::claude::{read_json, remove_hooks, write_json, HookAnswer};
 use super::ToolDecision;
 use crate::provider::ToolCall;
 
@@ -193,37 +193,7 @@ pub fn uninstall(workspace: &Path, exe: &str) -> Result<Vec<String>, String> {
     let mut changes = Vec::new();
     if path.exists() {
         let mut file = read_json(&path)?;
-        if let Some(hooks) = file.get_mut("hooks").and_then(Value::as_object_mut) {
-            let mut removed = 0;
-            for list in hooks.values_mut().filter_map(Value::as_array_mut) {
-                for group in list.iter_mut() {
-                    if let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                        let before = hs.len();
-                        hs.retain(|h| !h["command"].as_str().is_some_and(|c| is_ours(c, exe)));
-                        removed += before - hs.len();
-                    }
-                }
-                list.retain(|g| {
-                    g.get("hooks")
-                        .and_then(Value::as_array)
-                        .is_none_or(|h| !h.is_empty())
-                });
-            }
-            hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
-            if removed > 0 {
-                changes.push(format!(
-                    "removed {removed} rawko hooks from {}",
-                    path.display()
-                ));
-            }
-        }
-        if file
-            .get("hooks")
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty)
-        {
-            file.remove("hooks");
-        }
+        changes.extend(remove_hooks(&mut file, &path, |c| is_ours(c, exe)));
         if file.is_empty() {
             std::fs::remove_file(&path)
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;

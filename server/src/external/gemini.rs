@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::claude::{read_json, write_json, HookAnswer};
+use super::claude::{read_json, remove_hooks, write_json, HookAnswer};
 use super::ToolDecision;
 use crate::workflow::definition::ToolPolicy;
 use crate::workflow::tools::{self, Call, ToolClass};
@@ -316,37 +316,7 @@ pub fn uninstall(workspace: &Path, exe: &str) -> Result<Vec<String>, String> {
         return Ok(changes);
     }
     let mut settings = read_json(&path)?;
-    if let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) {
-        let mut removed = 0;
-        for list in hooks.values_mut().filter_map(Value::as_array_mut) {
-            for group in list.iter_mut() {
-                if let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                    let before = hs.len();
-                    hs.retain(|h| !h["command"].as_str().is_some_and(|c| is_ours(c, exe)));
-                    removed += before - hs.len();
-                }
-            }
-            list.retain(|g| {
-                g.get("hooks")
-                    .and_then(Value::as_array)
-                    .is_none_or(|h| !h.is_empty())
-            });
-        }
-        hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
-        if removed > 0 {
-            changes.push(format!(
-                "removed {removed} rawko hooks from {}",
-                path.display()
-            ));
-        }
-    }
-    if settings
-        .get("hooks")
-        .and_then(Value::as_object)
-        .is_some_and(Map::is_empty)
-    {
-        settings.remove("hooks");
-    }
+    changes.extend(remove_hooks(&mut settings, &path, |c| is_ours(c, exe)));
     if let Some(servers) = settings
         .get_mut("mcpServers")
         .and_then(Value::as_object_mut)
