@@ -4,12 +4,6 @@
 
 local t = require('helpers')
 
---- Whether the rawko binary can serve the web page (`rawko serve --web`).
-local function knows_web()
-  local obj = vim.system({ t.bin, 'serve', '--help' }, { text = true }):wait(5000)
-  return obj.code == 0 and (obj.stdout or ''):find('--web', 1, true) ~= nil
-end
-
 --- Runs `fn(started, opened)` with vim.lsp.rpc.start recording each command it starts (in
 --- `started`) and vim.ui.open recording each address it is given (in `opened`) instead of
 --- opening a browser; both are put back afterwards.
@@ -49,9 +43,6 @@ local function use(web)
 end
 
 t.test('with web, rawko offers the page and Open opens it with its token', function()
-  if not knows_web() then
-    t.skip('this rawko has no web page')
-  end
   use(true)
   recording(function(started, opened)
     vim.cmd('Rawko validate') -- starts rawko for the workspace
@@ -91,9 +82,6 @@ t.test('with web, rawko offers the page and Open opens it with its token', funct
 end)
 
 t.test('dismissing the offer opens nothing', function()
-  if not knows_web() then
-    t.skip('this rawko has no web page')
-  end
   use('127.0.0.1:0')
   recording(function(_, opened)
     vim.cmd('Rawko validate')
@@ -111,6 +99,31 @@ t.test('dismissing the offer opens nothing', function()
       return n == 2
     end)
     t.eq(opened, {}, 'nothing opened')
+  end)
+end)
+
+--- The agent writes a file during Plan (read-only), then thinks for a minute.
+local WRITE_IN_PLAN = [[
+turns:
+  - text: "Writing the plan down."
+    tool_calls:
+      - {name: Write, input: {path: PLAN.md, content: "1. shout\n"}}
+  - text: "Still planning."
+    delay_ms: 60000
+]]
+
+t.test('an approval does not wait behind the unanswered offer', function()
+  local ws = use(true)
+  recording(function(_, opened)
+    local id = t.start('feature', ws:script('write', WRITE_IN_PLAN))
+    t.wait_select('rawko_message')
+    -- The offer stays unanswered; the blocked Write is asked all the same.
+    local select = t.wait_select('rawko_approval')
+    t.has(select.opts.prompt, 'Write', 'the approval is asked')
+    t.eq(require('rawko.prompt').waiting(), 0, 'nothing waits behind it')
+    t.choose(select, 'Deny')
+    t.wait_state(id, 'running')
+    t.eq(opened, {}, 'the withdrawn offer opened nothing')
   end)
 end)
 

@@ -245,6 +245,8 @@ end
 
 --- `rawko/approveToolCall`: a tool call the phase does not allow waits for the user's answer.
 function M.approve_tool_call(_, params, ctx)
+  -- The offer to open the web page gives way: the approval is what the user must see now.
+  prompt.withdraw_messages(ctx.client_id)
   -- The refusals first: a vim.ui.select that preselects the first item never defaults to allowing.
   local items = {}
   for _, allowing in ipairs({ false, true }) do

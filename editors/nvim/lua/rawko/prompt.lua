@@ -251,6 +251,15 @@ function M.withdraw_task(task_id, kind)
   end)
 end
 
+--- Withdraws the messages (`window/showMessageRequest`, kind `message`) server `client_id`
+--- asked: a question about a tool call must not wait behind an offer.
+---@param client_id integer
+function M.withdraw_messages(client_id)
+  withdraw_if(function(p)
+    return p.kind == 'message' and p.client_id == client_id
+  end)
+end
+
 --- Withdraws every question a server asked (it stopped), or every question when `client_id` is
 --- nil.
 ---@param client_id? integer
