@@ -60,6 +60,8 @@ echo "==> Neovim plugin (scripts/test-nvim.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-nvim.sh
 echo "==> VS Code extension (scripts/test-vscode.sh)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-vscode.sh
+echo "==> web face in Chromium (scripts/test-web.sh)"
+RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-web.sh
 echo "==> ACP face driven by CodeCompanion.nvim (scripts/test-codecompanion.sh; skipped unless RAWKO_CODECOMPANION names a checkout)"
 RAWKO_BIN="${RAWKO_BIN:-$PWD/target/debug/rawko}" ./scripts/test-codecompanion.sh
 echo "==> ACP face driven by the official TypeScript SDK (scripts/test-acp.sh)"
