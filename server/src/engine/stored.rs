@@ -448,6 +448,23 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                 item.detail = Some(format!("{tool}: {answer}"))
             }
             Ok(LogEvent::Damaged(note)) => item.detail = Some(note.note),
+            Ok(LogEvent::Checkpoint {
+                commit,
+                phase,
+                reason,
+                ..
+            }) => {
+                let short = commit.get(..12).unwrap_or(&commit);
+                let why = match reason.as_str() {
+                    "phase_entered" => "phase entered",
+                    _ => "after a tool call",
+                };
+                item.detail = Some(if phase.is_empty() {
+                    format!("{short} ({why})")
+                } else {
+                    format!("{short} {phase} ({why})")
+                });
+            }
             // Another kind, or one this rawko does not know: shown by its kind.
             Ok(_) | Err(_) => {}
         }
