@@ -472,6 +472,20 @@ pub fn refs_in_log(task_dir: &Path) -> Option<PinRefs> {
     refs
 }
 
+/// A checkpoint as a task's history shows it: the commit's first 12 digits, the phase, why.
+pub fn checkpoint_detail(commit: &str, phase: &str, reason: &str) -> String {
+    let short = commit.get(..12).unwrap_or(commit);
+    let why = match reason {
+        "phase_entered" => "phase entered",
+        _ => "after a tool call",
+    };
+    if phase.is_empty() {
+        format!("{short} ({why})")
+    } else {
+        format!("{short} {phase} ({why})")
+    }
+}
+
 /// A `checkpoint` record of a task's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedCheckpoint {

@@ -453,18 +453,7 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                 phase,
                 reason,
                 ..
-            }) => {
-                let short = commit.get(..12).unwrap_or(&commit);
-                let why = match reason.as_str() {
-                    "phase_entered" => "phase entered",
-                    _ => "after a tool call",
-                };
-                item.detail = Some(if phase.is_empty() {
-                    format!("{short} ({why})")
-                } else {
-                    format!("{short} {phase} ({why})")
-                });
-            }
+            }) => item.detail = Some(super::log::checkpoint_detail(&commit, &phase, &reason)),
             // Another kind, or one this rawko does not know: shown by its kind.
             Ok(_) | Err(_) => {}
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::Control;
 use crate::checkpoint::{Checkpoints, Reason};
-use crate::engine::log::LogEvent;
+use crate::engine::log::{checkpoint_detail, LogEvent};
 use crate::engine::OutputKind;
 use crate::provider::ToolCall;
 use crate::workflow::outline::flat_index;
@@ -92,10 +92,13 @@ impl Control {
             Ok(cp) if !cp.new && reason == Reason::ToolCall => {}
             Ok(cp) => {
                 let (phase_index, phase) = phase.unzip();
+                let phase = phase.unwrap_or_default();
+                let detail = checkpoint_detail(&cp.commit, &phase, reason.as_str());
+                self.record("checkpoint", None, None, Some(detail));
                 self.log(LogEvent::Checkpoint {
                     commit: cp.commit,
                     phase_index,
-                    phase: phase.unwrap_or_default(),
+                    phase,
                     reason: reason.as_str().to_owned(),
                     tool_call_id,
                     repository: cp.storage.as_str().to_owned(),
