@@ -45,14 +45,18 @@ fn populate(ws: &Path) {
     }
 }
 
-fn change(ws: &Path, round: usize) {
+fn change(ws: &Path, pass: &Path, round: usize) {
     for i in 0..CHANGED {
         let path = ws.join(format!(
             "src/m{:02}/f{:03}.rs",
             (round * 7 + i * 31) % 100,
             i
         ));
-        std::fs::write(path, format!("// changed in round {round}\n")).expect("write");
+        std::fs::write(
+            path,
+            format!("// changed in round {round} of {}\n", pass.display()),
+        )
+        .expect("write");
     }
 }
 
@@ -69,7 +73,7 @@ fn measure(rt: &tokio::runtime::Runtime, ws: &Path, task_dir: &Path) -> (f64, f6
     let first = ms(started.elapsed());
     let mut times = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
-        change(ws, round);
+        change(ws, task_dir, round);
         let started = Instant::now();
         let cp = rt
             .block_on(cps.take(Reason::ToolCall, None))
