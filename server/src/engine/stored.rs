@@ -414,25 +414,10 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
     for record in records {
         task.updated_at = record.at;
         let mut item = item(record);
-        let event = LogEvent::deserialize(&record.event);
-        if !live.contains(&record.seq) {
-            // Taken back by a rewind: it is history, not state.
-            if let Ok(LogEvent::Machine { event, from, to, guard }) = event {
-                if history {
-                    item.event = format!("machine:{}", event.name());
-                    item.detail = super::log::event_detail(&event);
-                    item.state_before = Some(from);
-                    item.state_after = Some(to);
-                    item.guard = guard;
-                }
-            }
-            if history {
-                task.history.push(item);
-            }
-            continue;
-        }
+        // Taken back by a rewind: it is history, not state.
+        let live = live.contains(&record.seq);
         // Read in place: a log's tool results can be large.
-        match event {
+        match LogEvent::deserialize(&record.event) {
             Ok(LogEvent::Machine {
                 event,
                 from,
@@ -446,18 +431,24 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                     item.state_after = Some(to.clone());
                     item.guard = guard;
                 }
-                task.machine_state = to;
+                if live {
+                    task.machine_state = to;
+                }
             }
-            Ok(LogEvent::Workflow { state }) => {
+            Ok(LogEvent::Workflow { state }) if live => {
                 task.workflow = Some(state.workflow_key.clone());
                 position = Some(state);
             }
             Ok(LogEvent::Finished { outcome, summary }) => {
-                finished = TaskState::parse(&outcome);
+                if live {
+                    finished = TaskState::parse(&outcome);
+                }
                 item.detail = Some(summary);
             }
             Ok(LogEvent::Reopened { reason }) => {
-                finished = None;
+                if live {
+                    finished = None;
+                }
                 item.detail = Some(reason);
             }
             Ok(LogEvent::ToolStarted { name, reported, .. }) => {
@@ -485,6 +476,12 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                     removed.len()
                 ));
             }
+            Ok(LogEvent::Checkpoint {
+                commit,
+                phase,
+                reason,
+                ..
+            }) => item.detail = Some(super::log::checkpoint_detail(&commit, &phase, &reason)),
             // Another kind, or one this rawko does not know: shown by its kind.
             Ok(_) | Err(_) => {}
         }
