@@ -114,6 +114,10 @@ export interface PhaseNode {
   status: Open<'done' | 'current' | 'todo'>;
   /** The breadcrumb as one line had the task stood there. */
   breadcrumbText: string;
+  /** For a phase: its id, the phase file's name without `.md` (`rawko diff --phase`). */
+  id?: string;
+  /** For a phase: whether the task has a checkpoint taken at its entry (`rawko/phaseDiff` can show it). */
+  hasCheckpoint?: boolean;
 }
 
 export interface TaskDetail extends TaskSummary {
@@ -163,7 +167,7 @@ export interface PhasePromptResult {
 export type RewindTaskParams = TaskParams & { index: number; dryRun?: boolean; force?: boolean };
 
 /** What a rewind does to one file: written back as the checkpoint has it, or removed. */
-export type RewindAction = 'restore' | 'remove';
+export type RewindAction = Open<'restore' | 'remove'>;
 
 export interface RewindChange {
   path: string;
@@ -177,6 +181,22 @@ export interface RewindTaskResult {
   changes: RewindChange[];
   conflicts: string[];
   text: string;
+}
+
+/** `rawko/phaseDiff`: `index` absent for the whole task. */
+export type PhaseDiffParams = TaskParams & { index?: number };
+
+export interface ChangedFile {
+  path: string;
+  status: Open<'added' | 'modified' | 'deleted'>;
+}
+
+export interface PhaseDiffResult {
+  /** git's unified diff; empty when nothing changed. */
+  diff: string;
+  files: ChangedFile[];
+  from?: string | null;
+  to?: string | null;
 }
 
 /** The result of the requests that answer with text to show (`rawko/step`, `rawko/setWorkflow`). */
@@ -325,6 +345,7 @@ export const Requests = {
   setWorkflow: new RequestType<SetWorkflowParams, TextResult, void>('rawko/setWorkflow'),
   validateWorkflows: new RequestType<Empty, { diagnostics: WorkflowDiagnostic[] }, void>('rawko/validateWorkflows'),
   phasePrompt: new RequestType<PhasePromptParams, PhasePromptResult, void>('rawko/phasePrompt'),
+  phaseDiff: new RequestType<PhaseDiffParams, PhaseDiffResult, void>('rawko/phaseDiff'),
   serverStats: new RequestType<Empty, ServerStatsResult, void>('rawko/serverStats'),
 };
 
