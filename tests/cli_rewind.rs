@@ -83,7 +83,12 @@ impl Sandbox {
     /// The user's git, with a home of its own.
     fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
-            .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.invalid"])
+            .args([
+                "-c",
+                "user.name=Ada",
+                "-c",
+                "user.email=ada@example.invalid",
+            ])
             .args(args)
             .current_dir(self.project())
             .env("HOME", self.home())
@@ -151,8 +156,15 @@ fn task_id(shown: &str) -> String {
 fn run_to_end(sb: &Sandbox, resume: Option<&str>) -> String {
     let out = match resume {
         None => sb.run(&[
-            "run", "Add a flag", "--workflow", "feature", "--agent", "default", "--script",
-            "s.yaml", "--yes",
+            "run",
+            "Add a flag",
+            "--workflow",
+            "feature",
+            "--agent",
+            "default",
+            "--script",
+            "s.yaml",
+            "--yes",
         ]),
         Some(id) => sb.run(&["run", "--resume", id, "--yes"]),
     };
@@ -183,7 +195,10 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
     let id = task_id(&shown);
     assert_eq!(sb.read("a.txt").as_deref(), Some("from the task\nmore\n"));
     assert_eq!(sb.read("made.txt").as_deref(), Some("built\n"));
-    assert_eq!(sb.read("README.md").as_deref(), Some("# a project, edited\n"));
+    assert_eq!(
+        sb.read("README.md").as_deref(),
+        Some("# a project, edited\n")
+    );
 
     // A phase that does not exist: the phases are named.
     let out = sb.run(&["rewind", &id, "--to", "deploy"]);
@@ -204,7 +219,10 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
     want.sort();
     assert_eq!(listed, want, "{}", text(&out));
     assert_eq!(sb.read("made.txt").as_deref(), Some("built\n"));
-    assert_eq!(sb.read("README.md").as_deref(), Some("# a project, edited\n"));
+    assert_eq!(
+        sb.read("README.md").as_deref(),
+        Some("# a project, edited\n")
+    );
 
     // The rewind: the files of Implement's start; the user's things as they were.
     let out = sb.run(&["rewind", &id, "--to", "Implement"]);
@@ -217,29 +235,45 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
     assert!(!exists(&sb.project().join("made.txt")));
     assert_eq!(sb.read("notes.log").as_deref(), Some("mine, ignored\n"));
     assert_eq!(sb.read("staged.txt").as_deref(), Some("staged\n"));
-    assert_eq!(sb.users(), users, "HEAD, index, branches and stash untouched");
+    assert_eq!(
+        sb.users(),
+        users,
+        "HEAD, index, branches and stash untouched"
+    );
 
     // The task is back in Implement, no longer complete.
     let out = sb.run(&["tasks", "show", &id]);
     let shown = text(&out);
     assert!(shown.contains("state:     interrupted"), "{shown}");
-    assert!(shown.contains("position:  Feature > 🛠️ Implement [2/4]"), "{shown}");
+    assert!(
+        shown.contains("position:  Feature > 🛠️ Implement [2/4]"),
+        "{shown}"
+    );
     assert!(shown.contains("rewound"), "{shown}");
 
     // Resumed, it plays Implement again and completes.
     let shown = run_to_end(&sb, Some(&id));
     assert!(shown.contains("resuming task"), "{shown}");
     assert_eq!(sb.read("a.txt").as_deref(), Some("from the task\nmore\n"));
-    assert_eq!(sb.read("README.md").as_deref(), Some("# a project, edited\n"));
+    assert_eq!(
+        sb.read("README.md").as_deref(),
+        Some("# a project, edited\n")
+    );
 
     // The user's own edit after the task's last checkpoint stops a rewind, unless --force.
     sb.write("a.txt", "the user's now\n");
     let out = sb.run(&["rewind", &id, "--to", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("a.txt") && stderr.contains("--force"), "{stderr}");
+    assert!(
+        stderr.contains("a.txt") && stderr.contains("--force"),
+        "{stderr}"
+    );
     assert_eq!(sb.read("a.txt").as_deref(), Some("the user's now\n"));
-    assert_eq!(sb.read("README.md").as_deref(), Some("# a project, edited\n"));
+    assert_eq!(
+        sb.read("README.md").as_deref(),
+        Some("# a project, edited\n")
+    );
     let out = sb.run(&["rewind", &id, "--to", "2", "--force"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(!exists(&sb.project().join("a.txt")));
@@ -253,7 +287,10 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
 
     // Pruned: its folder and its refs go; the user's things stay.
     let refs = sb.git(&["for-each-ref", "--format=%(refname)", "refs/rawko/"]);
-    assert!(refs.contains(&format!("refs/rawko/tasks/{id}/latest")), "{refs}");
+    assert!(
+        refs.contains(&format!("refs/rawko/tasks/{id}/latest")),
+        "{refs}"
+    );
     let out = sb.run(&["tasks", "prune"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(lines(&out), [format!("removed {id}")]);
@@ -264,7 +301,10 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
     );
     let (head, _, branches, stash) = users;
     assert_eq!(sb.git(&["rev-parse", "HEAD"]), head);
-    assert_eq!(sb.git(&["for-each-ref", "refs/heads", "refs/tags"]), branches);
+    assert_eq!(
+        sb.git(&["for-each-ref", "refs/heads", "refs/tags"]),
+        branches
+    );
     assert_eq!(sb.git(&["stash", "list"]), stash);
 }
 

@@ -82,13 +82,18 @@ fn a_finished_task_is_rewound_to_implement_and_resumed_to_its_end() {
         .request("rawko/rewindTask", json!({"taskId": task, "index": 1}))
         .expect("a rewind");
     assert_eq!(done["rewound"], true, "{done}");
-    assert_eq!(done["changes"], json!([{"path": "a.txt", "action": "remove"}]));
+    assert_eq!(
+        done["changes"],
+        json!([{"path": "a.txt", "action": "remove"}])
+    );
     assert!(!project.path("a.txt").exists());
     let detail = ed
         .request("rawko/getTask", json!({"taskId": task}))
         .expect("getTask");
     assert_eq!(detail["task"]["state"], "interrupted", "{detail:#}");
-    let text = detail["task"]["breadcrumbText"].as_str().unwrap_or_default();
+    let text = detail["task"]["breadcrumbText"]
+        .as_str()
+        .unwrap_or_default();
     assert!(text.contains("Implement [2/4]"), "{text}");
 
     assert_eq!(

@@ -862,7 +862,10 @@ mod tests {
         let expected = replay(&log_of(cut), &config).unwrap();
         assert_same(&rewound, &expected);
         assert_eq!(rewound.finished, None, "a finished task is resumable again");
-        assert_eq!(rewound.workflow.as_ref().unwrap().current_path[0].phase_index, 1);
+        assert_eq!(
+            rewound.workflow.as_ref().unwrap().current_path[0].phase_index,
+            1
+        );
         assert_eq!(
             rewound.messages.last(),
             Some(&Message::User("rawko rewound this task".into()))

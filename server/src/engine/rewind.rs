@@ -99,7 +99,10 @@ pub async fn tree_now(repo: &Repo, seed: &Path, scratch: &Path) -> Result<String
         }
         let tree = repo.run(Hooks::Off, &["write-tree"]).await?;
         if !tree.ok() {
-            return Err(format!("git write-tree failed: {}", first_line(&tree.stderr)));
+            return Err(format!(
+                "git write-tree failed: {}",
+                first_line(&tree.stderr)
+            ));
         }
         Ok(tree.stdout.trim().to_owned())
     }
@@ -215,7 +218,10 @@ pub async fn apply(
     let result = async {
         let read = repo.run(Hooks::Off, &["read-tree", target]).await?;
         if !read.ok() {
-            return Err(format!("git read-tree failed: {}", first_line(&read.stderr)));
+            return Err(format!(
+                "git read-tree failed: {}",
+                first_line(&read.stderr)
+            ));
         }
         for chunk in restored.chunks(PATHS_PER_COMMAND) {
             let mut args = vec!["checkout-index", "-f", "-q", "--"];
@@ -263,7 +269,11 @@ fn remove_created(workspace: &Path, path: &str) -> Result<bool, String> {
         }
     }
     let parent = fds.last().expect("the workspace at least");
-    let Ok(stat) = fstatat(parent.as_fd(), *leaf, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
+    let Ok(stat) = fstatat(
+        parent.as_fd(),
+        *leaf,
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    ) else {
         return Ok(false);
     };
     if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR {

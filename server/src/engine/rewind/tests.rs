@@ -46,7 +46,12 @@ impl Fixture {
     /// The user's own git.
     fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
-            .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.invalid"])
+            .args([
+                "-c",
+                "user.name=Ada",
+                "-c",
+                "user.email=ada@example.invalid",
+            ])
             .args(args)
             .current_dir(&self.ws)
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -90,7 +95,10 @@ impl Fixture {
         let tree = repo.run(Hooks::Off, &["write-tree"]).await.unwrap();
         let tree = tree.stdout.trim().to_owned();
         let commit = repo
-            .run(Hooks::Off, &["commit-tree", &tree, "-m", "rawko checkpoint"])
+            .run(
+                Hooks::Off,
+                &["commit-tree", &tree, "-m", "rawko checkpoint"],
+            )
             .await
             .unwrap();
         assert!(commit.ok(), "{}", commit.stderr);
@@ -175,8 +183,16 @@ async fn a_rewind_restores_changed_files_removes_created_ones_and_leaves_the_use
         "outside\n",
         "the link's target is left alone"
     );
-    assert_eq!(f.read("build.log").as_deref(), Some("v2\n"), "ignored: kept");
-    assert_eq!(f.users(), users, "HEAD, index, branches and stash as they were");
+    assert_eq!(
+        f.read("build.log").as_deref(),
+        Some("v2\n"),
+        "ignored: kept"
+    );
+    assert_eq!(
+        f.users(),
+        users,
+        "HEAD, index, branches and stash as they were"
+    );
     assert!(!f.scratch.exists());
     // Nothing is left to change.
     let again = plan_now(&f, &target, &latest).await;

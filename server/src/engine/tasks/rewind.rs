@@ -339,8 +339,12 @@ impl Tasks {
                     let old = cutoff.is_none_or(|c| task.updated_at < c);
                     let here = workspace.as_ref().is_none_or(|w| *w == task.workspace);
                     let running = running.contains(&task.task_id);
-                    (task.state.is_finished() && old && here && !running)
-                        .then_some((task.updated_at, task.task_id, dir, task.workspace))
+                    (task.state.is_finished() && old && here && !running).then_some((
+                        task.updated_at,
+                        task.task_id,
+                        dir,
+                        task.workspace,
+                    ))
                 })
                 .collect();
             found.sort();
