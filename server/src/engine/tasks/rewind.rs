@@ -225,6 +225,8 @@ impl Tasks {
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            // Forgotten now, so that a resume finds it in the store rather than ended here.
+            self.running.remove_if(id, |_, h| h.is_ended());
         }
         // The workspace as it is now, kept so that the rewind can be undone by hand.
         let current_index = target.current.as_ref().map(|(i, _)| *i);
