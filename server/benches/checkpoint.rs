@@ -3,7 +3,8 @@
 //! each round, 3 files changed and one checkpoint taken — `git add -A` into the private index
 //! (with the submodule check of `Repo::add_all`), `write-tree`, `commit-tree`, `update-ref`,
 //! every process through rawko's hardened git. The median and the slowest of the rounds are
-//! printed, with the first checkpoint's time and a private repository's first and next ones.
+//! printed, with the first checkpoint's time, the same through the `rawko __exec` helper (as the
+//! server starts every git process), and a private repository's first and next ones.
 //!
 //! The time is git's (its processes and their stat of every file), so the dev profile measures
 //! the same as an optimised build: `cargo test -p rawko --bench checkpoint` (or `cargo bench -p
@@ -80,6 +81,8 @@ fn measure(rt: &tokio::runtime::Runtime, ws: &Path, task_dir: &Path) -> (f64, f6
     (first, times[ROUNDS / 2], times[ROUNDS - 1])
 }
 
+// A benchmark reports on stdout.
+#[allow(clippy::print_stdout)]
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -97,6 +100,13 @@ fn main() {
     let (first, median, slowest) = measure(&rt, &ws, &root.join("state/tasks/task-1-1"));
     println!(
         "checkpoint, git repository of {FILES} files, {CHANGED} changed: median {median:.1} ms, slowest {slowest:.1} ms of {ROUNDS}; first checkpoint (index seeded) {first:.1} ms"
+    );
+    // As the server runs git: each process through the `rawko __exec` helper.
+    rawko::sandbox::set_helper(env!("CARGO_BIN_EXE_rawko"));
+    let (first, median, slowest) = measure(&rt, &ws, &root.join("state/tasks/task-1-2"));
+    rawko::sandbox::clear_helper();
+    println!(
+        "the same through the rawko __exec helper (as the server runs git): median {median:.1} ms, slowest {slowest:.1} ms of {ROUNDS}; first checkpoint {first:.1} ms"
     );
 
     let plain = root.join("plain");
