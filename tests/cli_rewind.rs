@@ -262,6 +262,9 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
 
     // The user's own edit after the task's last checkpoint stops a rewind, unless --force.
     sb.write("a.txt", "the user's now\n");
+    let out = sb.run(&["rewind", &id, "--to", "2", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("would stop"), "{}", text(&out));
     let out = sb.run(&["rewind", &id, "--to", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -336,8 +336,8 @@ pub struct RewindTaskParams {
     /// Only say what would change; change nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
-    /// Also overwrite or remove files changed after the task's last checkpoint by someone else
-    /// than the task.
+    /// Also overwrite or remove files changed after the task's last checkpoint by someone
+    /// other than the task.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,
 }

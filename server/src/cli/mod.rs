@@ -176,7 +176,7 @@ each call that may change files (docs/checkpoints.md). A rewind restores the fil
 since the phase's checkpoint and removes the ones created since; ignored files, anything outside the \
 workspace, and your HEAD, index, branches and stash are left alone, and a symlink is never followed. \
 It prints one line per file, `restore PATH` or `remove PATH`.\n\n\
-A file changed after the task's last checkpoint by someone else than the task (you, say) stops the \
+A file changed after the task's last checkpoint by someone other than the task (you, say) stops the \
 rewind with exit status 1, naming it, unless --force. The workspace as it was just before a rewind \
 is kept as a checkpoint too (`rawko tasks show TASK` names it), so a rewind can be undone by hand.\n\n\
 Examples:\n  rawko rewind task-1795-1 --to implement --dry-run   # what would change\n  \
@@ -195,7 +195,7 @@ rawko rewind task-1795-1 --to 2 --force"
         #[arg(long)]
         dry_run: bool,
         /// Also overwrite or remove files changed after the task's last checkpoint by someone
-        /// else than the task
+        /// other than the task
         #[arg(long)]
         force: bool,
     },

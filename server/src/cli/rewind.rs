@@ -58,11 +58,13 @@ pub fn rewind(ctx: &mut Context<'_>, options: RewindOptions) -> io::Result<ExitC
                 writeln!(out, "{} {}", change.action.as_str(), change.path)?;
             }
         }
+        // A rewind that stops (or, on a dry run, would stop) at the user's own changes.
         if !done.conflicts.is_empty() && !done.rewound && !options.force {
             if !json {
                 writeln!(
                     err,
-                    "error: not rewound: {} changed after the task's last checkpoint, not by the task: {} (look at them first; --force overwrites them)",
+                    "error: {}: {} changed after the task's last checkpoint, not by the task: {} (look at them first; --force overwrites them)",
+                    if options.dry_run { "the rewind would stop" } else { "not rewound" },
                     if done.conflicts.len() == 1 { "this file was" } else { "these files were" },
                     done.conflicts.join(", ")
                 )?;

@@ -4,7 +4,7 @@
 //! workspace now W (a tree of it made with the task's private index). A path where C and W
 //! differ is restored from C, or removed when C does not have it (the task, or someone, created
 //! it since). A path where W differs from L was changed after the task's last checkpoint, by
-//! someone else than the task: when the rewind would restore or remove it, it is a conflict,
+//! someone other than the task: when the rewind would restore or remove it, it is a conflict,
 //! and the caller stops unless told to force it.
 //!
 //! Restoring is git's own: `read-tree C` into a scratch index (never the user's, never the

@@ -159,7 +159,7 @@ impl Tasks {
             .map_err(|e| TaskError::Internal(format!("cannot read task \"{}\": {e}", clip(id))))?
             .ok_or_else(|| {
                 TaskError::Conflict(format!(
-                    "task \"{}\" has no checkpoint of phase {}: it never entered it, or ran without checkpoints",
+                    "task \"{}\" has no checkpoint of phase {} to go back to: it has not entered it (since its last rewind), or it ran without checkpoints",
                     clip(id),
                     index + 1
                 ))
@@ -192,7 +192,8 @@ impl Tasks {
         if dry_run || stopped {
             let text = if stopped {
                 format!(
-                    "not rewound: changed after the task's last checkpoint, not by the task: {} (--force overwrites them)",
+                    "{}: changed after the task's last checkpoint, not by the task: {} (--force overwrites them)",
+                    if dry_run { "a rewind would stop" } else { "not rewound" },
                     planned.conflicts.join(", ")
                 )
             } else {
