@@ -241,6 +241,15 @@ fn a_task_rewound_to_implement_gets_its_files_back_resumes_and_is_pruned() {
         "HEAD, index, branches and stash untouched"
     );
 
+    // The log: the rewound record and the note the agent reads when the task goes on.
+    let log = std::fs::read_to_string(sb.task_dir(&id).join("events.jsonl")).expect("log");
+    assert!(log.contains("\"type\":\"rewound\""), "{log}");
+    assert!(log.contains("\"reason\":\"before_rewind\""), "{log}");
+    assert!(
+        log.contains("rawko rewound this task to the start of the Implement phase; these files were restored: README.md; removed: a.txt, made.txt; continue from this phase"),
+        "{log}"
+    );
+
     // The task is back in Implement, no longer complete.
     let out = sb.run(&["tasks", "show", &id]);
     let shown = text(&out);

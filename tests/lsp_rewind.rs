@@ -105,6 +105,54 @@ fn a_finished_task_is_rewound_to_implement_and_resumed_to_its_end() {
 }
 
 #[test]
+fn an_interrupted_task_is_stopped_rewound_and_resumed() {
+    let project = Project::with_starter();
+    let home = tempfile::tempdir().expect("home");
+    // The third turn takes a while: the user interrupts it.
+    let script = project.script(
+        "interrupted",
+        &SCRIPT.replace(
+            "  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - text",
+            "  - text: \"Thinking.\"\n    delay_ms: 1500\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - tool_calls:\n      - {name: workflow_step, input: {action: next}}\n  - text",
+        ),
+    );
+    let mut ed = serve(&project, home.path());
+    let task = start(&mut ed, &script);
+    ed.wait_for("the Write's result", TIMEOUT, |m| {
+        m["method"] == "rawko/output"
+            && m["params"]["taskId"] == task.as_str()
+            && m["params"]["kind"] == "tool_result"
+            && m["params"]["tool"] == "Write"
+    });
+    assert_eq!(
+        ed.request("rawko/interrupt", json!({"taskId": task})),
+        Ok(json!({}))
+    );
+    ed.wait_for("the task blocked", TIMEOUT, |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"] == task.as_str()
+            && m["params"]["state"] == "blocked"
+    });
+    assert!(project.path("a.txt").exists());
+    let done = ed
+        .request("rawko/rewindTask", json!({"taskId": task, "index": 1}))
+        .expect("a rewind of a waiting task");
+    assert_eq!(done["rewound"], true, "{done}");
+    assert!(!project.path("a.txt").exists());
+    assert_eq!(
+        ed.request("rawko/resumeTask", json!({"taskId": task})),
+        Ok(json!({}))
+    );
+    let end = ed.wait_for("the resumed task's end", TIMEOUT, |m| {
+        m["method"] == "rawko/taskFinished"
+            && m["params"]["taskId"] == task.as_str()
+            && m["params"]["outcome"] == "complete"
+    });
+    assert_eq!(end["params"]["summary"], "All done.", "{end}");
+    assert!(project.path("a.txt").exists(), "Implement ran again");
+}
+
+#[test]
 fn a_running_task_and_an_unknown_one_are_refused() {
     let project = Project::with_starter();
     let home = tempfile::tempdir().expect("home");
