@@ -54,6 +54,20 @@ fn finished(ed: &mut Editor, task: &str) -> Value {
         .clone()
 }
 
+/// The phases of the task's tree that have a checkpoint of their entry.
+fn checkpointed(ed: &mut Editor, task: &str) -> Vec<u64> {
+    let detail = ed
+        .request("rawko/getTask", json!({"taskId": task}))
+        .expect("getTask");
+    detail["task"]["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .filter(|p| p["hasCheckpoint"] == true)
+        .filter_map(|p| p["index"].as_u64())
+        .collect()
+}
+
 #[test]
 fn a_finished_task_is_rewound_to_implement_and_resumed_to_its_end() {
     let project = Project::with_starter();
@@ -78,6 +92,7 @@ fn a_finished_task_is_rewound_to_implement_and_resumed_to_its_end() {
     );
     assert!(project.path("a.txt").exists(), "a dry run changes nothing");
 
+    assert_eq!(checkpointed(&mut ed, &task), [0, 1, 2, 3, 4]);
     let done = ed
         .request("rawko/rewindTask", json!({"taskId": task, "index": 1}))
         .expect("a rewind");
@@ -95,6 +110,8 @@ fn a_finished_task_is_rewound_to_implement_and_resumed_to_its_end() {
         .as_str()
         .unwrap_or_default();
     assert!(text.contains("Implement [2/4]"), "{text}");
+    // The phases after it were taken back with their checkpoints.
+    assert_eq!(checkpointed(&mut ed, &task), [0, 1]);
 
     assert_eq!(
         ed.request("rawko/resumeTask", json!({"taskId": task})),

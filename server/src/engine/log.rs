@@ -578,23 +578,28 @@ impl LoggedCheckpoint {
     }
 }
 
-/// The checkpoints a stored task's log names, oldest first, read without replaying it (a line
-/// that does not read is passed over). Blocks.
+/// The checkpoints of a stored task's history, oldest first, read without replaying it (a line
+/// that does not read is passed over; those a rewind took back are left out). Blocks.
 pub fn checkpoints_in_log(task_dir: &Path) -> Vec<LoggedCheckpoint> {
     use std::io::BufRead;
     let Ok(file) = std::fs::File::open(task_dir.join("events.jsonl")) else {
         return Vec::new();
     };
-    let mut found = Vec::new();
+    // Each with its record's seq: a rewind takes back those after its `atSeq` ([`effective`]).
+    let mut found: Vec<(u64, LoggedCheckpoint)> = Vec::new();
     for line in std::io::BufReader::new(file).lines() {
         let Ok(line) = line else { break };
-        // Only the records that can be checkpoints are parsed.
-        if !line.contains("\"checkpoint\"") {
+        // Only the records that can be checkpoints or rewinds are parsed.
+        if !line.contains("\"checkpoint\"") && !line.contains("\"rewound\"") {
             continue;
         }
         let Ok(record) = serde_json::from_str::<crate::store::LogRecord>(&line) else {
             continue;
         };
+        if let Some(at_seq) = rewound_at(&record.event) {
+            found.retain(|(seq, _)| *seq <= at_seq);
+            continue;
+        }
         if let Ok(LogEvent::Checkpoint {
             commit,
             phase_index,
@@ -603,15 +608,18 @@ pub fn checkpoints_in_log(task_dir: &Path) -> Vec<LoggedCheckpoint> {
             ..
         }) = serde_json::from_value::<LogEvent>(record.event)
         {
-            found.push(LoggedCheckpoint {
-                commit,
-                phase_index,
-                phase,
-                reason,
-            });
+            found.push((
+                record.seq,
+                LoggedCheckpoint {
+                    commit,
+                    phase_index,
+                    phase,
+                    reason,
+                },
+            ));
         }
     }
-    found
+    found.into_iter().map(|(_, c)| c).collect()
 }
 
 #[cfg(test)]
