@@ -351,6 +351,36 @@ fn a_workspace_outside_git_gets_a_private_repository() {
 }
 
 #[test]
+fn a_broken_repository_is_said_once_and_the_task_goes_on() {
+    let sb = Sandbox::new();
+    sb.git(&["init", "-q"]);
+    sb.git(&["add", "-A"]);
+    sb.git(&["commit", "-qm", "initial"]);
+    // Its objects are gone: no git command works in it.
+    std::fs::remove_dir_all(sb.project().join(".git/objects")).expect("rm");
+    std::fs::write(sb.project().join(".git/objects"), "").expect("a file in its place");
+    let out = sb.rawko(&[
+        "run",
+        "Add a feature",
+        "--workflow",
+        "feature",
+        "--script",
+        "s.yaml",
+        "--yes",
+    ]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert_eq!(
+        shown
+            .matches("cannot take checkpoints of the workspace")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert!(sb.project().join("built.txt").is_file(), "{shown}");
+}
+
+#[test]
 fn a_task_without_checkpoints_says_so() {
     let sb = Sandbox::new();
     let dir = sb.task_dir("task-1-1");

@@ -45,19 +45,55 @@ fn populate(ws: &Path) {
     }
 }
 
-fn change(ws: &Path, round: usize) {
+fn change(ws: &Path, pass: &Path, round: usize) {
     for i in 0..CHANGED {
         let path = ws.join(format!(
             "src/m{:02}/f{:03}.rs",
             (round * 7 + i * 31) % 100,
             i
         ));
-        std::fs::write(path, format!("// changed in round {round}\n")).expect("write");
+        std::fs::write(
+            path,
+            format!("// changed in round {round} of {}\n", pass.display()),
+        )
+        .expect("write");
     }
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// The floor: the same four git commands a checkpoint runs after its first (`add -A`,
+/// `write-tree`, `commit-tree`, `update-ref`), started directly with a private index of their
+/// own, no hardening. Returns the milliseconds.
+fn bare_round(ws: &Path, index: &Path, parent: &mut Option<String>) -> f64 {
+    let git = |args: &[&str]| -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_INDEX_FILE", index)
+            .env("GIT_AUTHOR_NAME", "bench")
+            .env("GIT_AUTHOR_EMAIL", "bench@localhost")
+            .env("GIT_COMMITTER_NAME", "bench")
+            .env("GIT_COMMITTER_EMAIL", "bench@localhost")
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let started = Instant::now();
+    git(&["add", "-A"]);
+    let tree = git(&["write-tree"]);
+    let mut args = vec!["commit-tree", tree.as_str(), "-m", "bare"];
+    if let Some(p) = parent.as_deref() {
+        args.extend(["-p", p]);
+    }
+    let commit = git(&args);
+    git(&["update-ref", "refs/bench/bare", &commit]);
+    let took = ms(started.elapsed());
+    *parent = Some(commit);
+    took
 }
 
 /// First checkpoint, then `ROUNDS` of 3 changes and a checkpoint: (first, median, slowest).
@@ -69,7 +105,7 @@ fn measure(rt: &tokio::runtime::Runtime, ws: &Path, task_dir: &Path) -> (f64, f6
     let first = ms(started.elapsed());
     let mut times = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
-        change(ws, round);
+        change(ws, task_dir, round);
         let started = Instant::now();
         let cp = rt
             .block_on(cps.take(Reason::ToolCall, None))
@@ -97,6 +133,31 @@ fn main() {
     git(&ws, &["init", "-q"]);
     git(&ws, &["add", "-A"]);
     git(&ws, &["commit", "-qm", "initial"]);
+    // Git's floor, measured beside the checkpoints (interleaved, so the machine's load hits
+    // both alike).
+    let index = root.join("bare.index");
+    std::fs::copy(ws.join(".git/index"), &index).expect("seed the bare index");
+    let mut parent = None;
+    bare_round(&ws, &index, &mut parent);
+    let mut cps = Checkpoints::for_task(&ws, &root.join("state/tasks/task-0-1"));
+    rt.block_on(cps.take(Reason::PhaseEntered, Some(0)))
+        .expect("first checkpoint");
+    let (mut bare, mut ours) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        change(&ws, &index, round);
+        bare.push(bare_round(&ws, &index, &mut parent));
+        let started = Instant::now();
+        rt.block_on(cps.take(Reason::ToolCall, None))
+            .expect("checkpoint");
+        ours.push(ms(started.elapsed()));
+    }
+    bare.sort_by(f64::total_cmp);
+    ours.sort_by(f64::total_cmp);
+    println!(
+        "interleaved, {CHANGED} changed of {FILES}: git alone (add -A, write-tree, commit-tree, update-ref) median {:.1} ms; a checkpoint median {:.1} ms",
+        bare[ROUNDS / 2],
+        ours[ROUNDS / 2]
+    );
     let (first, median, slowest) = measure(&rt, &ws, &root.join("state/tasks/task-1-1"));
     println!(
         "checkpoint, git repository of {FILES} files, {CHANGED} changed: median {median:.1} ms, slowest {slowest:.1} ms of {ROUNDS}; first checkpoint (index seeded) {first:.1} ms"

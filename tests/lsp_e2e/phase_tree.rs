@@ -459,3 +459,84 @@ fn a_stored_task_keeps_its_phase_tree_and_its_prompts_after_a_restart() {
         "{summary}"
     );
 }
+
+/// Walks the starter feature workflow, writing a file in Implement.
+const WALK_WITH_A_WRITE: &str = r#"
+turns:
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Write, input: {path: shout.txt, content: "HELLO\n"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+"#;
+
+#[test]
+fn the_phase_tree_names_each_phase_and_its_checkpoint_and_phase_diff_shows_what_it_changed() {
+    let project = Project::with_starter();
+    let script = project.script("walk", WALK_WITH_A_WRITE);
+    let mut ed = serve(&project, fast());
+    let task = start(&mut ed, &script);
+    wait_finished(&mut ed, &task);
+
+    let detail = get_task(&mut ed, &task);
+    let phases: Vec<(Value, Value)> = detail["phases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no phases in {detail}"))
+        .iter()
+        .map(|n| (n["id"].clone(), n["hasCheckpoint"].clone()))
+        .collect();
+    let expected: Vec<(Value, Value)> = [
+        (json!("plan"), json!(true)),
+        (json!("implement"), json!(true)),
+        (json!("test"), json!(true)),
+        (Value::Null, json!(false)),
+        (json!("static-analysis"), json!(true)),
+        (json!("peer-review"), json!(true)),
+    ]
+    .into();
+    assert_eq!(phases, expected, "{detail}");
+
+    let implement = ed
+        .request("rawko/phaseDiff", json!({"taskId": task, "index": 1}))
+        .unwrap_or_else(|e| panic!("rawko/phaseDiff failed: {e}"));
+    assert_eq!(
+        implement["files"],
+        json!([{"path": "shout.txt", "status": "added"}]),
+        "{implement}"
+    );
+    assert!(
+        implement["diff"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("+HELLO"),
+        "{implement}"
+    );
+    let plan = ed
+        .request("rawko/phaseDiff", json!({"taskId": task, "index": 0}))
+        .unwrap_or_else(|e| panic!("rawko/phaseDiff failed: {e}"));
+    assert_eq!(plan["files"], json!([]), "{plan}");
+    assert_eq!(plan["diff"], "", "{plan}");
+    let whole = ed
+        .request("rawko/phaseDiff", json!({"taskId": task}))
+        .unwrap_or_else(|e| panic!("rawko/phaseDiff failed: {e}"));
+    assert_eq!(whole["files"], implement["files"], "{whole}");
+    assert_eq!(whole["from"], plan["from"], "{whole}");
+    assert_eq!(whole["from"].as_str().map(str::len), Some(40), "{whole}");
+
+    assert_error(
+        ed.request("rawko/phaseDiff", json!({"taskId": task, "index": 5})),
+        -32602,
+    );
+    assert_error(
+        ed.request("rawko/phaseDiff", json!({"taskId": "task-0-0"})),
+        -32001,
+    );
+}

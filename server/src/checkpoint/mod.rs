@@ -121,6 +121,8 @@ pub struct Checkpoints {
     opened: Option<(Repo, Storage)>,
     /// The latest checkpoint's commit and tree, once known.
     previous: Option<(String, String)>,
+    /// The private index is known to hold no submodule: `add -A` needs no `ls-files` first.
+    no_submodules: bool,
 }
 
 impl Checkpoints {
@@ -138,6 +140,7 @@ impl Checkpoints {
             agent_writable: Vec::new(),
             opened: None,
             previous: None,
+            no_submodules: false,
         }
     }
 
@@ -186,6 +189,8 @@ impl Checkpoints {
                 .env("GIT_CONFIG_COUNT", "1")
                 .env("GIT_CONFIG_KEY_0", "core.splitIndex")
                 .env("GIT_CONFIG_VALUE_0", "false")
+                // `add --verbose` is read: its lines untranslated.
+                .env("LC_ALL", "C")
                 .env("GIT_AUTHOR_NAME", "rawko")
                 .env("GIT_AUTHOR_EMAIL", "rawko@localhost")
                 .env("GIT_COMMITTER_NAME", "rawko")
@@ -227,12 +232,27 @@ impl Checkpoints {
             .filter(|_| reason == Reason::PhaseEntered)
             .map(|i| self.phase_ref(i));
         let known = self.previous.clone();
-        let (repo, storage) = self.repo().await?;
+        self.repo().await?;
+        // Borrowed apart from the fields set below.
+        let Some((repo, storage)) = self.opened.as_ref().map(|(r, s)| (r, *s)) else {
+            return Err("the checkpoints' repository is not open".to_owned());
+        };
         if storage == Storage::Workspace && !index.exists() {
             seed_index(&repo.repository().git_dir.join("index"), &index)?;
         }
-        let added = repo.add_all(Hooks::Off).await?;
+        let work_tree = repo.repository().work_tree.clone();
+        let no_submodules = self.no_submodules || !has_submodule(repo).await?;
+        let added = if no_submodules {
+            // Nothing for git to look inside: a plain `add -A`, whose list of what it added
+            // shows a submodule it found (a folder), for which the next one looks again.
+            let out = repo.run(Hooks::Off, &["add", "-A", "--verbose"]).await?;
+            self.no_submodules = out.ok() && out.stdout.lines().all(|l| plain(l, &work_tree));
+            out
+        } else {
+            repo.add_all(Hooks::Off).await?
+        };
         if !added.ok() {
+            self.no_submodules = false;
             return Err(format!("git add failed: {}", first_line(&added.stderr)));
         }
         let tree = ok_line(repo.run(Hooks::Off, &["write-tree"]).await?, "write-tree")?;
@@ -336,6 +356,33 @@ impl Checkpoints {
             files: name_status(&names.stdout),
         })
     }
+}
+
+/// Whether the private index holds a submodule (a gitlink, mode 160000).
+async fn has_submodule(repo: &Repo) -> Result<bool, String> {
+    let listed = repo.run(Hooks::Off, &["ls-files", "--stage", "-z"]).await?;
+    if !listed.ok() {
+        return Err(format!(
+            "git ls-files failed: {}",
+            first_line(&listed.stderr)
+        ));
+    }
+    Ok(listed.stdout.split('\0').any(|e| e.starts_with("160000 ")))
+}
+
+/// Whether a line of `git add --verbose` names no submodule: a removal, or an addition of what
+/// is not a folder. Anything else counts as one.
+fn plain(line: &str, work_tree: &Path) -> bool {
+    if line.starts_with("remove '") {
+        return true;
+    }
+    let Some(path) = line
+        .strip_prefix("add '")
+        .and_then(|l| l.strip_suffix('\''))
+    else {
+        return false;
+    };
+    std::fs::symlink_metadata(work_tree.join(path)).is_ok_and(|m| !m.is_dir())
 }
 
 /// `refs/rawko/tasks/<id>` for task `id` (see [`Checkpoints::ref_prefix`]).

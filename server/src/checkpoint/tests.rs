@@ -304,6 +304,66 @@ fn a_latest_ref_moved_by_someone_else_is_read_again() {
 }
 
 #[test]
+fn a_repository_the_agent_makes_inside_is_never_looked_into() {
+    let f = Fixture::new(true);
+    let rt = rt();
+    let mut cps = f.checkpoints();
+    rt.block_on(cps.take(Reason::PhaseEntered, Some(0)))
+        .unwrap();
+    // The agent makes a repository of its own inside the workspace, whose config runs a program
+    // whenever git looks at its files.
+    let nested = f.ws.join("nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("a.txt"), "a\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=Ada",
+                "-c",
+                "user.email=ada@example.invalid",
+            ])
+            .args(args)
+            .current_dir(&nested)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "nested"]);
+    let fsmonitor = f.marker_script("nested-fsmonitor");
+    git(&["config", "core.fsmonitor", &fsmonitor.display().to_string()]);
+    git(&[
+        "config",
+        "filter.evil.clean",
+        &fsmonitor.display().to_string(),
+    ]);
+    std::fs::write(nested.join(".git/info/attributes"), "* filter=evil\n").unwrap();
+    let added = rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    assert!(added.new);
+    std::fs::write(nested.join("a.txt"), "b\n").unwrap();
+    f.write("lib.rs", "fn a() { 2 }\n");
+    rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    assert!(
+        !f.marks.join("nested-fsmonitor").exists(),
+        "a checkpoint ran the nested repository's fsmonitor or filter"
+    );
+}
+
+#[test]
+fn add_verbose_lines_name_a_submodule_when_they_add_a_folder() {
+    let f = Fixture::new(false);
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    assert!(plain("add 'lib.rs'", &f.ws));
+    assert!(plain("remove 'gone.rs'", &f.ws));
+    assert!(!plain("add 'sub'", &f.ws));
+    assert!(!plain("add 'odd", &f.ws));
+    assert!(!plain("something else", &f.ws));
+}
+
+#[test]
 fn an_id_makes_a_valid_ref_name() {
     assert_eq!(ref_prefix("task-1795-1"), "refs/rawko/tasks/task-1795-1");
     assert_eq!(ref_prefix("ext-a.b_c"), "refs/rawko/tasks/ext-a_b_c");
