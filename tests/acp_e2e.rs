@@ -299,7 +299,14 @@ fn initialize_and_a_session_with_workflows_as_modes_and_the_slash_commands() {
         .collect();
     assert_eq!(
         names,
-        ["next", "loop", "status", "cancel-workflow", "interrupt"]
+        [
+            "next",
+            "loop",
+            "status",
+            "cancel-workflow",
+            "interrupt",
+            "rewind"
+        ]
     );
     let _ = from;
     // Modes: choose one, get a current_mode_update; an unknown one is refused.
@@ -512,6 +519,69 @@ fn cancel_ends_the_turn_cancelled_and_the_next_prompt_goes_on_with_the_task() {
         "{:#?}",
         acp.seen
     );
+    acp.close();
+}
+
+/// `/rewind PHASE` takes the session's finished task and its files back to the phase's start,
+/// and the next prompt resumes it from there to its end.
+#[test]
+fn rewind_takes_the_task_back_to_a_phase_and_the_next_prompt_resumes_it() {
+    let sb = Sandbox::new();
+    sb.write(
+        "s.yaml",
+        "turns:
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: Write, input: {file_path: a.txt, content: \"from the task\"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: \"All done.\"
+",
+    );
+    let mut acp = sb.acp(&["--script", "s.yaml", "--workflow", "feature"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Add a flag"}]}),
+    );
+    let done = acp.response(id, &mut |_| Some("allow_once"));
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let written = sb.project().join("a.txt");
+    assert!(written.exists(), "{:#?}", acp.seen);
+
+    let from = acp.seen.len();
+    let rewound = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "/rewind implement"}]}),
+    );
+    assert_eq!(rewound["result"]["stopReason"], "end_turn", "{rewound}");
+    let said = acp.message_text(from);
+    assert!(said.contains("to the start of Implement"), "{said}");
+    assert!(said.contains("- remove a.txt"), "{said}");
+    assert!(!written.exists(), "{said}");
+
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Go on"}]}),
+    );
+    let again = acp.response(id, &mut |_| Some("allow_once"));
+    assert_eq!(again["result"]["stopReason"], "end_turn", "{again}");
+    assert!(
+        acp.message_text(from).contains("All done."),
+        "{:#?}",
+        acp.seen
+    );
+    assert!(written.exists(), "Implement ran again");
     acp.close();
 }
 

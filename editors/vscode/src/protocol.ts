@@ -164,6 +164,25 @@ export interface PhasePromptResult {
   prompt: string;
 }
 
+export type RewindTaskParams = TaskParams & { index: number; dryRun?: boolean; force?: boolean };
+
+/** What a rewind does to one file: written back as the checkpoint has it, or removed. */
+export type RewindAction = Open<'restore' | 'remove'>;
+
+export interface RewindChange {
+  path: string;
+  action: RewindAction;
+}
+
+/** What `rawko/rewindTask` did (or, when `rewound` is false, would do, and which files stop it). */
+export interface RewindTaskResult {
+  rewound: boolean;
+  phase: string;
+  changes: RewindChange[];
+  conflicts: string[];
+  text: string;
+}
+
 /** `rawko/phaseDiff`: `index` absent for the whole task. */
 export type PhaseDiffParams = TaskParams & { index?: number };
 
@@ -318,6 +337,7 @@ export const Requests = {
   listTasks: new RequestType<Empty, { tasks: TaskSummary[] }, void>('rawko/listTasks'),
   getTask: new RequestType<TaskParams, { task: TaskDetail }, void>('rawko/getTask'),
   resumeTask: new RequestType<TaskParams, Empty, void>('rawko/resumeTask'),
+  rewindTask: new RequestType<RewindTaskParams, RewindTaskResult, void>('rawko/rewindTask'),
   forceAgent: new RequestType<ForceAgentParams, Empty, void>('rawko/forceAgent'),
   skipStep: new RequestType<TaskParams, Empty, void>('rawko/skipStep'),
   retry: new RequestType<TaskParams, Empty, void>('rawko/retry'),

@@ -226,21 +226,32 @@ pub fn available_commands() -> Vec<AvailableCommand> {
         .input(AvailableCommandInput::Unstructured(
             UnstructuredCommandInput::new("nothing"),
         )),
+        AvailableCommand::new(
+            "rewind",
+            "Take the task and the files it changed back to the start of a phase",
+        )
+        .input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new("the phase: its id (implement), name or number"),
+        )),
     ]
 }
 
 /// A slash command of the prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlashCommand {
     Step(crate::workflow::step::StepAction),
     Interrupt,
+    /// `/rewind PHASE`: the phase as the user named it (empty when they named none).
+    Rewind(String),
 }
 
 /// The slash command a prompt's text is, if it is one of rawko's.
 pub fn slash_command(text: &str) -> Option<SlashCommand> {
     use crate::workflow::step::StepAction;
-    let word = text.trim().strip_prefix('/')?.split_whitespace().next()?;
+    let line = text.trim().strip_prefix('/')?;
+    let word = line.split_whitespace().next()?;
     Some(match word {
+        "rewind" => SlashCommand::Rewind(line["rewind".len()..].trim().to_owned()),
         "next" => SlashCommand::Step(StepAction::Next),
         "loop" => SlashCommand::Step(StepAction::Loop),
         "status" => SlashCommand::Step(StepAction::Status),

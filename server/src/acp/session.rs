@@ -183,6 +183,9 @@ impl Session {
 
     /// A slash command: its answer is shown, and the turn ends.
     pub(super) async fn command(&self, command: map::SlashCommand) {
+        if let map::SlashCommand::Rewind(phase) = &command {
+            return self.rewind(phase).await;
+        }
         let running = self.state.lock().ok().and_then(|s| self.running_task(&s));
         let Some(id) = running else {
             self.message("No task is running: your next prompt starts one.\n".to_owned());
@@ -194,9 +197,45 @@ impl Session {
                 .tasks
                 .interrupt(&id)
                 .map(|()| "Interrupted: the task waits for your next message.".to_owned()),
+            map::SlashCommand::Rewind(_) => return,
         };
         match answer {
             Ok(text) => self.message(format!("{text}\n")),
+            Err(e) => self.message(format!("⚠️ {e}\n")),
+        }
+    }
+
+    /// `/rewind PHASE`: the session's task (finished or not) and its files back to the start of
+    /// the phase; the next prompt resumes it from there.
+    async fn rewind(&self, phase: &str) {
+        let Some(id) = self.state.lock().ok().and_then(|s| s.task.clone()) else {
+            self.message("No task in this session yet: there is nothing to rewind.\n".to_owned());
+            return;
+        };
+        if phase.is_empty() {
+            self.message(
+                "Say which phase: /rewind PHASE (its id such as implement, its name or its number)\n"
+                    .to_owned(),
+            );
+            return;
+        }
+        let done = match self.tasks.resolve_phase(&id, phase).await {
+            Ok(index) => self.tasks.rewind(&id, index, false, false).await,
+            Err(e) => Err(e),
+        };
+        match done {
+            Ok(done) if done.rewound => {
+                let mut text = format!("{}\n", done.text);
+                for change in &done.changes {
+                    text.push_str(&format!("- {} {}\n", change.action.as_str(), change.path));
+                }
+                text.push_str(&format!(
+                    "Your next prompt resumes the task from {}.\n",
+                    done.phase
+                ));
+                self.message(text);
+            }
+            Ok(done) => self.message(format!("⚠️ {}\n", done.text)),
             Err(e) => self.message(format!("⚠️ {e}\n")),
         }
     }

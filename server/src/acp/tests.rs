@@ -492,6 +492,12 @@ fn slash_commands() {
             Some(SlashCommand::Step(StepAction::Cancel)),
         ),
         ("/interrupt", Some(SlashCommand::Interrupt)),
+        (
+            "/rewind  Implement ",
+            Some(SlashCommand::Rewind("Implement".into())),
+        ),
+        ("/rewind", Some(SlashCommand::Rewind(String::new()))),
+        ("/rewinding", None),
         ("/unknown", None),
         ("next", None),
         ("please /next", None),
@@ -505,7 +511,14 @@ fn slash_commands() {
         .collect();
     assert_eq!(
         names,
-        ["next", "loop", "status", "cancel-workflow", "interrupt"]
+        [
+            "next",
+            "loop",
+            "status",
+            "cancel-workflow",
+            "interrupt",
+            "rewind"
+        ]
     );
 }
 
