@@ -114,6 +114,10 @@ export interface PhaseNode {
   status: Open<'done' | 'current' | 'todo'>;
   /** The breadcrumb as one line had the task stood there. */
   breadcrumbText: string;
+  /** For a phase: its id, the phase file's name without `.md` (e.g. `implement`). */
+  id?: string;
+  /** For a phase: whether rawko took a checkpoint when the task entered it (`rawko/phaseDiff`, `rawko/rewindTask`). */
+  hasCheckpoint?: boolean;
 }
 
 export interface TaskDetail extends TaskSummary {
@@ -158,6 +162,48 @@ export interface PhasePromptResult {
   name: string;
   breadcrumbText: string;
   prompt: string;
+}
+
+/** `index`: a concrete phase's index (`PhaseNode.index`); absent: the whole task. */
+export type PhaseDiffParams = TaskParams & { index?: number };
+
+/** One file a task or a phase changed. */
+export interface ChangedFile {
+  /** Relative to the top of the repository the checkpoints are in. */
+  path: string;
+  status: Open<'added' | 'modified' | 'deleted'>;
+}
+
+/** What a task, or one phase of it, changed: git's unified diff between two of its checkpoints. */
+export interface PhaseDiffResult {
+  /** git's unified diff, without colour; empty when nothing changed. */
+  diff: string;
+  files: ChangedFile[];
+  /** The checkpoints (commits) the diff goes from and to; null when there is none. */
+  from: string | null;
+  to: string | null;
+}
+
+/** `dryRun`: only say what would change; `force`: overwrite the files the user changed too. */
+export type RewindTaskParams = TaskParams & { index: number; dryRun?: boolean; force?: boolean };
+
+/** A file a rewind restores from the checkpoint or removes (created since). */
+export interface RewindChange {
+  path: string;
+  action: Open<'restore' | 'remove'>;
+}
+
+/** What a rewind did, or (with `dryRun`, or stopped by `conflicts`) would do. */
+export interface RewindTaskResult {
+  /** Whether the workspace and the task went back; false for a dry run or when user changes stopped it. */
+  rewound: boolean;
+  /** The phase's name. */
+  phase: string;
+  changes: RewindChange[];
+  /** Files the user changed after the task's last checkpoint that the rewind would overwrite. */
+  conflicts: string[];
+  /** What happened (or would), for people. */
+  text: string;
 }
 
 /** The result of the requests that answer with text to show (`rawko/step`, `rawko/setWorkflow`). */
@@ -305,6 +351,8 @@ export const Requests = {
   setWorkflow: new RequestType<SetWorkflowParams, TextResult, void>('rawko/setWorkflow'),
   validateWorkflows: new RequestType<Empty, { diagnostics: WorkflowDiagnostic[] }, void>('rawko/validateWorkflows'),
   phasePrompt: new RequestType<PhasePromptParams, PhasePromptResult, void>('rawko/phasePrompt'),
+  phaseDiff: new RequestType<PhaseDiffParams, PhaseDiffResult, void>('rawko/phaseDiff'),
+  rewindTask: new RequestType<RewindTaskParams, RewindTaskResult, void>('rawko/rewindTask'),
   serverStats: new RequestType<Empty, ServerStatsResult, void>('rawko/serverStats'),
 };
 
