@@ -124,6 +124,7 @@ pub const ALL_METHODS: &[MethodInfo] = &[
     MethodInfo::request::<to_server::ListTasks>(ClientToServer),
     MethodInfo::request::<to_server::GetTask>(ClientToServer),
     MethodInfo::request::<to_server::PhasePrompt>(ClientToServer),
+    MethodInfo::request::<to_server::PhaseDiff>(ClientToServer),
     MethodInfo::request::<to_server::ResumeTask>(ClientToServer),
     MethodInfo::request::<to_server::ForceAgent>(ClientToServer),
     MethodInfo::request::<to_server::SkipStep>(ClientToServer),

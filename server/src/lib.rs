@@ -8,6 +8,7 @@
 
 pub mod acp;
 pub mod agents;
+pub mod checkpoint;
 pub mod cli;
 pub mod clip;
 pub mod clock;

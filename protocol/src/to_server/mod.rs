@@ -523,6 +523,11 @@ mod tests {
     }
 
     #[test]
+    fn phase_diff() {
+        check_request::<PhaseDiff>();
+    }
+
+    #[test]
     fn resume_task() {
         check_request::<ResumeTask>();
     }

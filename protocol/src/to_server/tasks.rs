@@ -167,6 +167,14 @@ pub struct PhaseNode {
     /// The breadcrumb as one line had the task stood there, e.g. `Feature > Review [4/4] > 🔎
     /// Check [1/2]`; for a scope, the breadcrumb down to its entry (`Feature > Review [4/4]`).
     pub breadcrumb_text: String,
+    /// For a `phase`: its id, the phase file's name without `.md` (e.g. `implement`), as
+    /// `rawko diff --phase` takes it; absent for a `scope`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub id: Option<String>,
+    /// For a `phase`: whether the task has a checkpoint of the workspace taken when it entered
+    /// it (so `rawko/phaseDiff` can show what the phase changed); `false` for a `scope`.
+    #[serde(default)]
+    pub has_checkpoint: bool,
 }
 
 /// What a [`PhaseNode`] stands for.
@@ -221,6 +229,64 @@ pub struct PhasePromptResult {
     pub breadcrumb_text: String,
     /// The context prompt rawko injects before the agent's turns in that phase (Markdown).
     pub prompt: String,
+}
+
+/// What a task, or one phase of it, changed in the workspace: the diff between two of its
+/// checkpoints.
+#[derive(Debug)]
+pub enum PhaseDiff {}
+
+impl Request for PhaseDiff {
+    type Params = PhaseDiffParams;
+    type Result = PhaseDiffResult;
+    const METHOD: &'static str = "rawko/phaseDiff";
+}
+
+/// The params of `rawko/phaseDiff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseDiffParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The phase: its `index` in `TaskDetail.phases` (from 0); absent for the whole task.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index: Option<u32>,
+}
+
+/// The result of `rawko/phaseDiff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseDiffResult {
+    /// git's unified diff (no colour); empty when nothing changed.
+    pub diff: String,
+    /// The files that changed, with how.
+    pub files: Vec<ChangedFile>,
+    /// The checkpoint the diff starts from (a commit), `null` when there is none.
+    pub from: Option<String>,
+    /// The checkpoint the diff ends at (a commit), `null` when there is none.
+    pub to: Option<String>,
+}
+
+/// One file of a [`PhaseDiffResult`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedFile {
+    /// Its path, relative to the top of the repository the checkpoints are in.
+    pub path: String,
+    /// How it changed.
+    pub status: FileChange,
+}
+
+/// How a [`ChangedFile`] changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileChange {
+    /// Created.
+    Added,
+    /// Changed (its content, mode or type).
+    Modified,
+    /// Removed.
+    Deleted,
 }
 
 /// One step in a task's history: an event of the orchestrator and what it changed.

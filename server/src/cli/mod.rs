@@ -3,6 +3,7 @@
 
 mod agents;
 mod demo;
+mod diff;
 mod external;
 mod hooks;
 mod init;
@@ -145,6 +146,26 @@ pub enum Command {
     /// List and inspect the tasks kept in the task store
     #[command(subcommand)]
     Tasks(TasksCommand),
+    /// Show what a task changed in the workspace, or what one phase of it changed, as a unified
+    /// diff between the checkpoints rawko took (at each phase's entry and after each call that
+    /// may have changed files)
+    #[command(
+        after_help = "PHASE is the phase's id (its file name without .md, e.g. implement), its name (any case) or its number in the workflow (from 1). A phase's diff runs from the checkpoint taken when the task (last) entered it to the one taken when it next entered a phase, or to the latest while it is still there; without --phase, from the task's first checkpoint to its latest. Paths are relative to the top of the repository.
+
+Examples:
+  rawko diff task-1767225600000-1                    # everything the task changed
+  rawko diff task-1767225600000-1 --phase implement    # what Implement changed
+  rawko diff task-1767225600000-1 --phase 2 --json     # {diff, files, from, to}
+
+See docs/checkpoints.md for where checkpoints are kept and what they cost."
+    )]
+    Diff {
+        /// The task id, as `rawko tasks list` shows it
+        task: String,
+        /// Only what this phase changed: its id, name or number (from 1)
+        #[arg(long, value_name = "PHASE")]
+        phase: Option<String>,
+    },
     /// Show the orchestrator's state machine
     Machine {
         /// Print it as a Mermaid state chart (stateDiagram-v2)
@@ -485,6 +506,7 @@ pub fn run(
         ),
         Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
         Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
+        Command::Diff { task, phase } => diff::diff(&mut ctx, &task, phase.as_deref()),
         Command::Machine { mermaid } => machine(&mut ctx, mermaid),
         Command::Trust { revoke } => hooks::trust_workspace(&mut ctx, revoke),
         Command::Hook {

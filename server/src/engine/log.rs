@@ -128,6 +128,24 @@ pub enum LogEvent {
         when: String,
         changes: Vec<LoggedChange>,
     },
+    /// A checkpoint of the workspace (`checkpoint/`), written once its commit and refs exist:
+    /// at a phase's entry (`phase_entered`) or after a tool call that may have changed files
+    /// (`tool_call`). A record for the user and for `rawko diff`; it changes nothing a resumed
+    /// task continues from.
+    #[serde(rename_all = "camelCase")]
+    Checkpoint {
+        commit: String,
+        /// The concrete phase (0-based) the task was in, when it runs a workflow.
+        phase_index: Option<u32>,
+        /// That phase's name; empty without a workflow.
+        #[serde(default)]
+        phase: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        /// `workspace` (the workspace's git repository) or `private` (the task's own).
+        repository: String,
+    },
     /// The user interrupted; the task waits for them.
     Interrupted,
     /// A finished task was opened again (retry, reset).
@@ -365,7 +383,7 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
             }
             // A note, not a step: what the records before it said still holds (a turn that
             // ended the run still ended it).
-            LogEvent::Damaged(_) => continue,
+            LogEvent::Damaged(_) | LogEvent::Checkpoint { .. } => continue,
         }
         r.ended_turn = ended;
     }
@@ -454,6 +472,72 @@ pub fn refs_in_log(task_dir: &Path) -> Option<PinRefs> {
     refs
 }
 
+/// A checkpoint as a task's history shows it: the commit's first 12 digits, the phase, why.
+pub fn checkpoint_detail(commit: &str, phase: &str, reason: &str) -> String {
+    let short = commit.get(..12).unwrap_or(commit);
+    let why = match reason {
+        "phase_entered" => "phase entered",
+        _ => "after a tool call",
+    };
+    if phase.is_empty() {
+        format!("{short} ({why})")
+    } else {
+        format!("{short} {phase} ({why})")
+    }
+}
+
+/// A `checkpoint` record of a task's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedCheckpoint {
+    pub commit: String,
+    pub phase_index: Option<u32>,
+    pub phase: String,
+    /// `phase_entered` or `tool_call`.
+    pub reason: String,
+}
+
+impl LoggedCheckpoint {
+    pub fn entered_phase(&self) -> bool {
+        self.reason == "phase_entered"
+    }
+}
+
+/// The checkpoints a stored task's log names, oldest first, read without replaying it (a line
+/// that does not read is passed over). Blocks.
+pub fn checkpoints_in_log(task_dir: &Path) -> Vec<LoggedCheckpoint> {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(task_dir.join("events.jsonl")) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        // Only the records that can be checkpoints are parsed.
+        if !line.contains("\"checkpoint\"") {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<crate::store::LogRecord>(&line) else {
+            continue;
+        };
+        if let Ok(LogEvent::Checkpoint {
+            commit,
+            phase_index,
+            phase,
+            reason,
+            ..
+        }) = serde_json::from_value::<LogEvent>(record.event)
+        {
+            found.push(LoggedCheckpoint {
+                commit,
+                phase_index,
+                phase,
+                reason,
+            });
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -501,6 +585,30 @@ mod tests {
         let r = replay(&records(vec![started(), turn, note(false)]), &config).unwrap();
         assert_eq!(r.ended_turn.as_deref(), Some("bye"));
         assert_eq!(r.turns_played, 1);
+    }
+
+    #[test]
+    fn a_checkpoint_record_changes_nothing_a_resumed_task_continues_from() {
+        let config = MachineConfig::default();
+        let turn = json!({"type": "turn", "agent": "a", "text": "bye", "toolCalls": []});
+        let checkpoint = serde_json::to_value(LogEvent::Checkpoint {
+            commit: "a".repeat(40),
+            phase_index: Some(1),
+            phase: "Implement".into(),
+            reason: "tool_call".into(),
+            tool_call_id: Some("c1".into()),
+            repository: "workspace".into(),
+        })
+        .unwrap();
+        assert_eq!(checkpoint["type"], "checkpoint");
+        assert_eq!(checkpoint["phaseIndex"], 1);
+        assert_eq!(checkpoint["toolCallId"], "c1");
+        let without = replay(&records(vec![started(), turn.clone()]), &config).unwrap();
+        let with = replay(&records(vec![started(), turn, checkpoint]), &config).unwrap();
+        assert_eq!(with.ended_turn, without.ended_turn);
+        assert_eq!(with.messages, without.messages);
+        assert_eq!(with.turns_played, without.turns_played);
+        assert_eq!(with.ended_turn.as_deref(), Some("bye"));
     }
 
     fn record(seq: u64, event: LogEvent) -> LogRecord {

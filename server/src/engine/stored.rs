@@ -448,6 +448,12 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                 item.detail = Some(format!("{tool}: {answer}"))
             }
             Ok(LogEvent::Damaged(note)) => item.detail = Some(note.note),
+            Ok(LogEvent::Checkpoint {
+                commit,
+                phase,
+                reason,
+                ..
+            }) => item.detail = Some(super::log::checkpoint_detail(&commit, &phase, &reason)),
             // Another kind, or one this rawko does not know: shown by its kind.
             Ok(_) | Err(_) => {}
         }

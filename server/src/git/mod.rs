@@ -211,6 +211,49 @@ impl Git {
         repo.with_config(&out)
     }
 
+    /// Whether the workdir is in a repository rawko's git may use (discovery alone: no git
+    /// process, the config unread).
+    pub fn has_repository(&self) -> bool {
+        self.find().is_ok()
+    }
+
+    /// A repository of rawko's own at `git_dir` whose work tree is the workdir (a task's private
+    /// checkpoints of a workspace that is no git repository), created on first use. Nothing is
+    /// discovered: `git_dir` is rawko's, outside what the agent may write.
+    pub async fn open_private(self, git_dir: &Path) -> Result<Repo, String> {
+        let work_tree = self
+            .workdir
+            .canonicalize()
+            .map_err(|e| format!("cannot use {}: {e}", self.workdir.display()))?;
+        std::fs::create_dir_all(git_dir)
+            .map_err(|e| format!("cannot create {}: {e}", git_dir.display()))?;
+        let git_dir = git_dir
+            .canonicalize()
+            .map_err(|e| format!("cannot use {}: {e}", git_dir.display()))?;
+        let repo = Repo {
+            git: self,
+            repository: Repository {
+                work_tree,
+                common_dir: git_dir.clone(),
+                git_dir: git_dir.clone(),
+            },
+            config: Config::default(),
+        };
+        if !git_dir.join("HEAD").is_file() {
+            // `init` with GIT_DIR and GIT_WORK_TREE named makes the repository at GIT_DIR.
+            let out = repo.run(Hooks::Off, &["init", "-q"]).await?;
+            if !out.ok() {
+                return Err(format!(
+                    "cannot create a git repository in {}: {}",
+                    git_dir.display(),
+                    first_line(&out.stderr)
+                ));
+            }
+        }
+        let out = repo.run(Hooks::Off, &LIST_CONFIG).await?;
+        repo.with_config(&out)
+    }
+
     fn unread(self) -> Result<Repo, String> {
         let repository = self.find()?;
         Ok(Repo {

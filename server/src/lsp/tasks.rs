@@ -150,6 +150,15 @@ impl Backend {
         })
     }
 
+    pub(super) async fn phase_diff(&self, params: PhaseDiffParams) -> Result<PhaseDiffResult> {
+        let diff = self
+            .tasks()
+            .phase_diff(params.task_id.as_str(), params.index)
+            .await
+            .map_err(task_error)?;
+        Ok(to_proto::phase_diff(diff))
+    }
+
     pub(super) async fn set_workflow(
         &self,
         params: SetWorkflowParams,

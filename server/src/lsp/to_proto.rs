@@ -6,8 +6,9 @@ use rawko_protocol::to_client::{
     TaskFinishedParams, TaskOutcome,
 };
 use rawko_protocol::to_server::{
-    HistoryEntry, PhaseNode, PhaseNodeKind, PhaseStatus, StepAction as WireStepAction, TaskDetail,
-    TaskSummary, WorkflowSummary,
+    ChangedFile as WireChangedFile, FileChange, HistoryEntry, PhaseDiffResult, PhaseNode,
+    PhaseNodeKind, PhaseStatus, StepAction as WireStepAction, TaskDetail, TaskSummary,
+    WorkflowSummary,
 };
 use rawko_protocol::types::{BreadcrumbItem, TaskAction, TaskId, TaskState as WireTaskState};
 
@@ -357,6 +358,29 @@ pub fn phase_node(n: &OutlineNode) -> PhaseNode {
             Mark::Todo => PhaseStatus::Todo,
         },
         breadcrumb_text: n.breadcrumb_text.clone(),
+        id: Some(n.id.clone()).filter(|id| !id.is_empty()),
+        has_checkpoint: n.has_checkpoint,
+    }
+}
+
+pub fn phase_diff(d: crate::engine::tasks::PhaseDiff) -> PhaseDiffResult {
+    use crate::checkpoint::FileStatus;
+    PhaseDiffResult {
+        diff: d.diff,
+        files: d
+            .files
+            .into_iter()
+            .map(|f| WireChangedFile {
+                path: f.path,
+                status: match f.status {
+                    FileStatus::Added => FileChange::Added,
+                    FileStatus::Modified => FileChange::Modified,
+                    FileStatus::Deleted => FileChange::Deleted,
+                },
+            })
+            .collect(),
+        from: d.from,
+        to: d.to,
     }
 }
 

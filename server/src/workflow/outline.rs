@@ -41,6 +41,11 @@ pub struct OutlineNode {
     pub mark: Mark,
     /// The breadcrumb had the task stood there; for a scope, down to its entry.
     pub breadcrumb_text: String,
+    /// For a phase: its id (the file's stem); empty for a scope.
+    pub id: String,
+    /// Whether the task has a checkpoint taken at the phase's entry: `false` here, set by the
+    /// task service, which knows the task's checkpoints.
+    pub has_checkpoint: bool,
 }
 
 /// How far a task got through its workflow's concrete phases: those before `done` are done, and
@@ -152,6 +157,8 @@ impl<'a> Walk<'a> {
                         depth,
                         mark: self.progress.mark(index),
                         breadcrumb_text: text,
+                        id: p.id.clone(),
+                        has_checkpoint: false,
                     });
                 }
                 PhaseEntry::Subworkflow(key) => {
@@ -165,6 +172,8 @@ impl<'a> Walk<'a> {
                         depth,
                         mark: Mark::Todo,
                         breadcrumb_text: text,
+                        id: String::new(),
+                        has_checkpoint: false,
                     });
                     if let Some(sub) = self.set.get(key) {
                         self.scope(sub);

@@ -115,6 +115,7 @@ impl Control {
                 // A burst of tasks goes no further ahead of the log writer than it can take.
                 crate::pressure::room().await;
             }
+            self.checkpoint_phase_entry().await;
             self.run_queued_hooks().await;
             self.deliver_messages(conversation).await;
             if self.state != TaskState::Running {
@@ -343,7 +344,9 @@ impl Control {
             // Nothing to decide: the agent ran it without asking. Shown and logged as it came.
             let mut content = content.clone();
             self.secrets.scrub(&mut content);
-            return Ok(self.finish_call(call, content, *is_error));
+            let result = self.finish_call(call, content, *is_error);
+            self.checkpoint_after(call, *is_error).await;
+            return Ok(result);
         }
         let pre = self
             .fire_tool_hooks(HookEvent::PreToolUse, call, |inv| inv)
@@ -414,6 +417,7 @@ impl Control {
         }
         content = super::hooking::with_context(content, &pre.context);
         let result = self.finish_call(&call, content, is_error);
+        self.checkpoint_after(&call, is_error).await;
         if self.hook_state.halt_reason.is_some() {
             // A hook said `continue: false`: the result is recorded, then the task waits.
             return Err(Stop::Interrupt);

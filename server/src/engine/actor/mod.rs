@@ -10,6 +10,8 @@
 //! - `drive.rs`: the machine's effects run in turn, events applied, the arbiter's selection.
 //! - `agent.rs`: the agent loop (model turns, tool calls, the gate, `workflow_step`).
 //! - `approval.rs`: approvals of blocked calls.
+//! - `checkpointing.rs`: the workspace's checkpoints at each phase's entry and after each call
+//!   that may have changed files.
 //! - `commands.rs`: [`Control::wait`], which serves commands while the task awaits anything, and
 //!   the waits for the user.
 //! - `definitions.rs`: what the task tells about its pinned definitions when it resumes and ends.
@@ -36,6 +38,7 @@ use crate::workflow::{WorkflowSet, WorkflowState};
 
 mod agent;
 mod approval;
+mod checkpointing;
 mod commands;
 mod definitions;
 mod drive;
@@ -110,6 +113,8 @@ pub(super) struct Control {
     /// The state an external task was in when its agent's session ended (it is suspended until
     /// the session comes back).
     suspended_from: Option<TaskState>,
+    /// The workspace's checkpoints.
+    checkpointing: checkpointing::Checkpointing,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -318,6 +323,7 @@ pub(super) async fn run(
         pins,
         repository_note_shown: false,
         suspended_from: None,
+        checkpointing: Default::default(),
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -538,6 +544,13 @@ pub(super) async fn run(
     Arc::make_mut(&mut tools).sandbox.temp_dir = temp_dir.as_ref().map(|t| t.0.clone());
     // rawko's git follows nothing and pushes nowhere the agent may write, the temp dir included.
     Arc::make_mut(&mut ctl.hooks).agent_writable = tools.sandbox.agent_writable(&tools.workspace);
+    // A task with a store keeps checkpoints of its workspace (one kept in memory does not).
+    if let Some(files) = &ctl.persist.files {
+        ctl.checkpointing.store = Some(
+            crate::checkpoint::Checkpoints::for_task(&tools.workspace, files.dir())
+                .agent_writable(ctl.hooks.agent_writable.clone()),
+        );
+    }
 
     // What SessionStart hooks wrote to CLAUDE_ENV_FILE applies to the task's Bash commands, and
     // the directories its PATH and toolchain variables name are theirs to read.

@@ -80,6 +80,11 @@ impl Control {
         let Some(files) = &mut self.persist.files else {
             return;
         };
+        if let LogEvent::Workflow { state } = &event {
+            // Every move is logged before it is taken: the position is still the old one.
+            self.checkpointing
+                .note_move(self.pos.workflow.as_ref(), state);
+        }
         let value = match serde_json::to_value(&event) {
             Ok(mut v) => {
                 self.secrets.scrub_value(&mut v);

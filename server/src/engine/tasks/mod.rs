@@ -11,13 +11,15 @@
 //! the workspace from then on (its place, trust, store, session record and workflow set).
 //!
 //! The methods are split by concern: the opening and the routes in `open.rs`, the trust, the
-//! hooks and the session record in `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, the
-//! pinning of definitions in `pinning.rs`, external agents' sessions in `external.rs`.
+//! hooks and the session record in `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, a
+//! task's checkpoints and diffs in `checkpoints.rs`, the pinning of definitions in `pinning.rs`,
+//! external agents' sessions in `external.rs`.
 //!
 //! Where a task's events go is the face's choice, a [`Route`]: the one given at the opening, or
 //! one given with the task (`start_with`, `resume_with`) when sessions of a face share the
 //! service; a task keeps its route when it is resumed, retried or reset.
 
+mod checkpoints;
 mod error;
 mod external;
 mod listing;
@@ -30,6 +32,7 @@ mod session;
 mod tests;
 mod types;
 
+pub use checkpoints::PhaseDiff;
 pub use error::TaskError;
 pub use external::{agent_of_task, ExternalSession};
 pub use listing::Counts;

@@ -40,7 +40,9 @@ impl Tasks {
         } else {
             task.progress
         };
-        outline::outline(&set, def, progress)
+        let mut nodes = outline::outline(&set, def, progress);
+        self.mark_checkpoints(task, &mut nodes).await;
+        nodes
     }
 
     /// The context prompt of the task's concrete phase `index` (from 0, as in
