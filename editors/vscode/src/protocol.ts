@@ -180,8 +180,8 @@ export interface PhaseDiffResult {
   diff: string;
   files: ChangedFile[];
   /** The checkpoints (commits) the diff goes from and to; null when there is none. */
-  from: string | null;
-  to: string | null;
+  from?: string | null;
+  to?: string | null;
 }
 
 /** `dryRun`: only say what would change; `force`: overwrite the files the user changed too. */
