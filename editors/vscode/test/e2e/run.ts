@@ -7,8 +7,9 @@
  * approval of a blocked Write give the reason in full with no option active, sees the task's
  * phase tree in the Rawko view with the current phase marked, clicks Allow once on the Write and
  * the view's inline Deny on a blocked Bash, sees the countdown beside the breadcrumb and the
- * completion, and opens a phase's context prompt from the view; sees an approval count down to a
- * deadline set only in rawko's config; and starts an external agent's session with `rawko hook`
+ * completion, opens a phase's context prompt from the view and what the phase changed (Show
+ * Changes, in the diff editor); sees an approval count down to a deadline set only in rawko's
+ * config; and starts an external agent's session with `rawko hook`
  * (as Claude Code would), which the extension says runs no workflow yet, and picks one for it
  * from the notice. Every wait is for a condition in the page, with a time limit;
  * a screenshot is kept after every step (test-artifacts/), and code-server and Chromium are
@@ -584,6 +585,22 @@ async function main(): Promise<number> {
       () =>
         [...document.querySelectorAll('.editor-instance .view-lines')].some((e) =>
           (e.textContent ?? '').replace(/\u00a0/g, ' ').includes('Read the code that the task touches'),
+        ),
+      undefined,
+      { timeout: STEP_MS },
+    );
+  });
+
+  await step("Show Changes on a phase opens what it changed in the diff editor", page, async () => {
+    if (!page) throw new Error('no page');
+    // Plan wrote PLAN.md (the allowed Write) and nothing else: one file, the ordinary diff editor.
+    await viewRow(page, '✓ 📋 Plan').click({ button: 'right' });
+    await page.locator('.monaco-menu .action-label', { hasText: 'Show Changes' }).click();
+    await page.locator('.tabs-container .tab', { hasText: 'PLAN.md — Plan: what the phase changed' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.monaco-diff-editor .editor.modified .view-lines')].some((e) =>
+          (e.textContent ?? '').replace(/\u00a0/g, ' ').includes('1. add --shout'),
         ),
       undefined,
       { timeout: STEP_MS },
