@@ -126,6 +126,7 @@ pub const ALL_METHODS: &[MethodInfo] = &[
     MethodInfo::request::<to_server::PhasePrompt>(ClientToServer),
     MethodInfo::request::<to_server::PhaseDiff>(ClientToServer),
     MethodInfo::request::<to_server::ResumeTask>(ClientToServer),
+    MethodInfo::request::<to_server::RewindTask>(ClientToServer),
     MethodInfo::request::<to_server::ForceAgent>(ClientToServer),
     MethodInfo::request::<to_server::SkipStep>(ClientToServer),
     MethodInfo::request::<to_server::Retry>(ClientToServer),

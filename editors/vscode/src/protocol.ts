@@ -187,10 +187,12 @@ export interface PhaseDiffResult {
 /** `dryRun`: only say what would change; `force`: overwrite the files the user changed too. */
 export type RewindTaskParams = TaskParams & { index: number; dryRun?: boolean; force?: boolean };
 
-/** A file a rewind restores from the checkpoint or removes (created since). */
+/** What a rewind does to one file: written back as the checkpoint has it, or removed (created since). */
+export type RewindAction = Open<'restore' | 'remove'>;
+
 export interface RewindChange {
   path: string;
-  action: Open<'restore' | 'remove'>;
+  action: RewindAction;
 }
 
 /** What a rewind did, or (with `dryRun`, or stopped by `conflicts`) would do. */
@@ -344,6 +346,7 @@ export const Requests = {
   listTasks: new RequestType<Empty, { tasks: TaskSummary[] }, void>('rawko/listTasks'),
   getTask: new RequestType<TaskParams, { task: TaskDetail }, void>('rawko/getTask'),
   resumeTask: new RequestType<TaskParams, Empty, void>('rawko/resumeTask'),
+  rewindTask: new RequestType<RewindTaskParams, RewindTaskResult, void>('rawko/rewindTask'),
   forceAgent: new RequestType<ForceAgentParams, Empty, void>('rawko/forceAgent'),
   skipStep: new RequestType<TaskParams, Empty, void>('rawko/skipStep'),
   retry: new RequestType<TaskParams, Empty, void>('rawko/retry'),
@@ -352,7 +355,6 @@ export const Requests = {
   validateWorkflows: new RequestType<Empty, { diagnostics: WorkflowDiagnostic[] }, void>('rawko/validateWorkflows'),
   phasePrompt: new RequestType<PhasePromptParams, PhasePromptResult, void>('rawko/phasePrompt'),
   phaseDiff: new RequestType<PhaseDiffParams, PhaseDiffResult, void>('rawko/phaseDiff'),
-  rewindTask: new RequestType<RewindTaskParams, RewindTaskResult, void>('rawko/rewindTask'),
   serverStats: new RequestType<Empty, ServerStatsResult, void>('rawko/serverStats'),
 };
 

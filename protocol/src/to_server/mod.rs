@@ -533,6 +533,11 @@ mod tests {
     }
 
     #[test]
+    fn rewind_task() {
+        check_request::<RewindTask>();
+    }
+
+    #[test]
     fn set_workflow() {
         check_request::<SetWorkflow>();
     }

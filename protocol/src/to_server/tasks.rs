@@ -312,3 +312,69 @@ pub struct HistoryEntry {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<String>,
 }
+
+/// Takes a task and its workspace back to the start of one of its phases: the files restored
+/// from the checkpoint taken when the task entered it, the task moved back there (docs/
+/// checkpoints.md).
+#[derive(Debug)]
+pub enum RewindTask {}
+
+impl Request for RewindTask {
+    type Params = RewindTaskParams;
+    type Result = RewindTaskResult;
+    const METHOD: &'static str = "rawko/rewindTask";
+}
+
+/// The params of `rawko/rewindTask`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindTaskParams {
+    /// The task.
+    pub task_id: TaskId,
+    /// The phase to go back to the start of: its `index` in `TaskDetail.phases` (from 0).
+    pub index: u32,
+    /// Only say what would change; change nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// Also overwrite or remove files changed after the task's last checkpoint by someone else
+    /// than the task.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
+}
+
+/// The result of `rawko/rewindTask`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindTaskResult {
+    /// Whether the workspace and the task were rewound: `false` on a dry run, and when the
+    /// rewind stopped at `conflicts`.
+    pub rewound: bool,
+    /// The phase's name.
+    pub phase: String,
+    /// What changed (what would change, when not rewound), by path.
+    pub changes: Vec<RewindChange>,
+    /// Files changed after the task's last checkpoint, not by the task, that the rewind would
+    /// restore or remove: it stops at them unless `force`.
+    pub conflicts: Vec<String>,
+    /// One line for the user.
+    pub text: String,
+}
+
+/// One file of a [`RewindTaskResult`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindChange {
+    /// Relative to the workspace.
+    pub path: String,
+    pub action: RewindAction,
+}
+
+/// What a rewind does to a [`RewindChange`]'s file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindAction {
+    /// Written back as the checkpoint has it.
+    Restore,
+    /// Removed: it was created after the checkpoint.
+    Remove,
+}

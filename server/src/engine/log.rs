@@ -128,6 +128,25 @@ pub enum LogEvent {
         when: String,
         changes: Vec<LoggedChange>,
     },
+    /// The task was rewound to the start of a phase (`rawko rewind`): the workspace was restored
+    /// to checkpoint `commit`, and the task goes on from the state it had when record `at_seq`
+    /// (that checkpoint's record) was written, as if the records after it up to this one had
+    /// not been written ([`effective`]).
+    #[serde(rename_all = "camelCase")]
+    Rewound {
+        /// The concrete phase (0-based) the task is back at the start of.
+        to_phase_index: u32,
+        /// That phase's name.
+        phase: String,
+        commit: String,
+        at_seq: u64,
+        /// The files restored from the checkpoint, relative to the workspace.
+        #[serde(default)]
+        restored: Vec<String>,
+        /// The files removed (created after the checkpoint), relative to the workspace.
+        #[serde(default)]
+        removed: Vec<String>,
+    },
     /// A checkpoint of the workspace (`checkpoint/`), written once its commit and refs exist:
     /// at a phase's entry (`phase_entered`) or after a tool call that may have changed files
     /// (`tool_call`). A record for the user and for `rawko diff`; it changes nothing a resumed
@@ -160,6 +179,45 @@ pub enum LogEvent {
     /// of it. Written by the recovery of the WAL, never by the task; one that is `lost` stands
     /// in the lost record's place (its seq).
     Damaged(crate::store::DamageNote),
+}
+
+/// The result a call of the turn a rewind cut through gets when it had none: it never ran in
+/// the history the task goes on from.
+const NOT_RUN_REWOUND: &str = "not run: rawko rewound the task to the start of a phase first";
+
+/// The `atSeq` of a `rewound` record's event, read without parsing the rest.
+fn rewound_at(event: &Value) -> Option<u64> {
+    if event.get("type").and_then(Value::as_str) != Some("rewound") {
+        return None;
+    }
+    event.get("atSeq").and_then(Value::as_u64)
+}
+
+/// Whether a record a rewind takes back still counts: a `pinned` record (the task runs under
+/// the definitions it pinned last, whatever it did since) and the note of a record lost in a
+/// crash (a lost record may have been a `pinned` one, so the task still cannot go on safely).
+fn outlives_rewind(event: &Value) -> bool {
+    match event.get("type").and_then(Value::as_str) {
+        Some("pinned") => true,
+        Some("damaged") => event.get("lost").and_then(Value::as_bool) == Some(true),
+        _ => false,
+    }
+}
+
+/// The records a task's state is folded from, in order: every record, except that a `rewound`
+/// record takes back the records after its `atSeq` that came before it (see
+/// [`outlives_rewind`] for the two kinds that still count). The `rewound` record itself is
+/// kept, after what it kept. A later rewind may go back to a point before an earlier one, or to
+/// one after it (then what the earlier one took back stays taken back).
+pub fn effective(records: &[LogRecord]) -> Vec<&LogRecord> {
+    let mut kept: Vec<&LogRecord> = Vec::with_capacity(records.len());
+    for record in records {
+        if let Some(at_seq) = rewound_at(&record.event) {
+            kept.retain(|r| r.seq <= at_seq || outlives_rewind(&r.event));
+        }
+        kept.push(record);
+    }
+    kept
 }
 
 /// A task rebuilt from its log.
@@ -200,9 +258,11 @@ pub struct Replay {
     pub definitions: Option<PinRefs>,
 }
 
-/// Rebuilds a task from its records. Fails with a message naming the record that does not fit.
+/// Rebuilds a task from its records (those [`effective`] keeps: a rewind takes the task back).
+/// Fails with a message naming the record that does not fit.
 pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, String> {
-    let mut iter = records.iter();
+    let kept = effective(records);
+    let mut iter = kept.into_iter();
     let first = iter.next().ok_or("the log is empty")?;
     let start: LogEvent = serde_json::from_value(first.event.clone())
         .map_err(|e| format!("record 1 is not a task start: {e}"))?;
@@ -370,6 +430,21 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                 r.definitions = Some(r.definitions.unwrap_or_default().merged(&later));
             }
             LogEvent::DefinitionsChanged { .. } => {}
+            LogEvent::Rewound { .. } => {
+                // The turn the rewind cut through: its calls without a result never ran in the
+                // history the task goes on from, and every call needs a result.
+                for call in &open_calls {
+                    results.entry(call.id.clone()).or_insert_with(|| ToolResult {
+                        tool_call_id: call.id.clone(),
+                        content: NOT_RUN_REWOUND.to_owned(),
+                        is_error: true,
+                    });
+                }
+                flush(&mut r, &mut open_calls, &mut results);
+                reported.clear();
+                r.interrupted = false;
+                r.reminders_in_row = 0;
+            }
             LogEvent::Interrupted => r.interrupted = true,
             LogEvent::Reopened { .. } => r.finished = None,
             LogEvent::Finished { outcome, summary } => r.finished = Some((outcome, summary)),
@@ -618,6 +693,249 @@ mod tests {
             at: 0,
             event: serde_json::to_value(event).unwrap(),
         }
+    }
+
+    /// A task's log as the records of `events`, numbered from 1.
+    fn log_of(events: Vec<LogEvent>) -> Vec<LogRecord> {
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| record(i as u64 + 1, e))
+            .collect()
+    }
+
+    fn start() -> LogEvent {
+        LogEvent::Started {
+            task_id: "t".into(),
+            description: "d".into(),
+            workflow: Some("feature".into()),
+            workspace: "/w".into(),
+            provider: ProviderSpec::default(),
+            agent: None,
+            arbiter: None,
+            started_at: 0,
+            definitions: None,
+        }
+    }
+
+    fn moved(phase: usize, steps: u64) -> LogEvent {
+        LogEvent::Workflow {
+            state: WorkflowState {
+                active: true,
+                workflow_key: "feature".into(),
+                current_path: vec![crate::workflow::PathSegment {
+                    workflow_key: "feature".into(),
+                    phase_index: phase,
+                }],
+                global_step_count: steps,
+                task_id: "t".into(),
+                task_description: "d".into(),
+                started_at: 0,
+                completion_notified: false,
+                cancelled: false,
+                cancel_pending: false,
+            },
+        }
+    }
+
+    fn machine(event: machine::Event) -> LogEvent {
+        LogEvent::Machine {
+            event,
+            from: String::new(),
+            to: String::new(),
+            guard: None,
+        }
+    }
+
+    fn user(text: &str, source: &str) -> LogEvent {
+        LogEvent::UserMessage {
+            text: text.into(),
+            source: source.into(),
+        }
+    }
+
+    fn turn(text: &str, calls: &[(&str, &str)]) -> LogEvent {
+        LogEvent::Turn {
+            agent: "default".into(),
+            text: text.into(),
+            tool_calls: calls
+                .iter()
+                .map(|(id, name)| LoggedCall {
+                    id: (*id).into(),
+                    name: (*name).into(),
+                    input: json!({}),
+                    reported: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn done(id: &str) -> LogEvent {
+        LogEvent::ToolFinished {
+            id: id.into(),
+            content: "ok".into(),
+            is_error: false,
+        }
+    }
+
+    fn rewound(at_seq: u64) -> LogEvent {
+        LogEvent::Rewound {
+            to_phase_index: 1,
+            phase: "Implement".into(),
+            commit: "c".repeat(40),
+            at_seq,
+            restored: vec!["a.txt".into()],
+            removed: vec![],
+        }
+    }
+
+    /// The state two replays continue from, field by field.
+    fn assert_same(a: &Replay, b: &Replay) {
+        assert_eq!(a.machine, b.machine);
+        assert_eq!(a.workflow, b.workflow);
+        assert_eq!(a.messages, b.messages);
+        assert_eq!(a.pending_calls, b.pending_calls);
+        assert_eq!(a.pending_results, b.pending_results);
+        assert_eq!(a.ended_turn, b.ended_turn);
+        assert_eq!(a.last_agent, b.last_agent);
+        assert_eq!(a.turns_played, b.turns_played);
+        assert_eq!(a.arbiter_turns, b.arbiter_turns);
+        assert_eq!(a.reminders_in_row, b.reminders_in_row);
+        assert_eq!(a.always_allowed, b.always_allowed);
+        assert_eq!(a.interrupted, b.interrupted);
+        assert_eq!(a.finished, b.finished);
+        assert_eq!(a.definitions, b.definitions);
+    }
+
+    /// A task that entered Implement (record 8 is where a rewind takes it back to), wrote a
+    /// file there, moved to Review, was reminded, allowed a call for good and completed.
+    fn finished_task() -> Vec<LogEvent> {
+        vec![
+            start(),
+            machine(machine::Event::StartTask { task: "d".into() }),
+            machine(machine::Event::AgentSelected {
+                agent: "default".into(),
+                decision: None,
+            }),
+            moved(0, 0),
+            user("do it", "initial"),
+            turn("", &[("s1", "workflow_step")]),
+            done("s1"),
+            // 8: the state a rewind to Implement goes back to ends here.
+            moved(1, 1),
+            turn("writing", &[("w1", "Write"), ("s2", "workflow_step")]),
+            LogEvent::Approval {
+                id: "w1".into(),
+                tool: "Write".into(),
+                answer: "allow_always".into(),
+            },
+            done("w1"),
+            moved(2, 2),
+            done("s2"),
+            user("keep going", "reminder"),
+            turn("all done", &[]),
+            machine(machine::Event::AgentComplete {
+                success: true,
+                output: "all done".into(),
+            }),
+            LogEvent::Finished {
+                outcome: "complete".into(),
+                summary: "all done".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_rewound_task_replays_as_its_log_cut_at_the_checkpoint_then_goes_on() {
+        let config = MachineConfig::default();
+        let note = user("rawko rewound this task", "user");
+        let mut events = finished_task();
+        let full = replay(&log_of(events.clone()), &config).unwrap();
+        assert!(full.finished.is_some());
+        assert!(!full.always_allowed.is_empty());
+        events.push(rewound(8));
+        events.push(note.clone());
+        let rewound = replay(&log_of(events.clone()), &config).unwrap();
+        let mut cut = events[..8].to_vec();
+        cut.push(note.clone());
+        let expected = replay(&log_of(cut), &config).unwrap();
+        assert_same(&rewound, &expected);
+        assert_eq!(rewound.finished, None, "a finished task is resumable again");
+        assert_eq!(rewound.workflow.as_ref().unwrap().current_path[0].phase_index, 1);
+        assert_eq!(
+            rewound.messages.last(),
+            Some(&Message::User("rawko rewound this task".into()))
+        );
+        // What the task goes on with afterwards counts as usual.
+        events.push(turn("again", &[]));
+        let on = replay(&log_of(events), &config).unwrap();
+        assert_eq!(on.turns_played, expected.turns_played + 1);
+        assert_eq!(on.ended_turn.as_deref(), Some("again"));
+    }
+
+    #[test]
+    fn a_rewind_through_a_turn_gives_its_unrun_calls_a_result_and_runs_none_of_them() {
+        let config = MachineConfig::default();
+        let mut events = finished_task();
+        // Record 12 is the move to Review, logged between the two calls' results: the Write
+        // had its result, the step had none yet.
+        events.push(rewound(12));
+        events.push(user("rawko rewound this task", "user"));
+        let r = replay(&log_of(events), &config).unwrap();
+        assert!(r.pending_calls.is_empty(), "{:?}", r.pending_calls);
+        let Some(Message::ToolResults(results)) = r.messages.iter().rev().nth(1) else {
+            panic!("the turn's results come before the note: {:?}", r.messages);
+        };
+        let by_id: Vec<(&str, bool)> = results
+            .iter()
+            .map(|x| (x.tool_call_id.as_str(), x.is_error))
+            .collect();
+        assert_eq!(by_id, [("w1", false), ("s2", true)]);
+        assert_eq!(results[1].content, NOT_RUN_REWOUND);
+    }
+
+    #[test]
+    fn a_second_rewind_goes_back_from_the_history_the_first_left() {
+        let config = MachineConfig::default();
+        let mut events = finished_task();
+        let pinned = LogEvent::Pinned {
+            workflows: Some("w2".into()),
+            agents: None,
+            reason: "resumed".into(),
+        };
+        // Rewound to Implement (seq 8); the task goes on, pins, writes, then is rewound again
+        // to a record of its new history (seq 21, after the first rewind).
+        events.push(rewound(8));
+        events.push(user("note 1", "user"));
+        events.push(pinned.clone());
+        events.push(turn("second try", &[]));
+        events.push(user("more", "user"));
+        events.push(turn("third try", &[]));
+        events.push(rewound(21));
+        events.push(user("note 2", "user"));
+        let r = replay(&log_of(events.clone()), &config).unwrap();
+        let mut cut = events[..8].to_vec();
+        cut.extend([user("note 1", "user"), pinned, turn("second try", &[])]);
+        cut.push(user("note 2", "user"));
+        assert_same(&r, &replay(&log_of(cut), &config).unwrap());
+        // And back before the first rewind: the pin taken since still holds.
+        events.push(rewound(5));
+        events.push(user("note 3", "user"));
+        let r = replay(&log_of(events.clone()), &config).unwrap();
+        assert_eq!(r.turns_played, 0);
+        assert_eq!(r.definitions.unwrap().workflows.as_deref(), Some("w2"));
+        assert_eq!(r.messages.len(), 2);
+    }
+
+    #[test]
+    fn a_rewound_record_reads_and_writes_the_agreed_fields() {
+        let v = serde_json::to_value(rewound(7)).unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "rewound", "toPhaseIndex": 1, "phase": "Implement",
+                "commit": "c".repeat(40), "atSeq": 7, "restored": ["a.txt"], "removed": []})
+        );
+        assert_eq!(serde_json::from_value::<LogEvent>(v).unwrap(), rewound(7));
     }
 
     #[test]

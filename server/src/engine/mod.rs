@@ -14,6 +14,7 @@ pub mod loaded;
 pub mod log;
 pub mod pins;
 pub mod queue;
+pub mod rewind;
 pub mod stored;
 pub mod tasks;
 pub mod transcript;

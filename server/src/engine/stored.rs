@@ -354,9 +354,15 @@ pub fn detail(dir: &Path) -> Option<Stored> {
 pub const DAMAGED: &str = "damaged";
 
 /// A stored task read from its log's records: what it shows, as resume would find it (its
-/// machine's state, its workflow position, its end), and with `history`, every record as a
-/// history item. A record of a kind this rawko does not know is shown by its kind.
+/// machine's state, its workflow position, its end: a rewind takes them back, see
+/// [`super::log::effective`]), and with `history`, every record as a history item. A record of
+/// a kind this rawko does not know is shown by its kind.
 fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
+    // The records the state is folded from; the history shows them all.
+    let live: std::collections::HashSet<u64> = super::log::effective(records)
+        .iter()
+        .map(|r| r.seq)
+        .collect();
     let mut records = records.iter();
     let first = records.next()?;
     let LogEvent::Started {
@@ -408,6 +414,8 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
     for record in records {
         task.updated_at = record.at;
         let mut item = item(record);
+        // Taken back by a rewind: it is history, not state.
+        let live = live.contains(&record.seq);
         // Read in place: a log's tool results can be large.
         match LogEvent::deserialize(&record.event) {
             Ok(LogEvent::Machine {
@@ -423,18 +431,24 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                     item.state_after = Some(to.clone());
                     item.guard = guard;
                 }
-                task.machine_state = to;
+                if live {
+                    task.machine_state = to;
+                }
             }
-            Ok(LogEvent::Workflow { state }) => {
+            Ok(LogEvent::Workflow { state }) if live => {
                 task.workflow = Some(state.workflow_key.clone());
                 position = Some(state);
             }
             Ok(LogEvent::Finished { outcome, summary }) => {
-                finished = TaskState::parse(&outcome);
+                if live {
+                    finished = TaskState::parse(&outcome);
+                }
                 item.detail = Some(summary);
             }
             Ok(LogEvent::Reopened { reason }) => {
-                finished = None;
+                if live {
+                    finished = None;
+                }
                 item.detail = Some(reason);
             }
             Ok(LogEvent::ToolStarted { name, reported, .. }) => {
@@ -448,6 +462,20 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
                 item.detail = Some(format!("{tool}: {answer}"))
             }
             Ok(LogEvent::Damaged(note)) => item.detail = Some(note.note),
+            Ok(LogEvent::Rewound {
+                phase,
+                restored,
+                removed,
+                ..
+            }) => {
+                // Back in that phase, and not finished any more.
+                finished = None;
+                item.detail = Some(format!(
+                    "back to the start of {phase} ({} restored, {} removed)",
+                    restored.len(),
+                    removed.len()
+                ));
+            }
             Ok(LogEvent::Checkpoint {
                 commit,
                 phase,
@@ -622,6 +650,86 @@ mod tests {
         assert!(!listed.needs_placing());
         assert_eq!(listed.task.breadcrumb_text, "Feature > 📋 Plan [1/4]");
         assert_eq!(detail(&dir).unwrap().task.progress.current, Some(0));
+    }
+
+    #[test]
+    fn a_finished_task_rewound_shows_the_phase_it_is_back_in_and_is_not_finished() {
+        let set = starter();
+        let state = tempfile::tempdir().unwrap();
+        let id = "task-1763900000000-2";
+        let mut files = crate::store::TaskFiles::create(state.path(), id).unwrap();
+        let mut log = |event: LogEvent| {
+            files
+                .append(1763900000000, &serde_json::to_value(event).unwrap())
+                .unwrap()
+        };
+        log(LogEvent::Started {
+            task_id: id.to_owned(),
+            description: "add a flag".to_owned(),
+            workflow: Some("feature".to_owned()),
+            workspace: PathBuf::from("/home/u/project"),
+            provider: crate::provider::ProviderSpec {
+                name: "scripted".to_owned(),
+                ..Default::default()
+            },
+            agent: None,
+            arbiter: None,
+            started_at: 1763900000000,
+            definitions: None,
+        });
+        let mut w = WorkflowState::start(&set, "feature", "add a flag", id, 1763900000000).unwrap();
+        log(LogEvent::Workflow { state: w.clone() });
+        w = w.advance(&set).unwrap().state;
+        // Record 3: the task entered Implement.
+        let implement = log(LogEvent::Workflow { state: w.clone() });
+        w = w.advance(&set).unwrap().state;
+        log(LogEvent::Workflow { state: w.clone() });
+        log(LogEvent::Finished {
+            outcome: "complete".into(),
+            summary: "done".into(),
+        });
+        files.flush_blocking();
+        let dir = files.dir().to_owned();
+        // Its last snapshot and history.json, as a finished task leaves them.
+        let finished = json!({"v": 1, "taskId": id, "description": "add a flag",
+            "workflow": "feature", "workspace": "/home/u/project", "state": "complete",
+            "machineState": "complete", "breadcrumbText": "Feature", "seq": 5});
+        crate::store::write_atomic(&dir.join("snapshot.json"), &finished).unwrap();
+        let history = json!({"v": 1, "state": "complete", "history": []});
+        crate::store::write_atomic(&dir.join(HistoryFile::NAME), &history).unwrap();
+        assert_eq!(snapshot(&dir).unwrap().state, TaskState::Complete);
+
+        let mut files = crate::store::TaskFiles::open(&dir).unwrap().0;
+        let mut log = |event: LogEvent| {
+            files
+                .append(1763900000000, &serde_json::to_value(event).unwrap())
+                .unwrap()
+        };
+        log(LogEvent::Rewound {
+            to_phase_index: 1,
+            phase: "Implement".into(),
+            commit: "c".repeat(40),
+            at_seq: implement,
+            restored: vec!["a.txt".into()],
+            removed: vec!["b.txt".into()],
+        });
+        log(LogEvent::UserMessage {
+            text: "rawko rewound this task".into(),
+            source: "user".into(),
+        });
+        files.flush_blocking();
+        let listed = summary(&dir).unwrap().placed(&set);
+        assert_eq!(listed.state, TaskState::Interrupted);
+        assert_eq!(listed.breadcrumb_text, "Feature > 🛠️ Implement [2/4]");
+        let shown = detail(&dir).unwrap().placed(&set);
+        assert_eq!(shown.state, TaskState::Interrupted);
+        assert_eq!(shown.breadcrumb_text, "Feature > 🛠️ Implement [2/4]");
+        // The whole history is still shown, the rewind in it.
+        assert_eq!(shown.history.len(), 7);
+        assert_eq!(
+            shown.history[5].detail.as_deref(),
+            Some("back to the start of Implement (1 restored, 1 removed)")
+        );
     }
 
     #[test]

@@ -283,6 +283,13 @@ impl Repo {
         &self.repository
     }
 
+    /// The same repository, its commands run with one more variable (a later value of a name
+    /// replaces an earlier one): a scratch `GIT_INDEX_FILE`, say.
+    pub fn with_env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Repo {
+        self.git = self.git.env(name, value);
+        self
+    }
+
     pub fn config(&self) -> &Config {
         &self.config
     }
