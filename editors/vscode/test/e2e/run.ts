@@ -709,6 +709,39 @@ async function main(): Promise<number> {
     await viewRow(page, '▶ 📋 Plan').waitFor({ state: 'visible', timeout: STEP_MS });
   });
 
+  // The second task (complete) found PLAN.md as the first one wrote it; the user edits it after.
+  await step('Rewind to This Phase asks, names the file the user changed, and restores it on Rewind Anyway', page, async () => {
+    if (!page) throw new Error('no page');
+    const plan = path.join(ws, 'PLAN.md');
+    const before = fs.readFileSync(plan, 'utf8');
+    fs.writeFileSync(plan, 'my own plan\n');
+    const task = viewRow(page, 'Add a --quiet flag to greet.sh');
+    await task.waitFor({ state: 'visible', timeout: STEP_MS });
+    if ((await task.getAttribute('aria-expanded')) === 'false') {
+      await task.click();
+    }
+    await viewRow(page, '✓ 📋 Plan').click({ button: 'right' });
+    await page.locator('.monaco-menu .action-label', { hasText: 'Rewind to This Phase' }).click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.filter({ hasText: 'Rewind "Add a --quiet flag to greet.sh" to the start of Plan?' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    if (!/restore PLAN\.md/.test(await dialog.innerText())) {
+      throw new Error(`the question does not list the file: ${await dialog.innerText()}`);
+    }
+    await dialog.getByRole('button', { name: 'Rewind', exact: true }).click();
+    const again = dialog.filter({ hasText: 'you changed a file it would overwrite' });
+    await again.waitFor({ state: 'visible', timeout: STEP_MS });
+    await screenshot(page, 'rewind-conflict');
+    if (fs.readFileSync(plan, 'utf8') !== 'my own plan\n') {
+      throw new Error('the user edit was overwritten before Rewind Anyway');
+    }
+    await again.getByRole('button', { name: 'Rewind Anyway', exact: true }).click();
+    await page.locator('.notification-toast', { hasText: 'to the start of Plan' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    const after = fs.readFileSync(plan, 'utf8');
+    if (after !== before) {
+      throw new Error(`PLAN.md was not restored: ${JSON.stringify(after)}`);
+    }
+  });
+
   return results.filter((r) => !r.ok).length;
 }
 
