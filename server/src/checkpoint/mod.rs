@@ -50,6 +50,8 @@ pub enum Reason {
     PhaseEntered,
     /// A tool call that may have changed files completed.
     ToolCall,
+    /// The workspace as it was just before a rewind changed it (so it can be undone by hand).
+    BeforeRewind,
 }
 
 impl Reason {
@@ -58,6 +60,7 @@ impl Reason {
         match self {
             Reason::PhaseEntered => "phase_entered",
             Reason::ToolCall => "tool_call",
+            Reason::BeforeRewind => "before_rewind",
         }
     }
 }

@@ -7,6 +7,7 @@ mod diff;
 mod external;
 mod hooks;
 mod init;
+mod rewind;
 mod run;
 mod tasks;
 mod terminal;
@@ -165,6 +166,38 @@ See docs/checkpoints.md for where checkpoints are kept and what they cost."
         /// Only what this phase changed: its id, name or number (from 1)
         #[arg(long, value_name = "PHASE")]
         phase: Option<String>,
+    },
+    /// Take a task back to the start of one of its phases: the workspace's files as they were
+    /// when the task entered it, and the task itself (its conversation and position) back
+    /// there, ready to resume
+    #[command(
+        after_help = "rawko keeps a checkpoint of the workspace each time a task enters a phase and after \
+each call that may change files (docs/checkpoints.md). A rewind restores the files the task changed \
+since the phase's checkpoint and removes the ones created since; ignored files, anything outside the \
+workspace, and your HEAD, index, branches and stash are left alone, and a symlink is never followed. \
+It prints one line per file, `restore PATH` or `remove PATH`.\n\n\
+A file changed after the task's last checkpoint by someone else than the task (you, say) stops the \
+rewind with exit status 1, naming it, unless --force. The workspace as it was just before a rewind \
+is kept as a checkpoint too (`rawko tasks show TASK` names it), so a rewind can be undone by hand.\n\n\
+Examples:\n  rawko rewind task-1795-1 --to implement --dry-run   # what would change\n  \
+rawko rewind task-1795-1 --to implement             # then: rawko run --resume task-1795-1\n  \
+rawko rewind task-1795-1 --to 2 --force"
+    )]
+    Rewind {
+        /// The task id, as `rawko tasks list` shows it
+        #[arg(value_name = "TASK")]
+        task: String,
+        /// The phase to go back to the start of: its id (the phase file's name without .md, e.g.
+        /// implement), its name (in any case) or its number in the workflow (from 1)
+        #[arg(long, value_name = "PHASE")]
+        to: String,
+        /// List what would change and change nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Also overwrite or remove files changed after the task's last checkpoint by someone
+        /// else than the task
+        #[arg(long)]
+        force: bool,
     },
     /// Show the orchestrator's state machine
     Machine {
@@ -381,6 +414,18 @@ pub enum TasksCommand {
         /// The task id, as `rawko tasks list` shows it
         id: String,
     },
+    /// Remove finished tasks (complete, failed, cancelled) of this workspace from the task
+    /// store, with the checkpoint refs they keep in its git repository (refs/rawko/tasks/ID/*),
+    /// so that git can collect those checkpoints; prints each task removed. A task that has not
+    /// finished is never removed
+    Prune {
+        /// Only the tasks last updated more than DAYS days ago [default: every finished task]
+        #[arg(long, value_name = "DAYS")]
+        older_than: Option<u64>,
+        /// Tasks of every workspace
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -507,6 +552,23 @@ pub fn run(
         Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
         Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
         Command::Diff { task, phase } => diff::diff(&mut ctx, &task, phase.as_deref()),
+        Command::Tasks(TasksCommand::Prune { older_than, all }) => {
+            rewind::prune(&mut ctx, older_than, all)
+        }
+        Command::Rewind {
+            task,
+            to,
+            dry_run,
+            force,
+        } => rewind::rewind(
+            &mut ctx,
+            rewind::RewindOptions {
+                task,
+                to,
+                dry_run,
+                force,
+            },
+        ),
         Command::Machine { mermaid } => machine(&mut ctx, mermaid),
         Command::Trust { revoke } => hooks::trust_workspace(&mut ctx, revoke),
         Command::Hook {

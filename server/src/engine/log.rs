@@ -552,6 +552,7 @@ pub fn checkpoint_detail(commit: &str, phase: &str, reason: &str) -> String {
     let short = commit.get(..12).unwrap_or(commit);
     let why = match reason {
         "phase_entered" => "phase entered",
+        "before_rewind" => "the workspace before a rewind",
         _ => "after a tool call",
     };
     if phase.is_empty() {

@@ -142,6 +142,7 @@ pub fn serve_stdio(options: ServeOptions) -> std::io::Result<()> {
         .custom_method(PhasePrompt::METHOD, Backend::phase_prompt)
         .custom_method(PhaseDiff::METHOD, Backend::phase_diff)
         .custom_method(ResumeTask::METHOD, Backend::resume_task)
+        .custom_method(RewindTask::METHOD, Backend::rewind_task)
         .custom_method(ForceAgent::METHOD, Backend::force_agent)
         .custom_method(SkipStep::METHOD, Backend::skip_step)
         .custom_method(Retry::METHOD, Backend::retry)

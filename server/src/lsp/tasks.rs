@@ -179,6 +179,36 @@ impl Backend {
         Ok(ResumeTaskResult {})
     }
 
+    pub(super) async fn rewind_task(&self, params: RewindTaskParams) -> Result<RewindTaskResult> {
+        let done = self
+            .tasks()
+            .rewind(
+                params.task_id.as_str(),
+                params.index,
+                params.dry_run,
+                params.force,
+            )
+            .await
+            .map_err(task_error)?;
+        Ok(RewindTaskResult {
+            rewound: done.rewound,
+            phase: done.phase,
+            changes: done
+                .changes
+                .into_iter()
+                .map(|c| RewindChange {
+                    path: c.path,
+                    action: match c.action {
+                        crate::engine::rewind::Action::Restore => RewindAction::Restore,
+                        crate::engine::rewind::Action::Remove => RewindAction::Remove,
+                    },
+                })
+                .collect(),
+            conflicts: done.conflicts,
+            text: done.text,
+        })
+    }
+
     async fn override_task(&self, id: &TaskId, what: Override) -> Result<()> {
         self.tasks()
             .override_task(id.as_str(), what)

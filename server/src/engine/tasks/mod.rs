@@ -12,7 +12,8 @@
 //!
 //! The methods are split by concern: the opening and the routes in `open.rs`, the trust, the
 //! hooks and the session record in `session.rs`, the provider and the arbiter in `providers.rs`, the phases in `phases.rs`, a
-//! task's checkpoints and diffs in `checkpoints.rs`, the pinning of definitions in `pinning.rs`,
+//! task's checkpoints and diffs in `checkpoints.rs`, rewinding a task and pruning finished ones in
+//! `rewind.rs`, the pinning of definitions in `pinning.rs`,
 //! external agents' sessions in `external.rs`.
 //!
 //! Where a task's events go is the face's choice, a [`Route`]: the one given at the opening, or
@@ -27,6 +28,7 @@ mod open;
 mod phases;
 mod pinning;
 mod providers;
+mod rewind;
 mod session;
 #[cfg(test)]
 mod tests;
@@ -38,6 +40,7 @@ pub use external::{agent_of_task, ExternalSession};
 pub use listing::Counts;
 pub use open::{Found, Opened, Opening, Route};
 pub use phases::PhasePrompt;
+pub use rewind::Rewound;
 pub use types::{Conversation, Override, Place, StartRequest, Started};
 
 use providers::{build, new_arbiter};
