@@ -114,7 +114,7 @@ class Context {
     openSides: (title, files) => this.openSides(title, files),
     openText: (title, text) => this.openText(title, text),
     note: (taskId, text) => this.formatter.note(taskId, text),
-    refresh: (taskId) => this.refresh(taskId),
+    refresh: (taskId) => this.refresh(taskId, true),
     resume: (taskId) => this.commands.rerun('resume', taskId),
   });
   readonly tree = new TaskTree(vscode, systemClock, this.store, this.approvals, (taskId) => this.wantDetail(taskId));
@@ -398,11 +398,11 @@ class Context {
   }
 
   /** Fills in a task from `rawko/getTask` (after a gap in `seq`, or for a task started elsewhere). */
-  private async refresh(taskId: string): Promise<void> {
+  private async refresh(taskId: string, restate = false): Promise<void> {
     try {
       const answer = await this.rpc()?.request(Requests.getTask, { taskId });
       if (answer) {
-        this.store.describe(answer.task);
+        this.store.describe(answer.task, restate);
       }
     } catch {
       // The task is gone; its notifications say all there is.

@@ -199,6 +199,22 @@ describe('the phase rows that offer Show Changes and Rewind', () => {
   });
 });
 
+describe('a rewound task in the store', () => {
+  it("takes its state from rawko's answer after a rewind, a finished task's too", () => {
+    const store = new TaskStore(new ManualClock());
+    store.describe(detail());
+    const back: TaskDetail = { ...detail(), state: 'interrupted', ...look('interrupted', 'Feature > Implement [2/2]', 'task-1') };
+    store.describe(back);
+    assert.equal(store.get('task-1')?.state, 'complete', 'the statuses own the state of a known task');
+    store.describe(back, true);
+    const task = store.get('task-1');
+    assert.equal(task?.state, 'interrupted');
+    assert.equal(task?.stateClass, 'waiting');
+    assert.equal(task?.outcome, undefined);
+    assert.ok(task?.actions?.includes('resume'), 'it can be resumed');
+  });
+});
+
 class FakeServer implements Rpc {
   readonly requests: { method: string; params: unknown }[] = [];
   /** The answers of `rawko/rewindTask`, in order. */
