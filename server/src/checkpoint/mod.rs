@@ -208,6 +208,18 @@ impl Checkpoints {
     /// `latest` ref and, at a phase's entry, on that phase's ref. When nothing changed since the
     /// previous checkpoint no commit is made and the previous one is named again.
     pub async fn take(&mut self, reason: Reason, phase: Option<u32>) -> Result<Checkpoint, String> {
+        match self.take_once(reason, phase).await {
+            // The `latest` ref moved under the remembered one (a rewind): read it again.
+            Err(_) if self.previous.take().is_some() => self.take_once(reason, phase).await,
+            taken => taken,
+        }
+    }
+
+    async fn take_once(
+        &mut self,
+        reason: Reason,
+        phase: Option<u32>,
+    ) -> Result<Checkpoint, String> {
         let index = self.index_file();
         let message = format!("rawko checkpoint: {} {}", self.task_id, reason.as_str());
         let latest = self.latest_ref();

@@ -279,6 +279,31 @@ fn a_checkpoint_runs_nothing_the_repositorys_config_names() {
 }
 
 #[test]
+fn a_latest_ref_moved_by_someone_else_is_read_again() {
+    let f = Fixture::new(true);
+    let rt = rt();
+    let mut cps = f.checkpoints();
+    let first = rt
+        .block_on(cps.take(Reason::PhaseEntered, Some(0)))
+        .unwrap();
+    f.write("lib.rs", "fn a() { 2 }\n");
+    let second = rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    // A rewind sets `latest` back to the first checkpoint.
+    f.git(&[
+        "update-ref",
+        "refs/rawko/tasks/task-1-1/latest",
+        &first.commit,
+    ]);
+    f.write("lib.rs", "fn a() { 3 }\n");
+    let third = rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    assert_eq!(
+        f.git(&["rev-parse", &format!("{}^", third.commit)]),
+        first.commit
+    );
+    assert_ne!(third.commit, second.commit);
+}
+
+#[test]
 fn an_id_makes_a_valid_ref_name() {
     assert_eq!(ref_prefix("task-1795-1"), "refs/rawko/tasks/task-1795-1");
     assert_eq!(ref_prefix("ext-a.b_c"), "refs/rawko/tasks/ext-a_b_c");

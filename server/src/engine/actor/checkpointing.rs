@@ -86,7 +86,12 @@ impl Control {
             let index = u32::try_from(flat_index(set, &state.current_path)).ok()?;
             Some((index, phase.name.clone()))
         });
-        match store.take(reason, phase.as_ref().map(|(i, _)| *i)).await {
+        // Boxed: git's futures are large, and a waiting task should not hold them.
+        let taken = super::boxed(
+            "checkpoint",
+            store.take(reason, phase.as_ref().map(|(i, _)| *i)),
+        );
+        match taken.await {
             // Nothing changed since the last one: a call leaves no record; a phase's entry
             // does (its ref now names that checkpoint).
             Ok(cp) if !cp.new && reason == Reason::ToolCall => {}
