@@ -139,6 +139,11 @@ t.test('R rewinds to a phase after asking with what would change', function()
   end)
   t.ok(not ws:exists('shout.txt'), 'the file created since is removed')
   t.eq(table.concat(vim.fn.readfile(ws:path('greet.sh'), 'b'), '\n'), GREET, 'greet.sh restored')
+  t.wait('the tree to show the task back in Implement', function()
+    local lines = t.float_lines('rawko_tasks') or {}
+    return t.find(lines, '▶ 🛠️ Implement') and t.find(lines, '✓ 📋 Plan')
+  end)
+  t.ok(t.task(id).outcome == nil, 'no longer finished: ' .. tostring(t.task(id).outcome))
   t.eq(vim.fn.system({ 'git', '-C', ws.dir, 'rev-parse', 'HEAD' }), head, 'HEAD untouched')
   t.eq(#vim.tbl_filter(function(s)
     return s.opts.kind == 'rawko_rewind'

@@ -288,8 +288,10 @@ local function rewind()
           ),
           vim.log.levels.INFO
         )
+        -- The task's phases and place moved back: asked afresh.
+        require('rawko.handlers').refetch(row.task)
         if view and vim.api.nvim_win_is_valid(view.win) then
-          M.open() -- afresh: the task's phases and place moved back
+          M.open()
         end
       else
         vim.notify('rawko: the task was not rewound: ' .. (result.text or ''), vim.log.levels.WARN)
