@@ -740,6 +740,17 @@ async function main(): Promise<number> {
     if (after !== before) {
       throw new Error(`PLAN.md was not restored: ${JSON.stringify(after)}`);
     }
+    // The view shows the task back in Plan (beside the external session's Plan), no longer complete.
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.part.sidebar .monaco-list-row')].filter((r) => (r.textContent ?? '').includes('▶ 📋 Plan')).length === 2,
+      undefined,
+      { timeout: STEP_MS },
+    );
+    const row = viewRow(page, 'Add a --quiet flag to greet.sh');
+    if ((await row.locator('.codicon-pass').count()) > 0) {
+      throw new Error('the rewound task is still shown complete');
+    }
   });
 
   return results.filter((r) => !r.ok).length;
