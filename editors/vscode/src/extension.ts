@@ -22,6 +22,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { ANSWER_WORDS, Approvals } from './approval';
+import { Checkpoints, type FileSides } from './checkpoints';
 import { systemClock } from './clock';
 import { Commands, errorOf, PICK_WORKFLOW_COMMAND, type Rpc } from './commands';
 import { groupDiagnostics } from './diagnostics';
@@ -108,6 +109,14 @@ class Context {
     showOutput: (preserveFocus) => this.output.show(preserveFocus),
     note: (taskId, text) => this.formatter.note(taskId, text),
   });
+  readonly checkpoints = new Checkpoints(vscode, this.store, {
+    rpc: () => this.rpc(),
+    openSides: (title, files) => this.openSides(title, files),
+    openText: (title, text) => this.openText(title, text),
+    note: (taskId, text) => this.formatter.note(taskId, text),
+    refresh: (taskId) => this.refresh(taskId, true),
+    resume: (taskId) => this.commands.rerun('resume', taskId),
+  });
   readonly tree = new TaskTree(vscode, systemClock, this.store, this.approvals, (taskId) => this.wantDetail(taskId));
   /** The connection to `rawko serve`, its log, and whether it may restart after a crash. */
   private client: LanguageClient | undefined;
@@ -146,6 +155,8 @@ class Context {
     register('rawko.allowApproval', (_, arg) => answer(arg, 'allow_once'));
     register('rawko.denyApproval', (_, arg) => answer(arg, 'reject_once'));
     register('rawko.openPhasePrompt', (id, _, index) => id !== undefined && typeof index === 'number' && this.openPhasePrompt(id, index));
+    register('rawko.showPhaseChanges', (_, arg) => this.checkpoints.showChanges(arg));
+    register('rawko.rewindToPhase', (_, arg) => this.checkpoints.rewind(arg));
     register('rawko.showOutput', (id) => this.commands.showOutput(id));
     register('rawko.showTasks', () => this.commands.showTasks());
     register(PICK_WORKFLOW_COMMAND, (id) => this.commands.pickWorkflow(id));
@@ -349,12 +360,49 @@ class Context {
     }
   }
 
+  /** A read-only document of ours (`rawko-preview:`) holding `text`, at `name` (its extension picks the language). */
+  private preview(name: string, text: string, what: string): vscode.Uri {
+    this.previewCount += 1;
+    const uri = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${name.replace(/^\/+/, '')}`, query: `${what}-${this.previewCount}` });
+    this.previews.set(uri.toString(), text);
+    return uri;
+  }
+
+  /**
+   * Opens what a phase changed in the diff editor: one file in the ordinary one, several in the
+   * multi-file diff editor (`vscode.changes`); false when that is not there.
+   */
+  private async openSides(title: string, files: FileSides[]): Promise<boolean> {
+    const pairs = files.map((file) => {
+      const name = file.path;
+      return [vscode.Uri.file(name), this.preview(name, file.before, 'before'), this.preview(name, file.after, 'after')] as const;
+    });
+    try {
+      const [only] = pairs;
+      if (pairs.length === 1 && only) {
+        await vscode.commands.executeCommand('vscode.diff', only[1], only[2], `${files[0]?.path ?? ''} — ${title}`, { preview: true });
+      } else {
+        await vscode.commands.executeCommand('vscode.changes', title, pairs);
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Opens `text` read-only as a unified diff. */
+  private async openText(title: string, text: string): Promise<void> {
+    const doc = await vscode.workspace.openTextDocument(this.preview(`${title.replace(/[\\/]/g, '-')}.diff`, text, 'diff'));
+    await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
   /** Fills in a task from `rawko/getTask` (after a gap in `seq`, or for a task started elsewhere). */
-  private async refresh(taskId: string): Promise<void> {
+  private async refresh(taskId: string, restate = false): Promise<void> {
     try {
       const answer = await this.rpc()?.request(Requests.getTask, { taskId });
       if (answer) {
-        this.store.describe(answer.task);
+        this.store.describe(answer.task, restate);
       }
     } catch {
       // The task is gone; its notifications say all there is.

@@ -114,9 +114,9 @@ export interface PhaseNode {
   status: Open<'done' | 'current' | 'todo'>;
   /** The breadcrumb as one line had the task stood there. */
   breadcrumbText: string;
-  /** For a phase: its id, the phase file's name without `.md` (`rawko diff --phase`). */
+  /** For a phase: its id, the phase file's name without `.md` (e.g. `implement`). */
   id?: string;
-  /** For a phase: whether the task has a checkpoint taken at its entry (`rawko/phaseDiff` can show it). */
+  /** For a phase: whether rawko took a checkpoint when the task entered it (`rawko/phaseDiff`, `rawko/rewindTask`). */
   hasCheckpoint?: boolean;
 }
 
@@ -164,9 +164,30 @@ export interface PhasePromptResult {
   prompt: string;
 }
 
+/** `index`: a concrete phase's index (`PhaseNode.index`); absent: the whole task. */
+export type PhaseDiffParams = TaskParams & { index?: number };
+
+/** One file a task or a phase changed. */
+export interface ChangedFile {
+  /** Relative to the top of the repository the checkpoints are in. */
+  path: string;
+  status: Open<'added' | 'modified' | 'deleted'>;
+}
+
+/** What a task, or one phase of it, changed: git's unified diff between two of its checkpoints. */
+export interface PhaseDiffResult {
+  /** git's unified diff, without colour; empty when nothing changed. */
+  diff: string;
+  files: ChangedFile[];
+  /** The checkpoints (commits) the diff goes from and to; null when there is none. */
+  from?: string | null;
+  to?: string | null;
+}
+
+/** `dryRun`: only say what would change; `force`: overwrite the files the user changed too. */
 export type RewindTaskParams = TaskParams & { index: number; dryRun?: boolean; force?: boolean };
 
-/** What a rewind does to one file: written back as the checkpoint has it, or removed. */
+/** What a rewind does to one file: written back as the checkpoint has it, or removed (created since). */
 export type RewindAction = Open<'restore' | 'remove'>;
 
 export interface RewindChange {
@@ -174,29 +195,17 @@ export interface RewindChange {
   action: RewindAction;
 }
 
-/** What `rawko/rewindTask` did (or, when `rewound` is false, would do, and which files stop it). */
+/** What a rewind did, or (with `dryRun`, or stopped by `conflicts`) would do. */
 export interface RewindTaskResult {
+  /** Whether the workspace and the task went back; false for a dry run or when user changes stopped it. */
   rewound: boolean;
+  /** The phase's name. */
   phase: string;
   changes: RewindChange[];
+  /** Files the user changed after the task's last checkpoint that the rewind would overwrite. */
   conflicts: string[];
+  /** What happened (or would), for people. */
   text: string;
-}
-
-/** `rawko/phaseDiff`: `index` absent for the whole task. */
-export type PhaseDiffParams = TaskParams & { index?: number };
-
-export interface ChangedFile {
-  path: string;
-  status: Open<'added' | 'modified' | 'deleted'>;
-}
-
-export interface PhaseDiffResult {
-  /** git's unified diff; empty when nothing changed. */
-  diff: string;
-  files: ChangedFile[];
-  from?: string | null;
-  to?: string | null;
 }
 
 /** The result of the requests that answer with text to show (`rawko/step`, `rawko/setWorkflow`). */

@@ -92,9 +92,13 @@ export class TaskStore {
     this.emit(task);
   }
 
-  /** Fills in what `rawko/listTasks` or `rawko/getTask` says of a task. */
-  describe(summary: TaskSummary | TaskDetail): void {
-    const known = this.tasks.has(summary.taskId);
+  /**
+   * Fills in what `rawko/listTasks` or `rawko/getTask` says of a task. Its state comes from the
+   * statuses once it is known, unless `restate`: after a rewind, which takes even a finished task
+   * back to a phase without a status, the answer's state is the news.
+   */
+  describe(summary: TaskSummary | TaskDetail, restate = false): void {
+    const known = this.tasks.has(summary.taskId) && !restate;
     const task = this.ensure(summary.taskId);
     task.description = summary.description;
     task.startedAt = summary.startedAt;
@@ -107,8 +111,9 @@ export class TaskStore {
       task.state = summary.state;
       task.stateClass = summary.stateClass;
       task.actions = Array.isArray(summary.actions) ? summary.actions : [];
-      if (summary.stateClass === 'finished') {
-        task.outcome = summary.state;
+      task.outcome = summary.stateClass === 'finished' ? summary.state : undefined;
+      if (summary.stateClass !== 'finished') {
+        task.endedAt = undefined;
       }
       task.text = `${summary.breadcrumbText}${summary.stateText ?? ''}`;
       task.breadcrumbText = summary.breadcrumbText;

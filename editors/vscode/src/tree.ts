@@ -2,7 +2,8 @@
  * The Rawko view in the activity bar: the tasks as a tree. A task shows its state icon, its
  * description and how long it has run; under it, a pending approval (with inline Allow and Deny)
  * and its workflow's phases (`TaskDetail.phases`) marked ✓ done, ▶ current, ○ to do, a nested
- * workflow's phases indented under it. Selecting a phase opens its context prompt. The marks move
+ * workflow's phases indented under it. Selecting a phase opens its context prompt; a phase rawko
+ * took a checkpoint at offers Show Changes and Rewind to This Phase (`checkpoints.ts`). The marks move
  * with each `rawko/status`'s `phaseIndex`; everything comes from the task store and the pending
  * approvals, which the server's notifications and requests fill, so the view never polls.
  * `taskRow`, `phaseRows` and `approvalRow` are the pure part; `TaskTree` hands their rows to VS Code.
@@ -162,6 +163,15 @@ export function phaseMarks(task: TaskView): Mark[] {
 }
 
 /**
+ * Whether the phase's Show Changes and Rewind are offered: rawko took a checkpoint when the task
+ * entered it. `hasCheckpoint` is as of the last `rawko/getTask`, so a phase the task entered since
+ * (its mark moved past to do) counts too when this rawko knows checkpoints at all.
+ */
+export function hasCheckpoint(phase: PhaseNode, mark: Mark): boolean {
+  return phase.hasCheckpoint === true || (phase.hasCheckpoint !== undefined && mark !== 'todo');
+}
+
+/**
  * The rows under a task (`parent` undefined) or under its scope at `parent`: the entries one
  * level deeper, each marked; a scope holds its own entries, a phase opens its context prompt.
  */
@@ -186,7 +196,7 @@ export function phaseRows(task: TaskView, parent?: number): Row[] {
       description: mark === 'current' ? 'current' : undefined,
       tooltip: scope ? phase.breadcrumbText : `${phase.breadcrumbText}\nClick to open the phase's context prompt.`,
       children: scope ? 'expanded' : undefined,
-      contextValue: scope ? 'scope' : 'phase',
+      contextValue: scope ? 'scope' : hasCheckpoint(phase, mark) ? 'phase checkpoint' : 'phase',
       command:
         !scope && phase.index !== undefined
           ? { command: 'rawko.openPhasePrompt', title: 'Open Context Prompt', arguments: [task.taskId, phase.index] }

@@ -54,6 +54,9 @@ local function fetch(task, whole)
     task.phases = detail.phases
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
+      if detail.stateClass ~= 'finished' then
+        task.outcome = nil -- e.g. a finished task rewound to a phase
+      end
       -- The phases' own marks are the news.
       task.phase_index, task.phases_done = nil, nil
     end
@@ -64,6 +67,16 @@ end
 --- After a gap in task `id`'s notifications: fetches it whole.
 local function refetch(id, client_id)
   fetch(state.task(id, client_id), true)
+end
+
+--- Fetches the task `id` this editor follows whole (after a rewind, which takes it back to a
+--- phase without a status); does nothing for a task it does not follow.
+---@param id string
+function M.refetch(id)
+  local task = state.tasks[id]
+  if task then
+    fetch(task, true)
+  end
 end
 
 --- A handler of a task's notification: `apply(task, params)` runs in the task's `seq` order.

@@ -1,8 +1,11 @@
 --- `:Rawko tasks`: rawko's tasks in a floating window, each with its workflow's phases as a tree
 --- (✓ done, ▶ current, ○ to do; nested workflows indented). The marks move with the tasks'
 --- statuses (their `phaseIndex`), never by asking again. <CR> on a phase opens the context prompt
---- rawko injects in that phase (`rawko/phasePrompt`) in a read-only Markdown buffer; `r` resumes
---- the task under the cursor; `q` closes.
+--- rawko injects in that phase (`rawko/phasePrompt`) in a read-only Markdown buffer; `d` on a
+--- phase opens what the phase changed (`rawko/phaseDiff`) in a read-only `diff` buffer; `R` on a
+--- phase rewinds the task and the workspace to the start of that phase (`rawko/rewindTask`),
+--- asking first with what its dry run says would change, and again before overwriting files the
+--- user changed; `r` resumes the task under the cursor; `q` closes.
 
 local M = {}
 
@@ -122,30 +125,194 @@ local function client_of(id)
 end
 
 --- Opens the context prompt of the phase under the cursor in a read-only Markdown buffer.
-local function open_phase()
+--- The phase row under the cursor, if the cursor is on a concrete phase.
+---@return table?
+local function phase_row()
   local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
-  if not (row and row.index) then
+  return row and row.index and row or nil
+end
+
+--- Shows `text` in a read-only buffer named `name` of `filetype` in a floating window.
+---@return integer buf, integer win
+local function show_text(name, text, filetype, title)
+  if vim.fn.bufexists(name) == 1 then
+    vim.api.nvim_buf_delete(vim.fn.bufnr(name), { force = true })
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n'))
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].readonly = true
+  vim.bo[buf].filetype = filetype
+  local win = prompt.float(buf, { title = title, footer = 'q close', enter = true, zindex = 55 })
+  vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })
+  return buf, win
+end
+
+--- Opens the context prompt of the phase under the cursor in a read-only Markdown buffer.
+local function open_phase()
+  local row = phase_row()
+  if not row then
     return
   end
   local params = { taskId = row.task, index = row.index }
   client.request('rawko/phasePrompt', params, function(result)
     result = type(result) == 'table' and result or {}
     local name = ('rawko://prompt/%s/%d'):format(row.task, row.index)
-    if vim.fn.bufexists(name) == 1 then
-      vim.api.nvim_buf_delete(vim.fn.bufnr(name), { force = true })
-    end
-    local buf = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(buf, name)
-    vim.bo[buf].bufhidden = 'wipe'
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.prompt or '', '\n'))
-    vim.bo[buf].modifiable = false
-    vim.bo[buf].readonly = true
-    vim.bo[buf].filetype = 'markdown'
     local title = result.breadcrumbText or result.name or row.name
-    local win = prompt.float(buf, { title = title, footer = 'q close', enter = true, zindex = 55 })
+    local _, win = show_text(name, result.prompt or '', 'markdown', title)
     vim.wo[win].conceallevel = 2
-    vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })
   end, { client = client_of(row.task) })
+end
+
+--- Opens what the phase under the cursor changed (`rawko/phaseDiff`) in a read-only diff buffer.
+local function open_diff()
+  local row = phase_row()
+  if not row then
+    return
+  end
+  local params = { taskId = row.task, index = row.index }
+  client.request('rawko/phaseDiff', params, function(result)
+    local diff = type(result) == 'table' and type(result.diff) == 'string' and result.diff or ''
+    if vim.trim(diff) == '' then
+      vim.notify(('rawko: %s changed no file'):format(row.name), vim.log.levels.INFO)
+      return
+    end
+    local name = ('rawko://diff/%s/%d'):format(row.task, row.index)
+    show_text(name, (diff:gsub('\n$', '')), 'diff', ('%s: what the phase changed'):format(row.name))
+  end, { client = client_of(row.task) })
+end
+
+--- How many paths a question lists before it says how many more there are.
+local LISTED = 15
+
+--- `paths` (at most LISTED of them) as lines indented by two spaces.
+---@param paths string[]
+---@return string[]
+local function listed(paths)
+  local lines = {}
+  for i, path in ipairs(paths) do
+    if i > LISTED then
+      table.insert(lines, ('  … and %d more'):format(#paths - LISTED))
+      break
+    end
+    table.insert(lines, '  ' .. path)
+  end
+  return lines
+end
+
+--- The lines of the question before a rewind to `phase`, from what its dry run says.
+---@param phase string
+---@param dry table the dry run's result
+---@return string[]
+function M.rewind_lines(phase, dry)
+  local changes = {}
+  for _, change in ipairs(dry.changes or {}) do
+    table.insert(changes, ('%s %s'):format(change.action, change.path))
+  end
+  local lines = {}
+  if #changes > 0 then
+    table.insert(
+      lines,
+      ('These files go back to how they were when the task entered %s:'):format(phase)
+    )
+    vim.list_extend(lines, listed(changes))
+  else
+    table.insert(
+      lines,
+      ('No file changes: the workspace is as it was when the task entered %s.'):format(phase)
+    )
+  end
+  table.insert(
+    lines,
+    ('The task goes back to the start of %s; what it did since is cut from its conversation, and it can be resumed from there.'):format(
+      phase
+    )
+  )
+  if #(dry.conflicts or {}) > 0 then
+    table.insert(lines, 'You changed these files after the task last touched them:')
+    vim.list_extend(lines, listed(dry.conflicts))
+  end
+  return lines
+end
+
+--- Asks a yes-or-no question through the plugin's prompt (a window with `lines`, then
+--- vim.ui.select); returns whether the user chose `yes`. Must run in a coroutine.
+---@param spec {title: string, lines: string[], question: string, yes: string, task_id: string, client_id?: integer}
+---@return boolean
+local function confirm(spec)
+  local answer = prompt.ask({
+    kind = 'rewind',
+    title = spec.title,
+    lines = spec.lines,
+    question = spec.question,
+    items = { { label = spec.yes, value = 'yes' }, { label = 'Cancel', value = 'no' } },
+    task_id = spec.task_id,
+    client_id = spec.client_id,
+  })
+  return answer == 'yes'
+end
+
+--- Rewinds the task under the cursor to the start of the phase under it: a dry run first, its
+--- changes in the question; files the user changed since are overwritten only after a second
+--- question.
+local function rewind()
+  local row = phase_row()
+  if not row then
+    return
+  end
+  local on = client_of(row.task)
+  local params = { taskId = row.task, index = row.index }
+  local function send(extra, on_result)
+    client.request('rawko/rewindTask', vim.tbl_extend('force', params, extra), function(result)
+      coroutine.wrap(on_result)(type(result) == 'table' and result or {})
+    end, { client = on })
+  end
+  send({ dryRun = true }, function(dry)
+    local phase = dry.phase or row.name
+    local spec = { task_id = row.task, client_id = on and on.id }
+    spec.title = ('rewind to %s'):format(phase)
+    spec.lines = M.rewind_lines(phase, dry)
+    spec.question = ('Rewind the task to the start of %s?'):format(phase)
+    spec.yes = 'Rewind'
+    if not confirm(spec) then
+      return
+    end
+    local function done(result)
+      if result.rewound then
+        vim.notify(
+          ('rawko: %s (r in :Rawko tasks resumes it)'):format(
+            result.text ~= nil and result.text ~= '' and result.text
+              or 'rewound to the start of ' .. phase
+          ),
+          vim.log.levels.INFO
+        )
+        -- The task's phases and place moved back: asked afresh.
+        require('rawko.handlers').refetch(row.task)
+        if view and vim.api.nvim_win_is_valid(view.win) then
+          M.open()
+        end
+      else
+        vim.notify('rawko: the task was not rewound: ' .. (result.text or ''), vim.log.levels.WARN)
+      end
+    end
+    send({}, function(result)
+      if result.rewound or #(result.conflicts or {}) == 0 then
+        return done(result)
+      end
+      spec.title = ('you changed %d file(s) the rewind would overwrite'):format(#result.conflicts)
+      spec.lines = vim.list_extend(
+        { 'Changed by you after the task last touched them:' },
+        listed(result.conflicts)
+      )
+      spec.question = 'Rewind anyway, overwriting your changes to them?'
+      spec.yes = 'Rewind anyway'
+      if confirm(spec) then
+        send({ force = true }, done)
+      end
+    end)
+  end)
 end
 
 --- Resumes the task under the cursor.
@@ -174,7 +341,7 @@ function M.open()
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, (render())) -- for the window's width
     view.win = prompt.float(buf, {
       title = 'rawko tasks',
-      footer = '<CR> phase prompt · r resume · q close',
+      footer = '<CR> phase prompt · d changes · R rewind · r resume · q close',
       enter = true,
       zindex = 50,
     })
@@ -186,7 +353,7 @@ function M.open()
         break
       end
     end
-    for lhs, fn in pairs({ ['<CR>'] = open_phase, r = resume }) do
+    for lhs, fn in pairs({ ['<CR>'] = open_phase, d = open_diff, R = rewind, r = resume }) do
       vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true })
     end
     vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })

@@ -7,8 +7,9 @@
  * approval of a blocked Write give the reason in full with no option active, sees the task's
  * phase tree in the Rawko view with the current phase marked, clicks Allow once on the Write and
  * the view's inline Deny on a blocked Bash, sees the countdown beside the breadcrumb and the
- * completion, and opens a phase's context prompt from the view; sees an approval count down to a
- * deadline set only in rawko's config; and starts an external agent's session with `rawko hook`
+ * completion, opens a phase's context prompt from the view and what the phase changed (Show
+ * Changes, in the diff editor); sees an approval count down to a deadline set only in rawko's
+ * config; and starts an external agent's session with `rawko hook`
  * (as Claude Code would), which the extension says runs no workflow yet, and picks one for it
  * from the notice. Every wait is for a condition in the page, with a time limit;
  * a screenshot is kept after every step (test-artifacts/), and code-server and Chromium are
@@ -590,6 +591,22 @@ async function main(): Promise<number> {
     );
   });
 
+  await step("Show Changes on a phase opens what it changed in the diff editor", page, async () => {
+    if (!page) throw new Error('no page');
+    // Plan wrote PLAN.md (the allowed Write) and nothing else: one file, the ordinary diff editor.
+    await viewRow(page, '✓ 📋 Plan').click({ button: 'right' });
+    await page.locator('.monaco-menu .action-label', { hasText: 'Show Changes' }).click();
+    await page.locator('.tabs-container .tab', { hasText: 'PLAN.md — Plan: what the phase changed' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.monaco-diff-editor .editor.modified .view-lines')].some((e) =>
+          (e.textContent ?? '').replace(/\u00a0/g, ' ').includes('1. add --shout'),
+        ),
+      undefined,
+      { timeout: STEP_MS },
+    );
+  });
+
   // Second task: the approval is not answered. With a short approval timeout (read by a
   // restarted server) rawko rejects the call, withdraws its request and the prompt goes away.
   await step('Rawko: Restart Server picks up a 3 s approval timeout', page, async () => {
@@ -690,6 +707,50 @@ async function main(): Promise<number> {
     // The view asks for the session's phases again now that it runs a workflow.
     await openRawkoView(page);
     await viewRow(page, '▶ 📋 Plan').waitFor({ state: 'visible', timeout: STEP_MS });
+  });
+
+  // The second task (complete) found PLAN.md as the first one wrote it; the user edits it after.
+  await step('Rewind to This Phase asks, names the file the user changed, and restores it on Rewind Anyway', page, async () => {
+    if (!page) throw new Error('no page');
+    const plan = path.join(ws, 'PLAN.md');
+    const before = fs.readFileSync(plan, 'utf8');
+    fs.writeFileSync(plan, 'my own plan\n');
+    const task = viewRow(page, 'Add a --quiet flag to greet.sh');
+    await task.waitFor({ state: 'visible', timeout: STEP_MS });
+    if ((await task.getAttribute('aria-expanded')) === 'false') {
+      await task.click();
+    }
+    await viewRow(page, '✓ 📋 Plan').click({ button: 'right' });
+    await page.locator('.monaco-menu .action-label', { hasText: 'Rewind to This Phase' }).click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.filter({ hasText: 'Rewind "Add a --quiet flag to greet.sh" to the start of Plan?' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    if (!/restore PLAN\.md/.test(await dialog.innerText())) {
+      throw new Error(`the question does not list the file: ${await dialog.innerText()}`);
+    }
+    await dialog.getByRole('button', { name: 'Rewind', exact: true }).click();
+    const again = dialog.filter({ hasText: 'you changed a file it would overwrite' });
+    await again.waitFor({ state: 'visible', timeout: STEP_MS });
+    await screenshot(page, 'rewind-conflict');
+    if (fs.readFileSync(plan, 'utf8') !== 'my own plan\n') {
+      throw new Error('the user edit was overwritten before Rewind Anyway');
+    }
+    await again.getByRole('button', { name: 'Rewind Anyway', exact: true }).click();
+    await page.locator('.notification-toast', { hasText: 'to the start of Plan' }).waitFor({ state: 'visible', timeout: STEP_MS });
+    const after = fs.readFileSync(plan, 'utf8');
+    if (after !== before) {
+      throw new Error(`PLAN.md was not restored: ${JSON.stringify(after)}`);
+    }
+    // The view shows the task back in Plan (beside the external session's Plan), no longer complete.
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.part.sidebar .monaco-list-row')].filter((r) => (r.textContent ?? '').includes('▶ 📋 Plan')).length === 2,
+      undefined,
+      { timeout: STEP_MS },
+    );
+    const row = viewRow(page, 'Add a --quiet flag to greet.sh');
+    if ((await row.locator('.codicon-pass').count()) > 0) {
+      throw new Error('the rewound task is still shown complete');
+    }
   });
 
   return results.filter((r) => !r.ok).length;
