@@ -180,6 +180,12 @@ impl Checkpoints {
     /// The repository the checkpoints are in (opened, or created, on first use) and which one it
     /// is. Its commands use the private index.
     pub async fn repo(&mut self) -> Result<(&Repo, Storage), String> {
+        // The workspace's repository is opened again each time: its config is read once per
+        // opening, and the agent may have set a filter, an fsmonitor or hooks in it since; only
+        // what the reading found is made harmless. A private repository is out of its reach.
+        if matches!(self.opened, Some((_, Storage::Workspace))) {
+            self.opened = None;
+        }
         if self.opened.is_none() {
             let git = Git::new(&self.workspace)
                 .agent_writable(self.agent_writable.clone())

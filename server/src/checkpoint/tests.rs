@@ -279,6 +279,29 @@ fn a_checkpoint_runs_nothing_the_repositorys_config_names() {
 }
 
 #[test]
+fn what_the_agent_sets_in_the_repositorys_config_during_the_task_runs_nothing() {
+    // The task has taken checkpoints already when the agent sets a filter and an fsmonitor:
+    // the next checkpoint must read the config again, not go by what it read at the first.
+    let f = Fixture::new(true);
+    let rt = rt();
+    let mut cps = f.checkpoints();
+    rt.block_on(cps.take(Reason::PhaseEntered, Some(0)))
+        .unwrap();
+    let filter = f.marker_script("late-filter");
+    f.git(&["config", "filter.late.clean", &filter.display().to_string()]);
+    f.git(&["config", "filter.late.required", "true"]);
+    f.git(&["config", "core.fsmonitor", &filter.display().to_string()]);
+    std::fs::write(f.ws.join(".gitattributes"), "*.rs filter=late\n").unwrap();
+    f.write("lib.rs", "fn a() { changed after the filter was set }\n");
+    let taken = rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    assert!(taken.new);
+    assert!(
+        !f.marks.join("late-filter").exists(),
+        "a checkpoint ran a filter or fsmonitor the agent set during the task"
+    );
+}
+
+#[test]
 fn a_latest_ref_moved_by_someone_else_is_read_again() {
     let f = Fixture::new(true);
     let rt = rt();
