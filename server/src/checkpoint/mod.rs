@@ -119,6 +119,9 @@ pub struct Checkpoints {
     task_dir: PathBuf,
     agent_writable: Vec<PathBuf>,
     opened: Option<(Repo, Storage)>,
+    /// The workspace repository's config files as they were just before `opened` read its
+    /// config; `None`: read it again next time.
+    config_read: Option<ConfigFiles>,
     /// The latest checkpoint's commit and tree, once known.
     previous: Option<(String, String)>,
     /// The private index is known to hold no submodule: `add -A` needs no `ls-files` first.
@@ -139,6 +142,7 @@ impl Checkpoints {
             task_dir: task_dir.to_owned(),
             agent_writable: Vec::new(),
             opened: None,
+            config_read: None,
             previous: None,
             no_submodules: false,
         }
@@ -180,36 +184,45 @@ impl Checkpoints {
     /// The repository the checkpoints are in (opened, or created, on first use) and which one it
     /// is. Its commands use the private index.
     pub async fn repo(&mut self) -> Result<(&Repo, Storage), String> {
-        // The workspace's repository is opened again each time: its config is read once per
-        // opening, and the agent may have set a filter, an fsmonitor or hooks in it since; only
-        // what the reading found is made harmless. A private repository is out of its reach.
-        if matches!(self.opened, Some((_, Storage::Workspace))) {
-            self.opened = None;
-        }
-        if self.opened.is_none() {
-            let git = Git::new(&self.workspace)
-                .agent_writable(self.agent_writable.clone())
-                .timeout(TIMEOUT)
-                .env("GIT_INDEX_FILE", self.index_file())
-                // A split index would keep its shared part in the user's git directory.
-                .env("GIT_CONFIG_COUNT", "1")
-                .env("GIT_CONFIG_KEY_0", "core.splitIndex")
-                .env("GIT_CONFIG_VALUE_0", "false")
-                // `add --verbose` is read: its lines untranslated.
-                .env("LC_ALL", "C")
-                .env("GIT_AUTHOR_NAME", "rawko")
-                .env("GIT_AUTHOR_EMAIL", "rawko@localhost")
-                .env("GIT_COMMITTER_NAME", "rawko")
-                .env("GIT_COMMITTER_EMAIL", "rawko@localhost");
-            // Once a task has a private repository it keeps it (a `.git` the agent made later
-            // does not move its checkpoints).
-            let private = self.private_dir();
-            let opened = if private.join("HEAD").is_file() || !git.has_repository() {
-                (git.open_private(&private).await?, Storage::Private)
-            } else {
-                (git.open().await?, Storage::Workspace)
-            };
-            self.opened = Some(opened);
+        let git = Git::new(&self.workspace)
+            .agent_writable(self.agent_writable.clone())
+            .timeout(TIMEOUT)
+            .env("GIT_INDEX_FILE", self.index_file())
+            // A split index would keep its shared part in the user's git directory.
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "core.splitIndex")
+            .env("GIT_CONFIG_VALUE_0", "false")
+            // `add --verbose` is read: its lines untranslated.
+            .env("LC_ALL", "C")
+            .env("GIT_AUTHOR_NAME", "rawko")
+            .env("GIT_AUTHOR_EMAIL", "rawko@localhost")
+            .env("GIT_COMMITTER_NAME", "rawko")
+            .env("GIT_COMMITTER_EMAIL", "rawko@localhost");
+        // Once a task has a private repository it keeps it (a `.git` the agent made later does
+        // not move its checkpoints); it is out of the agent's reach, so it is opened once.
+        let private = self.private_dir();
+        if private.join("HEAD").is_file() || !git.has_repository() {
+            if !matches!(self.opened, Some((_, Storage::Private))) {
+                self.opened = Some((git.open_private(&private).await?, Storage::Private));
+            }
+        } else {
+            // The workspace's repository: its config is read when it is opened, and only what
+            // the reading found is made harmless, while the agent may set a filter, an
+            // fsmonitor or hooks in it at any time. So its config files are read (a few bytes,
+            // no process) before each checkpoint, and git reads the config again whenever they
+            // are not byte for byte what they were before the last reading, or include others.
+            let found = git.discover()?;
+            let files = ConfigFiles::read(&found);
+            let fresh = matches!(&self.opened, Some((repo, Storage::Workspace))
+                if *repo.repository() == found && self.config_read.as_ref() == Some(&files));
+            if !fresh {
+                self.config_read = None;
+                let repo = git.open().await?;
+                if !includes_others(&repo) && *repo.repository() == found {
+                    self.config_read = Some(files);
+                }
+                self.opened = Some((repo, Storage::Workspace));
+            }
         }
         let (repo, storage) = self.opened.as_ref().expect("opened above");
         Ok((repo, *storage))
@@ -365,6 +378,37 @@ impl Checkpoints {
 }
 
 /// Whether the private index holds a submodule (a gitlink, mode 160000).
+/// The bytes of a repository's own config files (`config` and `config.worktree` of its git and
+/// common directories; `None` for a missing one), as git would read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ConfigFiles(Vec<Option<Vec<u8>>>);
+
+impl ConfigFiles {
+    fn read(repository: &crate::sandbox::repository::Repository) -> ConfigFiles {
+        let (git, common) = (&repository.git_dir, &repository.common_dir);
+        ConfigFiles(
+            [
+                common.join("config"),
+                git.join("config"),
+                common.join("config.worktree"),
+                git.join("config.worktree"),
+            ]
+            .iter()
+            .map(|f| std::fs::read(f).ok())
+            .collect(),
+        )
+    }
+}
+
+/// Whether the repository's config includes other files (`include.path`, `includeIf.*.path`),
+/// whose changes its own files do not show: such a config is read again for every checkpoint.
+fn includes_others(repo: &Repo) -> bool {
+    repo.config().entries.iter().any(|e| {
+        e.scope == crate::git::config::Scope::Repository
+            && (e.key.starts_with("include.") || e.key.starts_with("includeif."))
+    })
+}
+
 async fn has_submodule(repo: &Repo) -> Result<bool, String> {
     let listed = repo.run(Hooks::Off, &["ls-files", "--stage", "-z"]).await?;
     if !listed.ok() {

@@ -302,6 +302,36 @@ fn what_the_agent_sets_in_the_repositorys_config_during_the_task_runs_nothing() 
 }
 
 #[test]
+fn a_config_that_includes_another_file_is_read_again_for_every_checkpoint() {
+    // The repository's own config is unchanged; what changes is a file it includes, which the
+    // agent can write.
+    let f = Fixture::new(true);
+    let extra = f.ws.join("extra.gitconfig");
+    std::fs::write(&extra, "[user]\n\tname = Ada\n").unwrap();
+    f.git(&["config", "include.path", &extra.display().to_string()]);
+    let rt = rt();
+    let mut cps = f.checkpoints();
+    rt.block_on(cps.take(Reason::PhaseEntered, Some(0)))
+        .unwrap();
+    let filter = f.marker_script("included-filter");
+    std::fs::write(
+        &extra,
+        format!(
+            "[filter \"inc\"]\n\tclean = {}\n\trequired = true\n",
+            filter.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(f.ws.join(".gitattributes"), "*.rs filter=inc\n").unwrap();
+    f.write("lib.rs", "fn a() { changed after the include was }\n");
+    rt.block_on(cps.take(Reason::ToolCall, None)).unwrap();
+    assert!(
+        !f.marks.join("included-filter").exists(),
+        "a checkpoint ran a filter set in an included config file"
+    );
+}
+
+#[test]
 fn a_latest_ref_moved_by_someone_else_is_read_again() {
     let f = Fixture::new(true);
     let rt = rt();

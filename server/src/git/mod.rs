@@ -211,6 +211,12 @@ impl Git {
         repo.with_config(&out)
     }
 
+    /// The repository the workdir is in, as [`Git::open`] would find it (discovery alone: no
+    /// git process, the config unread).
+    pub fn discover(&self) -> Result<Repository, String> {
+        self.find()
+    }
+
     /// Whether the workdir is in a repository rawko's git may use (discovery alone: no git
     /// process, the config unread).
     pub fn has_repository(&self) -> bool {
