@@ -239,6 +239,26 @@ function viewRow(page: Page, text: string | RegExp): Locator {
   return page.locator('.part.sidebar .monaco-list-row', { hasText: text }).first();
 }
 
+/**
+ * Chooses `label` in the open context menu. A click that lands while the menu is still settling is
+ * lost (the menu stays open, nothing runs), so while the item is still shown it is chosen again,
+ * with the keyboard: it has the focus once hovered.
+ */
+async function chooseMenuItem(page: Page, label: string): Promise<void> {
+  const item = page.locator('.monaco-menu .action-label', { hasText: label });
+  await item.waitFor({ state: 'visible', timeout: STEP_MS });
+  await item.hover();
+  await item.click();
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    await page.waitForTimeout(400);
+    if (!(await item.isVisible().catch(() => false))) {
+      return;
+    }
+    await item.hover().catch(() => undefined);
+    await page.keyboard.press('Enter');
+  }
+}
+
 /** Shows the Rawko view from its activity bar icon (a click on the icon of the shown view would close it). */
 async function openRawkoView(page: Page): Promise<void> {
   const title = page.locator('.part.sidebar .composite.title', { hasText: /rawko/i });
@@ -595,7 +615,7 @@ async function main(): Promise<number> {
     if (!page) throw new Error('no page');
     // Plan wrote PLAN.md (the allowed Write) and nothing else: one file, the ordinary diff editor.
     await viewRow(page, '✓ 📋 Plan').click({ button: 'right' });
-    await page.locator('.monaco-menu .action-label', { hasText: 'Show Changes' }).click();
+    await chooseMenuItem(page, 'Show Changes');
     await page.locator('.tabs-container .tab', { hasText: 'PLAN.md — Plan: what the phase changed' }).waitFor({ state: 'visible', timeout: STEP_MS });
     await page.waitForFunction(
       () =>
@@ -721,7 +741,7 @@ async function main(): Promise<number> {
       await task.click();
     }
     await viewRow(page, '✓ 📋 Plan').click({ button: 'right' });
-    await page.locator('.monaco-menu .action-label', { hasText: 'Rewind to This Phase' }).click();
+    await chooseMenuItem(page, 'Rewind to This Phase');
     const dialog = page.locator('.monaco-dialog-box');
     await dialog.filter({ hasText: 'Rewind "Add a --quiet flag to greet.sh" to the start of Plan?' }).waitFor({ state: 'visible', timeout: STEP_MS });
     if (!/restore PLAN\.md/.test(await dialog.innerText())) {
