@@ -9,7 +9,8 @@ use rawko_protocol::to_client::{
 };
 use rawko_protocol::types::TaskId;
 
-use super::{to_proto, transport};
+use super::to_proto::{self, Note};
+use super::transport;
 use crate::engine::{self, TaskEvent};
 
 /// Sends a task's events to the client in order, numbering its notifications.
@@ -20,88 +21,19 @@ pub(super) async fn write_events(
 ) {
     let mut seq = 0u64;
     while let Some(event) = events.recv().await {
-        match event {
-            TaskEvent::Status {
-                state,
-                breadcrumb,
-                text,
-                reason,
-                workflow,
-                breadcrumb_text,
-                phase_index,
-                phases_done,
-            } => {
-                seq += 1;
-                out.notify::<Status>(&to_proto::status(
-                    &task_id,
-                    seq,
-                    state,
-                    &breadcrumb,
-                    text,
-                    reason,
-                    workflow,
-                    breadcrumb_text,
-                    phase_index,
-                    phases_done,
-                ));
-            }
-            TaskEvent::Countdown {
-                seconds_left,
-                text,
-                label,
-            } => {
-                seq += 1;
-                out.notify::<Countdown>(&to_proto::countdown(
-                    &task_id,
-                    seq,
-                    seconds_left,
-                    text,
-                    label,
-                ));
-            }
-            TaskEvent::Output {
-                kind,
-                text,
-                tool_call_id,
-                tool,
-                input,
-                is_error,
-            } => {
-                seq += 1;
-                out.notify::<Output>(&to_proto::output(
-                    &task_id,
-                    seq,
-                    kind,
-                    text,
-                    tool_call_id,
-                    tool,
-                    input,
-                    is_error,
-                ));
-            }
-            TaskEvent::Handoff { agent, text } => {
-                seq += 1;
-                out.notify::<Output>(&to_proto::handoff(&task_id, seq, agent, text));
-            }
-            TaskEvent::Subagent {
-                agent_type,
-                agent_id,
-                text,
-            } => {
-                seq += 1;
-                out.notify::<Output>(&to_proto::subagent(
-                    &task_id, seq, agent_type, agent_id, text,
-                ));
-            }
-            TaskEvent::Finished { outcome, summary } => {
-                seq += 1;
-                out.notify::<TaskFinished>(&to_proto::finished(&task_id, seq, outcome, summary));
-            }
-            TaskEvent::Approval(request) => {
-                tokio::spawn(ask_approval(out.clone(), task_id.clone(), *request));
-            }
-            // rawko's editor protocol has no usage notification (the ACP face shows it).
-            TaskEvent::Usage { .. } => {}
+        if let TaskEvent::Approval(request) = event {
+            tokio::spawn(ask_approval(out.clone(), task_id.clone(), *request));
+            continue;
+        }
+        let Some(note) = to_proto::note(&task_id, seq + 1, &event) else {
+            continue;
+        };
+        seq += 1;
+        match note {
+            Note::Status(p) => out.notify::<Status>(&p),
+            Note::Countdown(p) => out.notify::<Countdown>(&p),
+            Note::Output(p) => out.notify::<Output>(&p),
+            Note::Finished(p) => out.notify::<TaskFinished>(&p),
         }
     }
 }

@@ -88,6 +88,92 @@ fn millis(ms: i64) -> u64 {
     u64::try_from(ms).unwrap_or(0)
 }
 
+/// A task's event as the notification a client is sent: `rawko/status`, `rawko/countdown`,
+/// `rawko/output` (handoffs and subagents too) or `rawko/taskFinished`.
+#[derive(Debug)]
+pub enum Note {
+    Status(StatusParams),
+    Countdown(CountdownParams),
+    Output(OutputParams),
+    Finished(TaskFinishedParams),
+}
+
+/// The notification `event` is, numbered `seq`; `None` for what is no notification (an approval,
+/// which is a request of its own, and the usage, which rawko's protocol does not carry). The
+/// editor's writer (`events.rs`) and the web page's hub both send what this gives.
+pub fn note(task_id: &str, seq: u64, event: &engine::TaskEvent) -> Option<Note> {
+    use engine::TaskEvent as E;
+    Some(match event {
+        E::Status {
+            state,
+            breadcrumb,
+            text,
+            reason,
+            workflow,
+            breadcrumb_text,
+            phase_index,
+            phases_done,
+        } => Note::Status(status(
+            task_id,
+            seq,
+            *state,
+            breadcrumb,
+            text.clone(),
+            reason.clone(),
+            workflow.clone(),
+            breadcrumb_text.clone(),
+            *phase_index,
+            *phases_done,
+        )),
+        E::Countdown {
+            seconds_left,
+            text,
+            label,
+        } => Note::Countdown(countdown(
+            task_id,
+            seq,
+            *seconds_left,
+            text.clone(),
+            label.clone(),
+        )),
+        E::Output {
+            kind,
+            text,
+            tool_call_id,
+            tool,
+            input,
+            is_error,
+        } => Note::Output(output(
+            task_id,
+            seq,
+            *kind,
+            text.clone(),
+            tool_call_id.clone(),
+            tool.clone(),
+            input.clone(),
+            *is_error,
+        )),
+        E::Handoff { agent, text } => {
+            Note::Output(handoff(task_id, seq, agent.clone(), text.clone()))
+        }
+        E::Subagent {
+            agent_type,
+            agent_id,
+            text,
+        } => Note::Output(subagent(
+            task_id,
+            seq,
+            agent_type.clone(),
+            agent_id.clone(),
+            text.clone(),
+        )),
+        E::Finished { outcome, summary } => {
+            Note::Finished(finished(task_id, seq, *outcome, summary.clone()))
+        }
+        E::Approval(_) | E::Usage { .. } => return None,
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn status(
     task_id: &str,

@@ -20,7 +20,7 @@ use tokio::sync::{broadcast, oneshot};
 use super::approval::{changes, Approval};
 use crate::engine::tasks::{Sink, Tasks};
 use crate::engine::{queue, ApprovalAnswer, ApprovalRequest, TaskEvent};
-use crate::lsp::to_proto;
+use crate::lsp::to_proto::{self, Note};
 
 /// How many output entries the page is shown of one task when it opens.
 const KEEP_OUTPUT: usize = 500;
@@ -209,101 +209,21 @@ impl Hub {
         }
     }
 
-    fn next_seq(&self, id: &str) -> u64 {
-        let mut state = self.lock();
-        let seq = state.seqs.entry(id.to_owned()).or_insert(0);
-        *seq += 1;
-        *seq
-    }
-
     /// Keeps and sends on what the page shows of one event.
     fn observe(&self, id: &str, event: &TaskEvent) {
-        match event {
-            TaskEvent::Status {
-                state,
-                breadcrumb,
-                text,
-                reason,
-                workflow,
-                breadcrumb_text,
-                phase_index,
-                phases_done,
-            } => {
-                let seq = self.next_seq(id);
-                self.send(
-                    "status",
-                    &to_proto::status(
-                        id,
-                        seq,
-                        *state,
-                        breadcrumb,
-                        text.clone(),
-                        reason.clone(),
-                        workflow.clone(),
-                        breadcrumb_text.clone(),
-                        *phase_index,
-                        *phases_done,
-                    ),
-                );
-            }
-            TaskEvent::Countdown {
-                seconds_left,
-                text,
-                label,
-            } => {
-                let seq = self.next_seq(id);
-                self.send(
-                    "countdown",
-                    &to_proto::countdown(id, seq, *seconds_left, text.clone(), label.clone()),
-                );
-            }
-            TaskEvent::Output {
-                kind,
-                text,
-                tool_call_id,
-                tool,
-                input,
-                is_error,
-            } => {
-                let seq = self.next_seq(id);
-                self.output_event(to_proto::output(
-                    id,
-                    seq,
-                    *kind,
-                    text.clone(),
-                    tool_call_id.clone(),
-                    tool.clone(),
-                    input.clone(),
-                    *is_error,
-                ));
-            }
-            TaskEvent::Handoff { agent, text } => {
-                let seq = self.next_seq(id);
-                self.output_event(to_proto::handoff(id, seq, agent.clone(), text.clone()));
-            }
-            TaskEvent::Subagent {
-                agent_type,
-                agent_id,
-                text,
-            } => {
-                let seq = self.next_seq(id);
-                self.output_event(to_proto::subagent(
-                    id,
-                    seq,
-                    agent_type.clone(),
-                    agent_id.clone(),
-                    text.clone(),
-                ));
-            }
-            TaskEvent::Finished { outcome, summary } => {
-                let seq = self.next_seq(id);
-                self.send(
-                    "finished",
-                    &to_proto::finished(id, seq, *outcome, summary.clone()),
-                );
+        let seq = self.lock().seqs.get(id).copied().unwrap_or(0) + 1;
+        let Some(note) = to_proto::note(id, seq, event) else {
+            return;
+        };
+        self.lock().seqs.insert(id.to_owned(), seq);
+        match note {
+            Note::Status(p) => self.send("status", &p),
+            Note::Countdown(p) => self.send("countdown", &p),
+            Note::Output(p) => self.output_event(p),
+            Note::Finished(p) => {
+                self.send("finished", &p);
                 self.lock().seqs.remove(id);
             }
-            TaskEvent::Approval(_) | TaskEvent::Usage { .. } => {}
         }
     }
 
