@@ -1,8 +1,8 @@
 //! Benchmark of one checkpoint (`rawko::checkpoint`): a git repository of 10,000 files in 100
 //! folders, committed; a first checkpoint (its private index seeded from the repository's), then,
-//! each round, 3 files changed and one checkpoint taken — `git add -A` into the private index
-//! (with the submodule check of `Repo::add_all`), `write-tree`, `commit-tree`, `update-ref`,
-//! every process through rawko's hardened git. The median and the slowest of the rounds are
+//! each round, 3 files changed and one checkpoint taken — `git add -A` into the private index,
+//! `write-tree`, `commit-tree`, `update-ref`, run as one script (`Repo::script`) whose git is
+//! rawko's hardened git. The median and the slowest of the rounds are
 //! printed, with the first checkpoint's time, the same through the `rawko __exec` helper (as the
 //! server starts every git process), and a private repository's first and next ones.
 //!

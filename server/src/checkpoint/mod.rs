@@ -259,26 +259,23 @@ impl Checkpoints {
         if storage == Storage::Workspace && !index.exists() {
             seed_index(&repo.repository().git_dir.join("index"), &index)?;
         }
-        let work_tree = repo.repository().work_tree.clone();
         let no_submodules = self.no_submodules || !has_submodule(repo).await?;
-        let added = if no_submodules {
-            // Nothing for git to look inside: a plain `add -A`, whose list of what it added
-            // shows a submodule it found (a folder), for which the next one looks again.
-            let out = repo.run(Hooks::Off, &["add", "-A", "--verbose"]).await?;
-            self.no_submodules = out.ok() && out.stdout.lines().all(|l| plain(l, &work_tree));
-            out
-        } else {
-            repo.add_all(Hooks::Off).await?
+        let previous = match known {
+            Some(p) => Some(p),
+            None => commit_and_tree(repo, &latest).await?,
         };
+        if no_submodules {
+            return self
+                .take_in_one(&message, &latest, phase_ref.as_deref(), previous, storage)
+                .await;
+        }
+        // A submodule: git must not look inside it (`Repo::add_all`).
+        let added = repo.add_all(Hooks::Off).await?;
         if !added.ok() {
             self.no_submodules = false;
             return Err(format!("git add failed: {}", first_line(&added.stderr)));
         }
         let tree = ok_line(repo.run(Hooks::Off, &["write-tree"]).await?, "write-tree")?;
-        let previous = match known {
-            Some(p) => Some(p),
-            None => commit_and_tree(repo, &latest).await?,
-        };
         let (commit, new) = match &previous {
             Some((commit, old_tree)) if *old_tree == tree => (commit.clone(), false),
             _ => {
@@ -304,6 +301,69 @@ impl Checkpoints {
             let args = ["update-ref", "-m", "rawko checkpoint", phase_ref, &commit];
             ok_line(repo.run(Hooks::Off, &args).await?, "update-ref")?;
         }
+        self.previous = Some((commit.clone(), tree));
+        Ok(Checkpoint {
+            commit,
+            new,
+            storage,
+        })
+    }
+
+    /// [`Checkpoints::take_once`] for a workspace with no submodule: `add -A`, `write-tree`,
+    /// `commit-tree` and `update-ref` in one script, so the sandbox helper starts once (the
+    /// helper's start, not git, was most of a checkpoint's time beside git's own).
+    async fn take_in_one(
+        &mut self,
+        message: &str,
+        latest: &str,
+        phase_ref: Option<&str>,
+        previous: Option<(String, String)>,
+        storage: Storage,
+    ) -> Result<Checkpoint, String> {
+        let Some((repo, _)) = self.opened.as_ref() else {
+            return Err("the checkpoints' repository is not open".to_owned());
+        };
+        let work_tree = repo.repository().work_tree.clone();
+        let (parent, parent_tree) = previous.clone().unwrap_or_default();
+        let env = [
+            ("RAWKO_CP_MESSAGE", message),
+            ("RAWKO_CP_LATEST", latest),
+            ("RAWKO_CP_PHASE_REF", phase_ref.unwrap_or_default()),
+            ("RAWKO_CP_PARENT", parent.as_str()),
+            ("RAWKO_CP_PARENT_TREE", parent_tree.as_str()),
+        ];
+        let out = repo.script(TAKE_SCRIPT, &env).await?;
+        // `add --verbose`'s lines, then `=tree`, `=new` and `=commit` lines (no line of `add`
+        // starts with `=`).
+        let mut added_plain = true;
+        let (mut tree, mut commit, mut new) = (None, None, false);
+        for line in out.stdout.lines() {
+            if let Some(t) = line.strip_prefix("=tree ") {
+                tree = Some(t.trim().to_owned());
+            } else if let Some(c) = line.strip_prefix("=commit ") {
+                commit = Some(c.trim().to_owned());
+            } else if line == "=new" {
+                new = true;
+            } else if tree.is_none() {
+                added_plain &= plain(line, &work_tree);
+            }
+        }
+        let failed = match out.code {
+            Some(0) => None,
+            Some(101) => Some("add"),
+            Some(102) => Some("write-tree"),
+            Some(103) => Some("commit-tree"),
+            Some(104 | 105) => Some("update-ref"),
+            _ => Some("(checkpoint)"),
+        };
+        if let Some(what) = failed {
+            self.no_submodules = false;
+            return Err(format!("git {what} failed: {}", first_line(&out.stderr)));
+        }
+        self.no_submodules = added_plain;
+        let (Some(tree), Some(commit)) = (tree, commit) else {
+            return Err("git printed no checkpoint".to_owned());
+        };
         self.previous = Some((commit.clone(), tree));
         Ok(Checkpoint {
             commit,
@@ -477,6 +537,29 @@ async fn resolve(repo: &Repo, rev: &str) -> Result<Option<String>, String> {
         .then(|| out.stdout.trim().to_owned())
         .filter(|s| !s.is_empty()))
 }
+
+/// A checkpoint's git commands, run as one script by [`Repo::script`] (`"$@"` is hardened
+/// git). Inputs come in the environment; each step's failure has its own exit status.
+const TAKE_SCRIPT: &str = r#"
+"$@" add -A --verbose || exit 101
+tree=$("$@" write-tree) || exit 102
+echo "=tree $tree"
+if [ -n "$RAWKO_CP_PARENT" ] && [ "$tree" = "$RAWKO_CP_PARENT_TREE" ]; then
+    commit=$RAWKO_CP_PARENT
+elif [ -n "$RAWKO_CP_PARENT" ]; then
+    commit=$("$@" commit-tree --no-gpg-sign "$tree" -p "$RAWKO_CP_PARENT" -m "$RAWKO_CP_MESSAGE") || exit 103
+    "$@" update-ref -m "rawko checkpoint" "$RAWKO_CP_LATEST" "$commit" "$RAWKO_CP_PARENT" || exit 104
+    echo "=new"
+else
+    commit=$("$@" commit-tree --no-gpg-sign "$tree" -m "$RAWKO_CP_MESSAGE") || exit 103
+    "$@" update-ref -m "rawko checkpoint" "$RAWKO_CP_LATEST" "$commit" || exit 104
+    echo "=new"
+fi
+if [ -n "$RAWKO_CP_PHASE_REF" ]; then
+    "$@" update-ref -m "rawko checkpoint" "$RAWKO_CP_PHASE_REF" "$commit" || exit 105
+fi
+echo "=commit $commit"
+"#;
 
 /// The commit `rev` names and its tree.
 async fn commit_and_tree(repo: &Repo, rev: &str) -> Result<Option<(String, String)>, String> {

@@ -359,6 +359,17 @@ impl Repo {
     }
 
     fn command_with(&self, hardened: &Hardened, args: &[&str]) -> (tokio::process::Command, bool) {
+        self.command_in(hardened, None, args)
+    }
+
+    /// `git ARGS` hardened or, with `script`, `sh -c SCRIPT` given the hardened git command as
+    /// its positional parameters (so `"$@" ARGS` in the script runs git as [`Repo::run`] would).
+    fn command_in(
+        &self,
+        hardened: &Hardened,
+        script: Option<&str>,
+        args: &[&str],
+    ) -> (tokio::process::Command, bool) {
         let mut argv: Vec<OsString> = vec!["--no-pager".into()];
         let mut config_env: Vec<(String, &str)> = Vec::new();
         for (key, value) in &hardened.config {
@@ -373,7 +384,16 @@ impl Repo {
             }
         }
         argv.extend(args.iter().map(OsString::from));
-        let (mut cmd, helper) = sandbox::program_command("git".into(), argv, None, GRACE, LINGER);
+        let (program, argv) = match script {
+            None => ("git".into(), argv),
+            Some(script) => {
+                let mut sh: Vec<OsString> = vec!["-c".into(), script.into(), "rawko-git".into()];
+                sh.push("git".into());
+                sh.extend(argv);
+                ("sh".into(), sh)
+            }
+        };
+        let (mut cmd, helper) = sandbox::program_command(program, argv, None, GRACE, LINGER);
         for name in REMOVED_ENV {
             cmd.env_remove(name);
         }
@@ -402,6 +422,21 @@ impl Repo {
     pub async fn run(&self, hooks: Hooks, args: &[&str]) -> Result<Output, String> {
         let (cmd, helper) = self.command(hooks, args);
         self.finish(cmd, helper, args).await
+    }
+
+    /// Runs `script` with `sh -c` through one start of the sandbox helper, its positional
+    /// parameters the hardened git command with hooks off: several git commands for the price of
+    /// one helper (a checkpoint's four). `env` is set for the script. The script's text is
+    /// rawko's own, never an input's; inputs reach it only through `env`.
+    pub async fn script(&self, script: &str, env: &[(&str, &str)]) -> Result<Output, String> {
+        let (mut cmd, helper) =
+            self.command_in(&self.hardened(Hooks::Off, None), Some(script), &[]);
+        // What a shell reads at its start beside the script.
+        cmd.env_remove("ENV").env_remove("BASH_ENV");
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        self.finish(cmd, helper, &["(script)"]).await
     }
 
     async fn finish(
