@@ -32,7 +32,9 @@ pub mod types;
 mod doc_examples;
 
 pub use methods::{Direction, Kind, MethodInfo, ALL_METHODS};
-pub use types::{BreadcrumbItem, ExternalAgent, StateClass, TaskAction, TaskId, TaskState};
+pub use types::{
+    BreadcrumbItem, ExternalAgent, StateClass, SubagentInfo, TaskAction, TaskId, TaskState,
+};
 
 /// A JSON-RPC request: the peer answers it with a `Result` (or an error).
 pub trait Request {

@@ -5,7 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, ExternalAgent, StateClass, TaskAction, TaskId, TaskState};
+use crate::types::{
+    BreadcrumbItem, ExternalAgent, StateClass, SubagentInfo, TaskAction, TaskId, TaskState,
+};
 use crate::{Notification, Request};
 
 /// Asks the user whether a tool call that the current phase blocks may run anyway.
@@ -106,6 +108,10 @@ pub struct ApproveToolCallParams {
     /// The words before the time left in a live countdown to `expiresAt`, e.g. `denied in` (as
     /// in `denied in 1:05`).
     pub timeout_label: String,
+    /// Set when a subagent made the call: who it is (`label`, e.g. `reviewer (subagent of
+    /// task-1795-1)`, which `detail` also starts with).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub subagent: Option<SubagentInfo>,
 }
 
 /// rawko withdrew a `rawko/approveToolCall` it had sent: the approval timed out, or the task
@@ -267,6 +273,10 @@ pub struct StatusParams {
     /// The state as words to show after `breadcrumbText`, e.g. ` — waiting for approval`; empty
     /// while the task runs. `text` is `breadcrumbText` followed by it.
     pub state_text: String,
+    /// Set when the task is a subagent: its parent, profile and label; absent for every other
+    /// task. A client shows such a task under its parent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub subagent: Option<SubagentInfo>,
 }
 
 /// The auto-continue countdown ticks: sent once a second while it runs.

@@ -143,6 +143,29 @@ pub enum TaskAction {
     SetWorkflow,
 }
 
+/// A subagent: a task that another task's `delegate_to_subagents` call started, shown under
+/// that task. Absent for every other task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentInfo {
+    /// The task that delegated (the orchestrator).
+    pub parent_task_id: TaskId,
+    /// The id of the parent's `delegate_to_subagents` call, as its `rawko/output` names it.
+    pub tool_call_id: String,
+    /// The subagent's place among that call's tasks, from 0.
+    pub index: u32,
+    /// The profile it runs (an agent file's name), e.g. `reviewer`.
+    pub profile: String,
+    /// Its name to show: the task's `name` when the call gave one, else the profile.
+    pub name: String,
+    /// The label to show, e.g. `reviewer (subagent of task-1795-1)`.
+    pub label: String,
+    /// The parent's phase the subagent works in: its `index` in the parent's
+    /// `TaskDetail.phases`; absent when the parent runs no workflow.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub phase_index: Option<u32>,
+}
+
 /// One level of the breadcrumb `Feature > 🧪 Test [3/4]`: the top-level workflow first, then each
 /// subworkflow the task is inside.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

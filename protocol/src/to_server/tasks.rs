@@ -5,7 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BreadcrumbItem, ExternalAgent, StateClass, TaskAction, TaskId, TaskState};
+use crate::types::{
+    BreadcrumbItem, ExternalAgent, StateClass, SubagentInfo, TaskAction, TaskId, TaskState,
+};
 use crate::Request;
 
 /// Lists the tasks rawko knows: running ones and those persisted in its state directory.
@@ -69,6 +71,10 @@ pub struct TaskSummary {
     /// The commands the task accepts now, e.g. `["interrupt", "cancel", "message"]`, as in
     /// `rawko/status`.
     pub actions: Vec<TaskAction>,
+    /// Set when the task is a subagent: its parent, profile and label; absent for every other
+    /// task. A client shows such a task under its parent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub subagent: Option<SubagentInfo>,
 }
 
 /// Returns one task in full: its state, breadcrumb and history.
@@ -135,6 +141,10 @@ pub struct TaskDetail {
     /// The commands the task accepts now, e.g. `["interrupt", "cancel", "message"]`, as in
     /// `rawko/status`.
     pub actions: Vec<TaskAction>,
+    /// Set when the task is a subagent: its parent, profile and label; absent for every other
+    /// task. A client shows such a task under its parent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub subagent: Option<SubagentInfo>,
     /// The breadcrumb, outermost workflow first; empty when the task runs no workflow.
     pub breadcrumb: Vec<BreadcrumbItem>,
     /// What happened to the task, oldest first.

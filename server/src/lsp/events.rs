@@ -83,6 +83,7 @@ async fn ask_approval(
         timeout_seconds,
         timeout_text: format!("denied once if there is no answer within {timeout_seconds} s"),
         timeout_label: "denied in".to_owned(),
+        subagent: None,
     };
     let (id, answer) = out.request::<ApproveToolCall>(&params);
     let answer = tokio::select! {

@@ -211,6 +211,7 @@ pub fn status(
         external_agent_name: agent_name(task_id),
         state_text: state.words().to_owned(),
         actions: actions(state, engine::is_external(task_id), has_workflow),
+        subagent: None,
     }
 }
 
@@ -386,6 +387,7 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
             engine::is_external(&s.task_id),
             s.workflow.is_some(),
         ),
+        subagent: None,
     }
 }
 
@@ -409,6 +411,7 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
             engine::is_external(&s.task_id),
             s.workflow.is_some(),
         ),
+        subagent: None,
         breadcrumb: breadcrumb(&s.breadcrumb),
         history: s
             .history

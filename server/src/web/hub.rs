@@ -317,6 +317,7 @@ impl Hub {
                     "denied once if there is no answer within {timeout_seconds} s"
                 ),
                 timeout_label: "denied in".to_owned(),
+                subagent: None,
             },
             task_description,
         });

@@ -426,6 +426,9 @@ pub struct PhaseDefinition {
     pub name: String,
     pub emoji: String,
     pub tools: Option<ToolPolicy>,
+    /// rawko's extension: what the phase's subagents (`delegate_to_subagents`) may call, read
+    /// like `tools`; `None` lets them call anything, as in pi.
+    pub subagent_tools: Option<ToolPolicy>,
     pub available_profiles: Vec<String>,
     /// rawko's extension: the agent that runs this phase (`agent:` in the frontmatter).
     pub agent: Option<String>,

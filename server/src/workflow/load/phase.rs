@@ -128,101 +128,109 @@ pub(super) fn parse_phase(
     let name = required(&mut sink, "name");
     let emoji = required(&mut sink, "emoji");
 
-    let tools = match map.get("tools") {
-        None | Some(Value::Null) => None,
-        Some(Value::Mapping(t)) => {
-            let list = |sink: &mut Sink, k: &str| -> Option<Vec<ToolRule>> {
-                match t.get(k) {
-                    None => None,
-                    Some(Value::Null) => {
-                        sink.warning(
-                            line_of("tools"),
-                            format!("tools.{k} has no value, so it restricts nothing; write `{k}: []` for an empty list"),
+    // `tools` gates the agent; `subagentTools` (rawko's addition) its subagents, read alike.
+    let policy = |sink: &mut Sink, key: &str| -> Option<ToolPolicy> {
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Mapping(t)) => {
+                let list = |sink: &mut Sink, k: &str| -> Option<Vec<ToolRule>> {
+                    match t.get(k) {
+                        None => None,
+                        Some(Value::Null) => {
+                            sink.warning(
+                            line_of(key),
+                            format!("{key}.{k} has no value, so it restricts nothing; write `{k}: []` for an empty list"),
                         );
-                        None
-                    }
-                    Some(Value::Sequence(items)) => {
-                        let mut out = Vec::with_capacity(items.len());
-                        for item in items {
-                            match scalar_text(item) {
-                                Some(s) => match ToolRule::parse(&s) {
-                                    Ok(rule) => {
-                                        if !super::super::tools::is_known(rule.tool()) {
-                                            let hint = super::super::tools::suggestion(rule.tool())
-                                                .map(|n| format!(" (did you mean {n}?)"))
-                                                .unwrap_or_default();
-                                            sink.warning(
-                                                line_of("tools"),
+                            None
+                        }
+                        Some(Value::Sequence(items)) => {
+                            let mut out = Vec::with_capacity(items.len());
+                            for item in items {
+                                match scalar_text(item) {
+                                    Some(s) => match ToolRule::parse(&s) {
+                                        Ok(rule) => {
+                                            if !super::super::tools::is_known(rule.tool()) {
+                                                let hint =
+                                                    super::super::tools::suggestion(rule.tool())
+                                                        .map(|n| format!(" (did you mean {n}?)"))
+                                                        .unwrap_or_default();
+                                                sink.warning(
+                                                line_of(key),
                                                 format!(
-                                                    "tools.{k} names \"{}\", which is no tool rawko knows{hint}; it applies only to a tool of exactly that name",
+                                                    "{key}.{k} names \"{}\", which is no tool rawko knows{hint}; it applies only to a tool of exactly that name",
                                                     rule.tool()
                                                 ),
                                             );
+                                            }
+                                            out.push(rule)
                                         }
-                                        out.push(rule)
-                                    }
-                                    Err(e) => sink.error(
-                                        line_of("tools"),
-                                        format!("invalid tool rule \"{s}\": {e}"),
+                                        Err(e) => sink.error(
+                                            line_of(key),
+                                            format!("invalid tool rule \"{s}\": {e}"),
+                                        ),
+                                    },
+                                    None => sink.error(
+                                        line_of(key),
+                                        format!(
+                                            "{key}.{k} must list tool names, found {}",
+                                            type_name(item)
+                                        ),
                                     ),
-                                },
-                                None => sink.error(
-                                    line_of("tools"),
-                                    format!(
-                                        "tools.{k} must list tool names, found {}",
-                                        type_name(item)
-                                    ),
-                                ),
+                                }
                             }
+                            Some(out)
                         }
-                        Some(out)
+                        Some(other) => {
+                            sink.error(
+                                line_of(key),
+                                format!(
+                                    "{key}.{k} must be a list of tool names, found {}",
+                                    type_name(other)
+                                ),
+                            );
+                            None
+                        }
                     }
-                    Some(other) => {
+                };
+                let white = list(sink, "whitelist");
+                let black = list(sink, "blacklist");
+                match (white, black) {
+                    (Some(_), Some(_)) => {
                         sink.error(
-                            line_of("tools"),
+                            line_of(key),
                             format!(
-                                "tools.{k} must be a list of tool names, found {}",
-                                type_name(other)
+                                "{key} has both whitelist and blacklist; a phase may use only one"
                             ),
                         );
                         None
                     }
-                }
-            };
-            let white = list(&mut sink, "whitelist");
-            let black = list(&mut sink, "blacklist");
-            match (white, black) {
-                (Some(_), Some(_)) => {
-                    sink.error(
-                        line_of("tools"),
-                        "tools has both whitelist and blacklist; a phase may use only one",
-                    );
-                    None
-                }
-                (Some(w), None) => Some(ToolPolicy::Whitelist(w)),
-                (None, Some(b)) => Some(ToolPolicy::Blacklist(b)),
-                (None, None) => {
-                    if !t.contains_key("whitelist") && !t.contains_key("blacklist") {
-                        sink.warning(
-                            line_of("tools"),
-                            "tools has neither whitelist nor blacklist, so it restricts nothing",
+                    (Some(w), None) => Some(ToolPolicy::Whitelist(w)),
+                    (None, Some(b)) => Some(ToolPolicy::Blacklist(b)),
+                    (None, None) => {
+                        if !t.contains_key("whitelist") && !t.contains_key("blacklist") {
+                            sink.warning(
+                            line_of(key),
+                            format!("{key} has neither whitelist nor blacklist, so it restricts nothing"),
                         );
+                        }
+                        None
                     }
-                    None
                 }
             }
-        }
-        Some(other) => {
-            sink.error(
-                line_of("tools"),
-                format!(
-                    "tools must be a mapping with whitelist or blacklist, found {}",
-                    type_name(other)
-                ),
-            );
-            None
+            Some(other) => {
+                sink.error(
+                    line_of(key),
+                    format!(
+                        "{key} must be a mapping with whitelist or blacklist, found {}",
+                        type_name(other)
+                    ),
+                );
+                None
+            }
         }
     };
+    let tools = policy(&mut sink, "tools");
+    let subagent_tools = policy(&mut sink, "subagentTools");
 
     let available_profiles = match map.get("availableProfiles") {
         None | Some(Value::Null) => Vec::new(),
@@ -269,6 +277,7 @@ pub(super) fn parse_phase(
         name: name?,
         emoji: emoji?,
         tools,
+        subagent_tools,
         available_profiles,
         agent,
         instructions: instructions.to_owned(),
