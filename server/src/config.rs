@@ -23,6 +23,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+/// How many subagents of one `delegate_to_subagents` call run at once unless `maxSubagents` says.
+pub const DEFAULT_MAX_SUBAGENTS: u32 = 3;
+
 /// The settings the engine uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -30,6 +33,8 @@ pub struct Settings {
     pub approval_timeout: Duration,
     /// How many not-done reminders may follow each other before the task fails.
     pub max_reminders: u32,
+    /// How many subagents of one `delegate_to_subagents` call run at once.
+    pub max_subagents: u32,
     /// The countdown before a reminder, in ticks.
     pub countdown_seconds: u32,
     /// How long one countdown tick lasts (1 s; shorter in tests).
@@ -138,6 +143,7 @@ impl Default for Settings {
         Self {
             approval_timeout: Duration::from_secs(120),
             max_reminders: 8,
+            max_subagents: DEFAULT_MAX_SUBAGENTS,
             countdown_seconds: 3,
             countdown_tick: Duration::from_secs(1),
             bash_timeout: Duration::from_secs(120),
@@ -473,6 +479,16 @@ fn apply(
         match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
             Some(n) => settings.max_reminders = n,
             None => bad("maxReminders", "a whole number", v),
+        }
+    }
+    if let Some(v) = map.get("maxSubagents") {
+        match v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (1..=16).contains(n))
+        {
+            Some(n) => settings.max_subagents = n,
+            None => bad("maxSubagents", "a whole number from 1 to 16", v),
         }
     }
     if let Some(v) = map.get("countdownSeconds") {

@@ -47,6 +47,7 @@ fn output(kind: OutputKind, text: &str) -> TaskEvent {
 
 fn status(state: TaskState, crumbs: &[(usize, usize)], workflow: Option<&str>) -> TaskEvent {
     TaskEvent::Status {
+        subagent: Default::default(),
         state,
         breadcrumb: crumbs
             .iter()
@@ -463,6 +464,7 @@ fn the_clients_choice_is_the_tasks_answer_and_anything_else_rejects() {
 fn an_approval_request_maps_to_no_update_it_is_asked_instead() {
     let (reply, _answer) = oneshot::channel();
     let event = TaskEvent::Approval(Box::new(ApprovalRequest {
+        subagent: Default::default(),
         tool_call_id: "c".to_owned(),
         tool: "Write".to_owned(),
         input: json!({}),
@@ -572,6 +574,8 @@ fn the_prompt_text_joins_text_links_and_embedded_files() {
 fn a_loaded_session_replays_the_description_where_the_task_stands_and_its_plan() {
     let set = starter();
     let snapshot = |workflow: Option<&str>, crumbs: Vec<Crumb>| crate::engine::TaskSnapshot {
+        ended: Default::default(),
+        subagent: Default::default(),
         task_id: "task-1".to_owned(),
         description: "Add a plan".to_owned(),
         workflow: workflow.map(str::to_owned),

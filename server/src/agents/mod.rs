@@ -10,6 +10,7 @@
 mod filter;
 mod load;
 mod parse;
+pub mod profiles;
 mod validate;
 
 use std::path::PathBuf;

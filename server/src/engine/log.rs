@@ -53,6 +53,23 @@ pub enum LogEvent {
         /// record was written (absent in a log of a rawko before pinning).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         definitions: Option<PinRefs>,
+        /// Set when the task is a subagent: who it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subagent: Option<crate::engine::subagents::SubagentOf>,
+        /// The pi profile a subagent runs (rawko's agents are pinned).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pi_profile: Option<crate::agents::profiles::PiProfile>,
+    },
+    /// The pi agent files (subagent profiles) a task may delegate to, as read when it started.
+    Profiles {
+        profiles: Vec<crate::agents::profiles::PiProfile>,
+    },
+    /// A `delegate_to_subagents` call started these subagents (task ids, in the call's order),
+    /// recorded before the first starts: a resumed task goes on with the same ones.
+    #[serde(rename_all = "camelCase")]
+    Delegated {
+        call_id: String,
+        children: Vec<String>,
     },
     /// An event the orchestrator machine took, and where it led.
     Machine {
@@ -256,6 +273,13 @@ pub struct Replay {
     pub agent_session: Option<String>,
     /// The definitions the task runs under (`None`: stored before rawko pinned them).
     pub definitions: Option<PinRefs>,
+    /// Who the task is when it is a subagent, and the pi profile it runs.
+    pub subagent: Option<crate::engine::subagents::SubagentOf>,
+    pub pi_profile: Option<crate::agents::profiles::PiProfile>,
+    /// The pi profiles the task may delegate to (`None`: none were recorded).
+    pub profiles: Option<Vec<crate::agents::profiles::PiProfile>>,
+    /// The subagents each `delegate_to_subagents` call started, by call id.
+    pub delegations: HashMap<String, Vec<String>>,
 }
 
 /// Rebuilds a task from its records (those [`effective`] keeps: a rewind takes the task back).
@@ -276,6 +300,8 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
         arbiter,
         started_at,
         definitions,
+        subagent,
+        pi_profile,
     } = start
     else {
         return Err("record 1 is not a task start".to_owned());
@@ -306,6 +332,10 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
         records: records.len(),
         agent_session: None,
         definitions,
+        subagent,
+        pi_profile,
+        profiles: None,
+        delegations: HashMap::new(),
     };
     // The calls of the last turn and the results recorded for them.
     let mut open_calls: Vec<ToolCall> = Vec::new();
@@ -430,6 +460,11 @@ pub fn replay(records: &[LogRecord], config: &MachineConfig) -> Result<Replay, S
                 r.definitions = Some(r.definitions.unwrap_or_default().merged(&later));
             }
             LogEvent::DefinitionsChanged { .. } => {}
+            LogEvent::Profiles { profiles } => r.profiles = Some(profiles),
+            LogEvent::Delegated { call_id, children } => {
+                r.delegations.insert(call_id, children);
+                continue;
+            }
             LogEvent::Rewound { .. } => {
                 // The turn the rewind cut through: its calls without a result never ran in the
                 // history the task goes on from, and every call needs a result.
@@ -715,6 +750,8 @@ mod tests {
 
     fn start() -> LogEvent {
         LogEvent::Started {
+            pi_profile: Default::default(),
+            subagent: Default::default(),
             task_id: "t".into(),
             description: "d".into(),
             workflow: Some("feature".into()),
@@ -962,6 +999,8 @@ mod tests {
             record(
                 1,
                 LogEvent::Started {
+                    pi_profile: Default::default(),
+                    subagent: Default::default(),
                     task_id: "t".into(),
                     description: "d".into(),
                     workflow: None,

@@ -16,6 +16,7 @@ pub mod pins;
 pub mod queue;
 pub mod rewind;
 pub mod stored;
+pub mod subagents;
 pub mod tasks;
 pub mod transcript;
 
@@ -205,6 +206,8 @@ pub struct ApprovalRequest {
     pub summary: String,
     /// When the task stops waiting for the answer (milliseconds since the Unix epoch).
     pub expires_at: i64,
+    /// The subagent that made the call, when a subagent did.
+    pub subagent: Option<Arc<subagents::SubagentOf>>,
     /// How long the task waits for the answer in all.
     pub timeout: std::time::Duration,
     /// Send the answer here. Dropped unanswered means the task stopped waiting (timeout, cancel).
@@ -230,6 +233,8 @@ pub enum TaskEvent {
         /// (`usize::MAX`) once the workflow finished, the phases before where it stopped once it
         /// was cancelled; `None` without a workflow.
         phases_done: Option<usize>,
+        /// Who the task is when it is a subagent.
+        subagent: Option<Arc<subagents::SubagentOf>>,
     },
     Countdown {
         seconds_left: u32,
@@ -344,6 +349,10 @@ pub struct TaskSnapshot {
     pub agent: Option<String>,
     /// How far the task got through its workflow's concrete phases.
     pub progress: Progress,
+    /// Who the task is when it is a subagent.
+    pub subagent: Option<Arc<subagents::SubagentOf>>,
+    /// How the task ended and its summary (a subagent's final answer), once it has.
+    pub ended: Option<(Outcome, String)>,
 }
 
 /// The handle a face keeps for a task.
@@ -444,6 +453,8 @@ pub struct TaskSpec {
     pub client_io: Option<Arc<dyn crate::tools::ClientIo>>,
     /// The definitions the task runs under, pinned in the store (see [`pins`]).
     pub pins: pins::Pins,
+    /// Where its subagents start and the profiles they run, or who it is as a subagent.
+    pub delegation: subagents::Delegation,
 }
 
 /// Milliseconds since the Unix epoch (see [`crate::clock`]).
@@ -495,6 +506,8 @@ pub fn spawn_then(
         machine_state: "idle".to_owned(),
         agent: None,
         progress: Progress::default(),
+        subagent: spec.delegation.subagent.as_ref().map(|s| s.of.clone()),
+        ended: None,
     }));
     let handle = TaskHandle {
         id: spec.id.clone(),
@@ -569,10 +582,13 @@ impl PanicGuard {
                 let _ = std::fs::remove_file(dir.join("snapshot.json"));
             }
         }
+        let mut subagent = None;
         let (breadcrumb, text, workflow, progress) = match self.snapshot.lock() {
             Ok(mut s) => {
                 s.state = TaskState::Failed;
                 s.status_text = summary.clone();
+                s.ended = Some((Outcome::Failed, summary.clone()));
+                subagent = s.subagent.clone();
                 s.updated_at = now_millis();
                 let workflow = s.workflow.clone().map(|key| WorkflowName {
                     name: s.workflow_name.clone().unwrap_or_else(|| key.clone()),
@@ -607,6 +623,7 @@ impl PanicGuard {
             phases_done: workflow.is_some().then_some(progress.done),
             workflow,
             phase_index: progress.current,
+            subagent,
         });
         let _ = self.events.send(TaskEvent::Finished {
             outcome: Outcome::Failed,

@@ -52,6 +52,9 @@ pub struct SnapshotFile {
     /// while the log ends there (absent before the field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+    /// Who the task is when it is a subagent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<crate::engine::subagents::SubagentOf>,
 }
 
 /// `history.json`: a finished task's whole history as it ran (status changes and notes the log
@@ -104,6 +107,7 @@ impl SnapshotFile {
             phase_index: snap.progress.current,
             phases_done: snap.progress.done,
             seq: Some(seq),
+            subagent: snap.subagent.as_deref().cloned(),
         }
     }
 
@@ -144,6 +148,8 @@ impl SnapshotFile {
             machine_state: self.machine_state,
             agent: None,
             progress,
+            subagent: self.subagent.map(std::sync::Arc::new),
+            ended: None,
         }
     }
 }
@@ -371,6 +377,7 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
         workflow,
         workspace,
         started_at,
+        subagent,
         ..
     } = LogEvent::deserialize(&first.event).ok()?
     else {
@@ -392,6 +399,8 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
         machine_state: "idle".to_owned(),
         agent: None,
         progress: Progress::default(),
+        subagent: subagent.map(std::sync::Arc::new),
+        ended: None,
     };
     let mut position: Option<WorkflowState> = None;
     let mut finished: Option<TaskState> = None;
@@ -493,6 +502,27 @@ fn fold(records: &[crate::store::LogRecord], history: bool) -> Option<Stored> {
     Some(Stored { task, position })
 }
 
+/// How a stored task ended (its outcome's name and summary), read from its log: `None` while it
+/// has not ended (or was opened again after its end).
+pub fn ended(dir: &Path) -> Option<(String, String)> {
+    let contents = crate::store::read_log(&dir.join("events.jsonl")).ok()?;
+    let mut ended = None;
+    for record in super::log::effective(&contents.records) {
+        match record.event.get("type").and_then(Value::as_str) {
+            Some("finished") => {
+                if let Ok(LogEvent::Finished { outcome, summary }) =
+                    LogEvent::deserialize(&record.event)
+                {
+                    ended = Some((outcome, summary));
+                }
+            }
+            Some("reopened") => ended = None,
+            _ => {}
+        }
+    }
+    ended
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -515,6 +545,7 @@ mod tests {
         assert_eq!(
             file,
             SnapshotFile {
+                subagent: Default::default(),
                 v: 1,
                 task_id: "task-1763900000000-1".to_owned(),
                 description: "add a flag".to_owned(),
@@ -593,6 +624,8 @@ mod tests {
         log(
             &mut files,
             LogEvent::Started {
+                pi_profile: Default::default(),
+                subagent: Default::default(),
                 task_id: id.to_owned(),
                 description: "add a flag".to_owned(),
                 workflow: Some("feature".to_owned()),
@@ -664,6 +697,8 @@ mod tests {
                 .unwrap()
         };
         log(LogEvent::Started {
+            pi_profile: Default::default(),
+            subagent: Default::default(),
             task_id: id.to_owned(),
             description: "add a flag".to_owned(),
             workflow: Some("feature".to_owned()),

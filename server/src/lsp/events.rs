@@ -56,6 +56,7 @@ async fn ask_approval(
         summary,
         expires_at,
         timeout,
+        subagent,
         mut reply,
     } = request;
     if !out.is_ready() {
@@ -83,7 +84,7 @@ async fn ask_approval(
         timeout_seconds,
         timeout_text: format!("denied once if there is no answer within {timeout_seconds} s"),
         timeout_label: "denied in".to_owned(),
-        subagent: None,
+        subagent: subagent.as_deref().map(to_proto::subagent_info),
     };
     let (id, answer) = out.request::<ApproveToolCall>(&params);
     let answer = tokio::select! {

@@ -113,18 +113,23 @@ pub fn note(task_id: &str, seq: u64, event: &engine::TaskEvent) -> Option<Note> 
             breadcrumb_text,
             phase_index,
             phases_done,
-        } => Note::Status(status(
-            task_id,
-            seq,
-            *state,
-            breadcrumb,
-            text.clone(),
-            reason.clone(),
-            workflow.clone(),
-            breadcrumb_text.clone(),
-            *phase_index,
-            *phases_done,
-        )),
+            subagent,
+        } => Note::Status({
+            let mut status = status(
+                task_id,
+                seq,
+                *state,
+                breadcrumb,
+                text.clone(),
+                reason.clone(),
+                workflow.clone(),
+                breadcrumb_text.clone(),
+                *phase_index,
+                *phases_done,
+            );
+            status.subagent = subagent.as_deref().map(subagent_info);
+            status
+        }),
         E::Countdown {
             seconds_left,
             text,
@@ -367,6 +372,19 @@ pub fn subagent(
     }
 }
 
+/// A subagent as the protocol names it.
+pub fn subagent_info(of: &crate::engine::subagents::SubagentOf) -> rawko_protocol::SubagentInfo {
+    rawko_protocol::SubagentInfo {
+        parent_task_id: TaskId::from(of.parent.as_str()),
+        tool_call_id: of.call_id.clone(),
+        index: of.index,
+        profile: of.profile.clone(),
+        name: of.name.clone(),
+        label: of.label(),
+        phase_index: of.phase_index,
+    }
+}
+
 pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
     TaskSummary {
         task_id: TaskId::from(s.task_id.as_str()),
@@ -387,7 +405,7 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
             engine::is_external(&s.task_id),
             s.workflow.is_some(),
         ),
-        subagent: None,
+        subagent: s.subagent.as_deref().map(subagent_info),
     }
 }
 
@@ -411,7 +429,7 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
             engine::is_external(&s.task_id),
             s.workflow.is_some(),
         ),
-        subagent: None,
+        subagent: s.subagent.as_deref().map(subagent_info),
         breadcrumb: breadcrumb(&s.breadcrumb),
         history: s
             .history

@@ -264,6 +264,10 @@ pub struct ProviderSpec {
     /// waiting for the user) does not count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_seconds: Option<u64>,
+    /// `scripted`: the script's `subagents:` entry this provider plays (a subagent of a scripted
+    /// task, by its profile), instead of its `turns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<String>,
 }
 
 /// What confines the process of an agent behind a provider (`acp`), as the task's current phase
@@ -325,7 +329,7 @@ impl ProviderSpec {
                     .script
                     .as_ref()
                     .ok_or("provider \"scripted\" needs a script: the path of a file of turns")?;
-                scripted::ScriptedProvider::load(script)
+                scripted::ScriptedProvider::load_for(script, self.subagent.as_deref())
                     .map(|p| Box::new(p) as Box<dyn Provider>)
                     .map_err(|e| e.to_string())
             }

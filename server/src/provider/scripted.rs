@@ -12,7 +12,14 @@
 //!   - panic: "a bug"               # fault injection: the turn panics inside the task's actor
 //!   - text: "Counted."
 //!     usage: {input_tokens: 1200, output_tokens: 80, context_window: 200000}  # as reported
+//! subagents:                       # optional: what each subagent profile plays
+//!   writer:                        # every subagent of profile `writer` plays these from the
+//!     - tool_calls:                # first, in its own conversation
+//!         - {name: Write, input: {path: a.txt, content: "a"}}
+//!     - text: "Wrote a.txt."
 //! ```
+//!
+//! A subagent whose profile the mapping does not name has no turns: it fails at its first.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +38,9 @@ use super::{
 #[serde(deny_unknown_fields)]
 struct ScriptFile {
     turns: Vec<ScriptTurn>,
+    /// Profile name → the turns each subagent of that profile plays.
+    #[serde(default)]
+    subagents: std::collections::BTreeMap<String, Vec<ScriptTurn>>,
 }
 
 /// One scripted model turn.
@@ -122,6 +132,12 @@ impl ScriptedProvider {
 
     /// Reads and checks a script file (YAML, or JSON, which is YAML too).
     pub fn load(path: &Path) -> Result<Self, ScriptError> {
+        Self::load_for(path, None)
+    }
+
+    /// [`ScriptedProvider::load`], playing the `subagents:` entry of `subagent` when given (none
+    /// when the script does not name it: the subagent fails at its first turn).
+    pub fn load_for(path: &Path, subagent: Option<&str>) -> Result<Self, ScriptError> {
         let err = |line, message: String| ScriptError {
             path: path.to_owned(),
             line,
@@ -135,7 +151,11 @@ impl ScriptedProvider {
         static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
         let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(turns) = lock().get(&text).and_then(Weak::upgrade) {
+        let key = match subagent {
+            Some(profile) => format!("{profile}\0{text}"),
+            None => text.clone(),
+        };
+        if let Some(turns) = lock().get(&key).and_then(Weak::upgrade) {
             return Ok(Self {
                 turns,
                 next: 0,
@@ -143,15 +163,23 @@ impl ScriptedProvider {
                 usage: None,
             });
         }
-        let provider = Self::parse(&text).map_err(|(line, message)| err(line, message))?;
+        let file = Self::parse_file(&text).map_err(|(line, message)| err(line, message))?;
+        let provider = match subagent {
+            None => Self::new(file.turns),
+            Some(profile) => Self::new(file.subagents.get(profile).cloned().unwrap_or_default()),
+        };
         let mut cache = lock();
         cache.retain(|_, turns| turns.strong_count() > 0);
-        cache.insert(text, Arc::downgrade(&provider.turns));
+        cache.insert(key, Arc::downgrade(&provider.turns));
         Ok(provider)
     }
 
     /// Parses script text; the error carries the line where the parser knows it.
     pub fn parse(text: &str) -> Result<Self, (Option<usize>, String)> {
+        Self::parse_file(text).map(|file| Self::new(file.turns))
+    }
+
+    fn parse_file(text: &str) -> Result<ScriptFile, (Option<usize>, String)> {
         let file: ScriptFile = serde_yaml_ng::from_str(text).map_err(|e| {
             let message = e.to_string();
             let message = match message.find(" at line ") {
@@ -163,25 +191,15 @@ impl ScriptedProvider {
                 format!("invalid script: {message}"),
             )
         })?;
-        for (i, turn) in file.turns.iter().enumerate() {
-            if let Some(code) = &turn.error {
-                if ErrorKind::parse(code).is_none() {
-                    return Err((
-                        None,
-                        format!(
-                            "turns[{i}]: unknown error code \"{code}\" (one of authentication_failed, rate_limited, context_length_exceeded, invalid_request, model_unavailable, network_error, unknown)"
-                        ),
-                    ));
-                }
-            }
-            if let Some(call) = turn.tool_calls.iter().find(|c| c.name.trim().is_empty()) {
-                return Err((
-                    None,
-                    format!("turns[{i}]: a tool call has no name ({call:?})"),
-                ));
-            }
+        let lists = std::iter::once(("turns".to_owned(), &file.turns)).chain(
+            file.subagents
+                .iter()
+                .map(|(name, turns)| (format!("subagents.{name}"), turns)),
+        );
+        for (list, turns) in lists {
+            check_turns(&list, turns)?;
         }
-        Ok(Self::new(file.turns))
+        Ok(file)
     }
 
     /// How many turns are left to play.
@@ -272,6 +290,29 @@ impl Provider for ScriptedProvider {
             })
         })
     }
+}
+
+/// Checks the turns of `list` (`turns`, `subagents.NAME`): error codes known, tool calls named.
+fn check_turns(list: &str, turns: &[ScriptTurn]) -> Result<(), (Option<usize>, String)> {
+    for (i, turn) in turns.iter().enumerate() {
+        if let Some(code) = &turn.error {
+            if ErrorKind::parse(code).is_none() {
+                return Err((
+                        None,
+                        format!(
+                            "{list}[{i}]: unknown error code \"{code}\" (one of authentication_failed, rate_limited, context_length_exceeded, invalid_request, model_unavailable, network_error, unknown)"
+                        ),
+                    ));
+            }
+        }
+        if let Some(call) = turn.tool_calls.iter().find(|c| c.name.trim().is_empty()) {
+            return Err((
+                None,
+                format!("{list}[{i}]: a tool call has no name ({call:?})"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -269,6 +269,7 @@ impl Hub {
             summary,
             expires_at,
             timeout,
+            subagent,
             mut reply,
         } = request;
         // The face beside the page gets the same question with an answer of its own.
@@ -284,6 +285,7 @@ impl Hub {
                 summary: summary.clone(),
                 expires_at,
                 timeout,
+                subagent: subagent.clone(),
                 reply: answer_tx,
             };
             tx.send(TaskEvent::Approval(Box::new(copy)))
@@ -317,7 +319,7 @@ impl Hub {
                     "denied once if there is no answer within {timeout_seconds} s"
                 ),
                 timeout_label: "denied in".to_owned(),
-                subagent: None,
+                subagent: subagent.as_deref().map(crate::lsp::to_proto::subagent_info),
             },
             task_description,
         });

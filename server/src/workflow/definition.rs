@@ -428,7 +428,7 @@ pub struct PhaseDefinition {
     pub tools: Option<ToolPolicy>,
     /// rawko's extension: what the phase's subagents (`delegate_to_subagents`) may call, read
     /// like `tools`; `None` lets them call anything, as in pi.
-    pub subagent_tools: Option<ToolPolicy>,
+    pub subagent_tools: Option<Box<ToolPolicy>>,
     pub available_profiles: Vec<String>,
     /// rawko's extension: the agent that runs this phase (`agent:` in the frontmatter).
     pub agent: Option<String>,
@@ -551,6 +551,22 @@ impl WorkflowSet {
     pub(crate) fn from_map<S>(defs: IndexMap<String, WorkflowDefinition, S>) -> Self {
         Self {
             defs: Arc::new(defs.into_iter().collect()),
+        }
+    }
+
+    /// The set as a subagent's gate reads it: every phase's `tools` is its `subagentTools` (none
+    /// when it sets none: pi's subagents are not gated by the phase).
+    pub fn for_subagents(&self) -> WorkflowSet {
+        let mut defs = (*self.defs).clone();
+        for def in defs.values_mut() {
+            for entry in &mut def.phases {
+                if let PhaseEntry::Phase(phase) = entry {
+                    phase.tools = phase.subagent_tools.as_deref().cloned();
+                }
+            }
+        }
+        WorkflowSet {
+            defs: Arc::new(defs),
         }
     }
 

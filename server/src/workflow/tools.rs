@@ -128,6 +128,13 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
         ToolClass::Read,
     ),
     tool("workflow_step", "workflow_step", None, ToolClass::Workflow),
+    // pi's subagent extension (rawko runs it: docs/subagents.md).
+    tool(
+        "delegate_to_subagents",
+        "delegate_to_subagents",
+        None,
+        ToolClass::Agent,
+    ),
     // pi's names (pi-coding-agent): the same tools, lower case; `find` is its Glob.
     tool("find", "Glob", None, ToolClass::Search),
     // Gemini CLI's names (0.61); its `glob` is Claude Code's Glob above.

@@ -175,11 +175,26 @@ impl Control {
                     .and_then(|s| s.current_phase(&self.pos.set))
                     .is_some(),
             });
+            // `delegate_to_subagents` is offered where subagents can start and the phase allows it.
+            let offered = if self.delegation.host.is_some()
+                && self.delegation.subagent.is_none()
+                && gate::check(
+                    self.pos.workflow.as_ref(),
+                    &self.pos.set,
+                    crate::engine::subagents::TOOL_NAME,
+                    &Value::Null,
+                )
+                .is_allowed()
+            {
+                super::delegating_tool_descriptions()
+            } else {
+                conversation.tools.clone()
+            };
             let request = TurnRequest {
                 system: agent.as_ref().map(|a| a.system_prompt.as_str()),
                 messages: &conversation.messages,
                 context: context.as_deref(),
-                tools: &conversation.tools,
+                tools: &offered,
             };
             let turn = match self.wait(provider.turn(request, &on_text), false).await {
                 Ok(Ok(turn)) => turn,
@@ -364,10 +379,26 @@ impl Control {
             (format!("stopped by a PreToolUse hook: {reason}"), true)
         } else if let Some(reason) = &pre.blocked {
             (format!("blocked by a PreToolUse hook: {reason}"), true)
+        } else if call.name.eq_ignore_ascii_case(step::TOOL_NAME)
+            && self.delegation.subagent.is_some()
+        {
+            (
+                "a subagent does not move the workflow: do the task you were given, then answer with what you did".to_owned(),
+                true,
+            )
         } else if call.name.eq_ignore_ascii_case(step::TOOL_NAME) {
             let r = self.workflow_step(&call);
             self.run_queued_hooks().await;
             r
+        } else if call
+            .name
+            .eq_ignore_ascii_case(crate::engine::subagents::TOOL_NAME)
+            && self.delegation.subagent.is_some()
+        {
+            (
+                "a subagent cannot delegate further: do the work yourself".to_owned(),
+                true,
+            )
         } else if let Some(refusal) = agent.and_then(|a| agent_refusal(a, &call)) {
             (refusal, true)
         } else {
@@ -501,7 +532,11 @@ impl Control {
             )),
             _ => hook_asks,
         };
-        if !agent_runs && !tools::is_builtin(&call.name) {
+        let delegates = !agent_runs
+            && call
+                .name
+                .eq_ignore_ascii_case(crate::engine::subagents::TOOL_NAME);
+        if !agent_runs && !delegates && !tools::is_builtin(&call.name) {
             let known: Vec<&str> = tools::specs().iter().map(|s| s.name).collect();
             return Ok((
                 format!(
@@ -581,6 +616,9 @@ impl Control {
         if agent_runs {
             // An ACP agent asked: it runs the call itself once allowed.
             return Ok(("allowed; the agent runs it".to_owned(), false));
+        }
+        if delegates {
+            return super::boxed("delegate", self.delegate(call)).await;
         }
         if !self.sandbox_notes_shown && call.name.eq_ignore_ascii_case("bash") {
             self.sandbox_notes_shown = true;

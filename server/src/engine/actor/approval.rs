@@ -38,13 +38,20 @@ impl Control {
             "approval_requested",
         );
         let timeout = self.settings.approval_timeout;
+        let subagent = self.delegation.subagent.as_ref().map(|s| s.of.clone());
+        // The user is told which subagent asks.
+        let detail = match &subagent {
+            Some(of) => format!("{}: {detail}", of.label()),
+            None => detail.to_owned(),
+        };
         self.emit(TaskEvent::Approval(Box::new(ApprovalRequest {
             tool_call_id: call.id.clone(),
             tool: call.name.clone(),
             input: call.input.clone(),
             phase: phase.to_owned(),
             reason: reason.to_owned(),
-            detail: detail.to_owned(),
+            detail,
+            subagent,
             summary: approval_summary(call),
             expires_at: now_millis()
                 .saturating_add(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX)),

@@ -19,6 +19,12 @@ impl Control {
         conversation: &mut Conversation,
         arbiter: &mut Option<Box<dyn Provider>>,
     ) -> Result<Result<ArbiterDecision, MachineError>, machine::Event> {
+        if self.delegation.subagent.is_some() {
+            // A subagent's run ends its task: its last words are its answer.
+            return Ok(Ok(ArbiterDecision::Complete {
+                summary: self.last_output.clone(),
+            }));
+        }
         let mut verdict: Option<ArbiterDecision> = None;
         let mut stop_hooks = None;
         let mut hook_message = None;

@@ -41,6 +41,7 @@ mod approval;
 mod checkpointing;
 mod commands;
 mod definitions;
+mod delegate;
 mod drive;
 mod evaluate;
 mod hooking;
@@ -115,6 +116,12 @@ pub(super) struct Control {
     suspended_from: Option<TaskState>,
     /// The workspace's checkpoints.
     checkpointing: checkpointing::Checkpointing,
+    /// How the task's provider is built (its subagents run it unless their profile says).
+    pub(super) provider_spec: crate::provider::ProviderSpec,
+    /// Where the task's subagents start and which profiles they run, or who it is as one.
+    pub(super) delegation: crate::engine::subagents::Delegation,
+    /// The subagents each `delegate_to_subagents` call started, by call id.
+    delegations: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// The workflows a task can run and where it is in one.
@@ -229,6 +236,35 @@ fn shared_tool_descriptions() -> Arc<[ToolDescription]> {
     TOOLS.get_or_init(|| tool_descriptions().into()).clone()
 }
 
+/// The same with `delegate_to_subagents`, for a phase that allows it.
+fn delegating_tool_descriptions() -> Arc<[ToolDescription]> {
+    static TOOLS: std::sync::OnceLock<Arc<[ToolDescription]>> = std::sync::OnceLock::new();
+    TOOLS
+        .get_or_init(|| {
+            let mut tools = tool_descriptions();
+            tools.push(ToolDescription {
+                name: crate::engine::subagents::TOOL_NAME.to_owned(),
+                description: crate::engine::subagents::DESCRIPTION.to_owned(),
+                input_schema: crate::engine::subagents::parameters_schema(),
+            });
+            tools.into()
+        })
+        .clone()
+}
+
+/// A subagent's tools: neither `workflow_step` (it never moves the workflow) nor delegation
+/// (depth 1).
+fn subagent_tool_descriptions() -> Arc<[ToolDescription]> {
+    static TOOLS: std::sync::OnceLock<Arc<[ToolDescription]>> = std::sync::OnceLock::new();
+    TOOLS
+        .get_or_init(|| {
+            let mut tools = tool_descriptions();
+            tools.retain(|t| t.name != crate::workflow::step::TOOL_NAME);
+            tools.into()
+        })
+        .clone()
+}
+
 pub(super) async fn run(
     // Boxed: an async fn's arguments are held apart from the locals they move into.
     spec: Box<TaskSpec>,
@@ -256,6 +292,7 @@ pub(super) async fn run(
         external,
         client_io,
         pins,
+        delegation,
     } = *spec;
     let provider_name = provider_spec.name.clone();
     let started_at = snapshot
@@ -324,6 +361,9 @@ pub(super) async fn run(
         repository_note_shown: false,
         suspended_from: None,
         checkpointing: Default::default(),
+        delegation,
+        delegations: Default::default(),
+        provider_spec: provider_spec.clone(),
     };
     if let Some(session) = &ctl.session {
         session.task_started(&id);
@@ -352,7 +392,11 @@ pub(super) async fn run(
     };
     let mut conversation = Conversation {
         messages: Vec::new(),
-        tools: shared_tool_descriptions(),
+        tools: if ctl.delegation.subagent.is_some() {
+            subagent_tool_descriptions()
+        } else {
+            shared_tool_descriptions()
+        },
     };
 
     let mut effects: VecDeque<Effect> = VecDeque::new();
@@ -374,9 +418,30 @@ pub(super) async fn run(
                 arbiter: arbiter_spec,
                 started_at,
                 definitions: Some(ctl.pins.refs()).filter(|r| !r.is_empty()),
+                subagent: ctl.delegation.subagent.as_ref().map(|s| (*s.of).clone()),
+                pi_profile: ctl
+                    .delegation
+                    .subagent
+                    .as_ref()
+                    .and_then(|s| s.pi_profile.clone()),
             });
+            let pi_profiles = ctl.delegation.profiles.pi();
+            if ctl.delegation.host.is_some() && !pi_profiles.is_empty() {
+                ctl.log(LogEvent::Profiles {
+                    profiles: pi_profiles,
+                });
+            }
             let mut first_message = description.clone();
-            if let Some(key) = &workflow {
+            let subagent_state = ctl.delegation.subagent.as_ref().map(|s| s.state.clone());
+            if let Some(state) = subagent_state {
+                // A subagent works in its parent's phase, from its own first message.
+                if let Some(state) = state {
+                    ctl.log(LogEvent::Workflow {
+                        state: state.clone(),
+                    });
+                    ctl.pos.workflow = Some(state);
+                }
+            } else if let Some(key) = &workflow {
                 match WorkflowState::start(&ctl.pos.set, key, &description, &id, started_at) {
                     Ok(state) => {
                         if let Some(def) = ctl.pos.set.get(&state.workflow_key) {
@@ -426,7 +491,8 @@ pub(super) async fn run(
             }
             conversation.messages = replay.messages;
             ctl.pos.workflow = replay.workflow;
-            if ctl.pos.workflow.is_none() {
+            ctl.delegations = replay.delegations;
+            if ctl.pos.workflow.is_none() && ctl.delegation.subagent.is_none() {
                 if let Some(key) = &replay.workflow_key {
                     // Killed after the task's start was recorded but before its workflow's: the
                     // workflow starts now, so the task never runs with fewer restrictions than

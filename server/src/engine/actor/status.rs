@@ -264,6 +264,7 @@ impl Control {
             workflow,
             breadcrumb_text: crumb_text,
             phase_index: progress.current,
+            subagent: self.delegation.subagent.as_ref().map(|s| s.of.clone()),
         });
     }
 
@@ -305,6 +306,8 @@ impl Control {
                 machine_state: String::new(),
                 agent: None,
                 progress: snap.progress,
+                subagent: snap.subagent.clone(),
+                ended: None,
             },
             self.orch.machine.state.name(),
             crumb_text,
@@ -354,6 +357,9 @@ impl Control {
             outcome: outcome_name(outcome).to_owned(),
             summary: summary.clone(),
         });
+        if let Ok(mut snap) = self.channels.snapshot.lock() {
+            snap.ended = Some((outcome, summary.clone()));
+        }
         match outcome {
             Outcome::Complete => self.output(
                 OutputKind::Completion,

@@ -242,6 +242,7 @@ impl Tasks {
                 external: Some(bridge.clone()),
                 client_io: None,
                 pins,
+                delegation: Default::default(),
             },
             ended,
         );

@@ -30,6 +30,7 @@ mod pinning;
 mod providers;
 mod rewind;
 mod session;
+mod subagents;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -108,6 +109,10 @@ pub struct Tasks {
     external_index: tokio::sync::OnceCell<
         std::sync::Mutex<std::collections::HashMap<String, std::path::PathBuf>>,
     >,
+    /// The service itself, for what its tasks hold of it (their subagents' host).
+    me: std::sync::Weak<Tasks>,
+    /// Who waits for a task to end (a parent for its subagent), by task id.
+    end_waiters: DashMap<String, Vec<oneshot::Sender<()>>>,
 }
 
 impl Tasks {
@@ -127,7 +132,9 @@ impl Tasks {
             crate::store::recover::recover_before_reading(dir);
             crate::store::journal().prepare(dir);
         }
-        Arc::new(Tasks {
+        Arc::new_cyclic(|me| Tasks {
+            me: me.clone(),
+            end_waiters: DashMap::new(),
             store,
             place: RwLock::new(Arc::new(place)),
             running: Arc::new(DashMap::new()),
@@ -244,7 +251,14 @@ impl Tasks {
         let description = spec.description.clone();
         let route = self.route_of(&id, route);
         spec.client_io = route.client_io.clone();
-        let (handle, events) = spawn_then(spec, self.forget_when_ended(&id));
+        let forget = self.forget_when_ended(&id);
+        let (me, ended) = (self.me.clone(), id.clone());
+        let (handle, events) = spawn_then(spec, move || {
+            forget();
+            if let Some(tasks) = me.upgrade() {
+                tasks.wake_end_waiters(&ended);
+            }
+        });
         self.running.insert(id.clone(), handle.clone());
         (route.sink)(id.clone(), events);
         Started {
@@ -321,6 +335,7 @@ impl Tasks {
             .await?;
         self.ensure_session(&provider_spec);
         let hooks = self.task_hooks().await;
+        let delegation = self.delegation(&agents);
         let mut started = self.spawn(
             TaskSpec {
                 id: new_task_id(),
@@ -342,6 +357,7 @@ impl Tasks {
                 external: None,
                 client_io: None,
                 pins,
+                delegation,
             },
             route,
         );
@@ -437,6 +453,8 @@ impl Tasks {
         };
         // The definitions the task started with, never the files as they are now.
         let (workflows, agents, pins) = self.resume_definitions(&replay).await?;
+        let (delegation, workflows, agents) =
+            self.resumed_delegation(&replay, workflows, agents)?;
         self.ensure_session(&replay.provider);
         let hooks = self.task_hooks().await;
         Ok(self.spawn(
@@ -460,6 +478,7 @@ impl Tasks {
                 external: None,
                 client_io: None,
                 pins,
+                delegation,
             },
             route,
         ))

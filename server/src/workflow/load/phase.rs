@@ -230,7 +230,7 @@ pub(super) fn parse_phase(
         }
     };
     let tools = policy(&mut sink, "tools");
-    let subagent_tools = policy(&mut sink, "subagentTools");
+    let subagent_tools = policy(&mut sink, "subagentTools").map(Box::new);
 
     let available_profiles = match map.get("availableProfiles") {
         None | Some(Value::Null) => Vec::new(),

@@ -50,6 +50,7 @@ fn phase(id: &str) -> PhaseDefinition {
         first.make_ascii_uppercase();
     }
     PhaseDefinition {
+        subagent_tools: Default::default(),
         id: id.to_owned(),
         name,
         emoji: "🔹".to_owned(),

@@ -1,0 +1,421 @@
+//! Subagents (`delegate_to_subagents`, docs/subagents.md) through `rawko serve` and a fake editor:
+//! a scripted orchestrator whose Plan phase's subagents may not write (one tries, is asked about in
+//! the editor and denied), then an Implement phase where the orchestrator may not write but two
+//! subagents write a file each in parallel while a third fails; cancel mid-way; and a `kill -9`
+//! mid-way, after which the resumed parent completes and no completed call of a subagent runs
+//! twice.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::{Editor, Project};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The workflow pi's documented orchestrator example describes: the orchestrator never writes;
+/// in Plan its subagents may only read, in Implement they write.
+fn project() -> Project {
+    let project = Project::empty();
+    project.write(
+        ".rawko/workflows/orchestrate/workflow.yaml",
+        "name: Orchestrate\ncommandName: orchestrate\ninitialMessage: \"Task: {description}\"\nphases:\n  - plan.md\n  - implement.md\n",
+    );
+    project.write(
+        ".rawko/workflows/orchestrate/plan.md",
+        "---\nid: plan\nname: Plan\nemoji: \"📋\"\ntools:\n  whitelist: [Read, Grep, delegate_to_subagents]\nsubagentTools:\n  whitelist: [Read, Grep]\navailableProfiles: [reviewer]\n---\nPlan the work with a reviewer.\n",
+    );
+    project.write(
+        ".rawko/workflows/orchestrate/implement.md",
+        "---\nid: implement\nname: Implement\nemoji: \"🔨\"\ntools:\n  blacklist: [Write, Edit, Bash]\navailableProfiles: [frontend, backend]\n---\nDelegate the implementation.\n",
+    );
+    for (name, prompt) in [
+        ("reviewer", "You review plans."),
+        ("frontend", "You write the frontend."),
+        ("backend", "You write the backend."),
+        ("ghost", "You are not in the script."),
+    ] {
+        project.write(
+            &format!(".pi/agents/{name}.md"),
+            &format!("---\nname: {name}\ndescription: {name}\n---\n{prompt}\n"),
+        );
+    }
+    project
+}
+
+fn serve(project: &Project, home: &Path) -> Editor {
+    let mut ed = Editor::spawn_in(&project.path(""), home);
+    ed.initialize(json!({"countdownTickMillis": 2, "approvalTimeoutSeconds": 30}));
+    ed
+}
+
+fn start(ed: &mut Editor, script: &str) -> String {
+    let r = ed
+        .request(
+            "rawko/startTask",
+            json!({"description": "Build the app", "workflow": "orchestrate",
+                "provider": "scripted", "script": script}),
+        )
+        .expect("startTask");
+    r["taskId"].as_str().expect("taskId").to_owned()
+}
+
+fn finished(ed: &mut Editor, task: &str) -> Value {
+    ed.wait_for("the task finishing", TIMEOUT, |m| {
+        m["method"] == "rawko/taskFinished" && m["params"]["taskId"] == task
+    })["params"]
+        .clone()
+}
+
+/// The listed subagents of `parent`, by index.
+fn children(ed: &mut Editor, parent: &str) -> Vec<Value> {
+    let listed = ed.request("rawko/listTasks", json!({})).expect("listTasks");
+    let mut kids: Vec<Value> = listed["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter(|t| t["subagent"]["parentTaskId"] == parent)
+        .cloned()
+        .collect();
+    kids.sort_by_key(|t| {
+        (
+            t["subagent"]["toolCallId"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+            t["subagent"]["index"].as_u64(),
+        )
+    });
+    kids
+}
+
+/// The result the orchestrator got for its call `id`.
+fn result_of(ed: &mut Editor, task: &str, id: &str) -> Value {
+    ed.wait_for("the delegation's result", TIMEOUT, |m| {
+        m["method"] == "rawko/output"
+            && m["params"]["taskId"] == task
+            && m["params"]["kind"] == "tool_result"
+            && m["params"]["toolCallId"] == id
+    })["params"]
+        .clone()
+}
+
+const SCRIPT: &str = r#"turns:
+  - tool_calls:
+      - id: plan_review
+        name: delegate_to_subagents
+        input: {tasks: [{profile: reviewer, task: "Check the plan and note it in review.md"}]}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - id: build
+        name: delegate_to_subagents
+        input:
+          tasks:
+            - {profile: frontend, prompt: "Write ui.txt", name: UI}
+            - {profile: backend, prompt: "Write api.txt", files: [README.md]}
+            - {profile: ghost, prompt: "Nothing"}
+  - tool_calls:
+      - {name: Write, input: {file_path: orchestrator.txt, content: "no"}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Built."
+subagents:
+  reviewer:
+    - tool_calls:
+        - {name: Read, input: {file_path: README.md}}
+        - {name: Write, input: {file_path: review.md, content: "looks fine"}}
+    - text: "The plan looks fine; I could not write review.md."
+  frontend:
+    - tool_calls:
+        - {name: Write, input: {file_path: ui.txt, content: "the ui"}}
+      delay_ms: 300
+    - text: "Wrote ui.txt."
+  backend:
+    - tool_calls:
+        - {name: Write, input: {file_path: api.txt, content: "the api"}}
+      delay_ms: 300
+    - text: "Wrote api.txt."
+"#;
+
+#[test]
+fn an_orchestrator_fans_out_to_subagents_that_stay_on_the_phases_rails() {
+    let project = project();
+    project.write("README.md", "# app\n");
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script("orchestrate", SCRIPT);
+    let mut ed = serve(&project, home.path());
+    // Subagents' blocked calls are denied; the orchestrator's too.
+    ed.set_approval_policy(|_| Some("reject_once"));
+    let task = start(&mut ed, &script);
+
+    // Plan: the reviewer's Write is blocked by the phase's subagentTools and asked about in the
+    // editor, naming the subagent.
+    let review = result_of(&mut ed, &task, "plan_review");
+    assert_eq!(review["isError"], false, "{review}");
+    let text = review["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("## reviewer: done\nThe plan looks fine"),
+        "{text}"
+    );
+    let asked = ed.approval_requests();
+    let first = &asked.first().expect("the reviewer's Write was asked about")["params"];
+    assert_eq!(first["tool"], "Write", "{first}");
+    let label = format!("reviewer (subagent of {task})");
+    assert_eq!(first["subagent"]["label"], label.as_str(), "{first}");
+    assert_eq!(first["subagent"]["profile"], "reviewer");
+    assert_eq!(first["subagent"]["parentTaskId"], task.as_str());
+    assert_eq!(first["subagent"]["phaseIndex"], 0);
+    assert!(
+        first["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(&format!("{label}: Write is blocked in the Plan phase")),
+        "{first}"
+    );
+    assert!(!project.path("review.md").exists(), "denied");
+
+    // Implement: two write in parallel, the third fails.
+    let build = result_of(&mut ed, &task, "build");
+    let text = build["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("## UI (frontend): done\nWrote ui.txt.\n\n## backend: done\nWrote api.txt.\n\n## ghost: failed\n"),
+        "{text}"
+    );
+    assert!(text.contains("script exhausted"), "{text}");
+    assert_eq!(build["isError"], false, "not every subagent failed");
+    assert_eq!(
+        std::fs::read_to_string(project.path("ui.txt"))
+            .ok()
+            .as_deref(),
+        Some("the ui")
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path("api.txt"))
+            .ok()
+            .as_deref(),
+        Some("the api")
+    );
+    // The orchestrator itself may not write in Implement (denied too).
+    assert_eq!(finished(&mut ed, &task)["outcome"], "complete");
+    assert!(!project.path("orchestrator.txt").exists());
+
+    let kids = children(&mut ed, &task);
+    let states: Vec<(&str, &str, &str)> = kids
+        .iter()
+        .map(|k| {
+            (
+                k["subagent"]["name"].as_str().unwrap_or(""),
+                k["subagent"]["profile"].as_str().unwrap_or(""),
+                k["state"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("UI", "frontend", "complete"),
+            ("backend", "backend", "complete"),
+            ("ghost", "ghost", "failed"),
+            ("reviewer", "reviewer", "complete"),
+        ],
+        "{kids:#?}"
+    );
+    assert!(kids.iter().all(|k| k["subagent"]["label"]
+        .as_str()
+        .is_some_and(|l| l.ends_with(&format!("(subagent of {task})")))));
+    let implement_kids: Vec<&Value> = kids
+        .iter()
+        .filter(|k| k["subagent"]["toolCallId"] == "build")
+        .collect();
+    assert!(implement_kids
+        .iter()
+        .all(|k| k["subagent"]["phaseIndex"] == 1));
+
+    // In parallel: the backend started before the frontend finished (both wait 300 ms first).
+    let ui = kids[0]["taskId"].as_str().expect("id").to_owned();
+    let api = kids[1]["taskId"].as_str().expect("id").to_owned();
+    let log = ed.received();
+    let at = |pred: &dyn Fn(&Value) -> bool| log.iter().position(pred);
+    let api_started =
+        at(&|m| m["method"] == "rawko/status" && m["params"]["taskId"] == api.as_str());
+    let ui_done =
+        at(&|m| m["method"] == "rawko/taskFinished" && m["params"]["taskId"] == ui.as_str());
+    assert!(
+        api_started.expect("the backend's status") < ui_done.expect("the frontend's end"),
+        "the subagents ran one after the other"
+    );
+    // Each subagent's status names it.
+    assert!(log.iter().any(|m| m["method"] == "rawko/status"
+        && m["params"]["taskId"] == ui.as_str()
+        && m["params"]["subagent"]["name"] == "UI"));
+    // A subagent sees the phase's context and its own prompt, never workflow_step.
+    let detail = ed
+        .request("rawko/getTask", json!({"taskId": ui}))
+        .expect("getTask");
+    assert_eq!(
+        detail["task"]["subagent"]["profile"], "frontend",
+        "{detail}"
+    );
+    assert!(log.iter().any(|m| m["method"] == "rawko/output"
+        && m["params"]["taskId"] == ui.as_str()
+        && m["params"]["kind"] == "context_injected"
+        && m["params"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Delegate the implementation.")));
+}
+
+#[test]
+fn an_unknown_profile_and_a_bad_call_are_error_results_naming_the_known_ones() {
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script(
+        "bad",
+        r#"turns:
+  - tool_calls:
+      - {id: unknown, name: delegate_to_subagents, input: {tasks: [{profile: nobody, prompt: x}]}}
+      - {id: empty, name: delegate_to_subagents, input: {tasks: []}}
+  - text: "Gave up."
+"#,
+    );
+    let mut ed = serve(&project, home.path());
+    let task = start(&mut ed, &script);
+    let unknown = result_of(&mut ed, &task, "unknown");
+    assert_eq!(unknown["isError"], true);
+    assert_eq!(
+        unknown["text"],
+        "unknown profile \"nobody\"; the profiles are backend, frontend, ghost, reviewer"
+    );
+    let empty = result_of(&mut ed, &task, "empty");
+    assert_eq!(
+        empty["text"],
+        "delegate_to_subagents needs at least one task"
+    );
+    assert!(children(&mut ed, &task).is_empty());
+}
+
+#[test]
+fn cancelling_the_parent_leaves_no_subagent_running() {
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script(
+        "slow",
+        r#"turns:
+  - tool_calls:
+      - {id: slow, name: delegate_to_subagents, input: {tasks: [{profile: reviewer, prompt: a}, {profile: frontend, prompt: b}]}}
+  - text: "never"
+subagents:
+  reviewer:
+    - text: "thinking"
+      delay_ms: 20000
+  frontend:
+    - text: "thinking"
+      delay_ms: 20000
+"#,
+    );
+    let mut ed = serve(&project, home.path());
+    let task = start(&mut ed, &script);
+    // Both subagents run.
+    for _ in 0..2 {
+        ed.wait_for("a subagent running", TIMEOUT, |m| {
+            m["method"] == "rawko/status"
+                && m["params"]["subagent"]["parentTaskId"] == task.as_str()
+        });
+    }
+    ed.request("rawko/cancelTask", json!({"taskId": task}))
+        .expect("cancel");
+    assert_eq!(finished(&mut ed, &task)["outcome"], "cancelled");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let kids = children(&mut ed, &task);
+        assert_eq!(kids.len(), 2, "{kids:#?}");
+        if kids.iter().all(|k| k["state"] == "cancelled") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "subagents still running after the cancel: {kids:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_parent_killed_mid_way_resumes_its_subagents_and_no_completed_call_runs_twice() {
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    // Each subagent appends a line (a completed call that must not run again), then thinks.
+    let script = project.script(
+        "crash",
+        r#"turns:
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {id: fan, name: delegate_to_subagents, input: {tasks: [{profile: frontend, prompt: a}, {profile: backend, prompt: b}]}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+subagents:
+  frontend:
+    - tool_calls:
+        - {name: Bash, input: {command: "echo frontend >> calls.log"}}
+    - text: "thinking"
+      delay_ms: 1500
+    - text: "Frontend done."
+  backend:
+    - tool_calls:
+        - {name: Bash, input: {command: "echo backend >> calls.log"}}
+    - text: "Backend done."
+"#,
+    );
+    // Two turns of the frontend: a delay before its second.
+    let script_text = std::fs::read_to_string(project.path(&script)).expect("script");
+    project.write(
+        &script,
+        &script_text.replace(
+            "    - text: \"thinking\"\n      delay_ms: 1500\n    - text: \"Frontend done.\"\n",
+            "    - text: \"Frontend done.\"\n      delay_ms: 1500\n",
+        ),
+    );
+    let mut ed = serve(&project, home.path());
+    let task = start(&mut ed, &script);
+    // Both appended their line, and the backend ended; the frontend is in its slow turn.
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let lines = std::fs::read_to_string(project.path("calls.log")).unwrap_or_default();
+        if lines.lines().count() == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the subagents did not run: {lines:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    ed.kill9();
+    drop(ed);
+
+    let mut ed = serve(&project, home.path());
+    let kids = children(&mut ed, &task);
+    assert_eq!(kids.len(), 2, "{kids:#?}");
+    assert_eq!(
+        ed.request("rawko/resumeTask", json!({"taskId": task})),
+        Ok(json!({}))
+    );
+    let fan = result_of(&mut ed, &task, "fan");
+    assert_eq!(
+        fan["text"],
+        "## frontend: done\nFrontend done.\n\n## backend: done\nBackend done."
+    );
+    assert_eq!(finished(&mut ed, &task)["outcome"], "complete");
+    let lines = std::fs::read_to_string(project.path("calls.log")).expect("calls.log");
+    let mut lines: Vec<&str> = lines.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["backend", "frontend"], "a completed call ran again");
+    let kids = children(&mut ed, &task);
+    assert!(kids.iter().all(|k| k["state"] == "complete"), "{kids:#?}");
+}
