@@ -1,9 +1,9 @@
 /**
  * Inline approval of blocked tool calls (`rawko/approveToolCall`). Each request is shown as a quick
- * pick that stays open when the focus moves away: its title is rawko's summary of the call, the
- * phase that blocked it and the time left until rawko's deadline (`expiresAt`); below the input,
- * the prompt line gives the reason for people (`detail`) in full, wrapped (VS Code 1.108 and
- * later; before, it is the placeholder); the items are the options the server offers, the denials
+ * pick that stays open when the focus moves away: its title is rawko's summary of the call (after
+ * the subagent's label when a subagent made it), the phase that blocked it and the time left until
+ * rawko's deadline (`expiresAt`); below the input, the prompt line gives the reason for people
+ * (`detail`) in full, wrapped (VS Code 1.108 and later; before, it is the placeholder); the items are the options the server offers, the denials
  * first and none of them active, so Enter alone allows nothing, and, for Write and Edit, a diff
  * preview. A quick pick — unlike a notification — can be closed by the extension, so when
  * rawko withdraws the request (`$/cancelRequest` or `rawko/approvalWithdrawn`: the approval timed
@@ -64,9 +64,14 @@ export const ANSWER_WORDS: Record<ApprovalOutcome, string> = {
   cancelled: 'Dismissed',
 };
 
-/** The reason for people; an older rawko sends only the one written for the model. */
+/**
+ * The reason for people; an older rawko sends only the one written for the model. A subagent's
+ * starts with its label (rawko puts it there; it is added when missing).
+ */
 export function approvalDetail(params: ApproveToolCallParams): string {
-  return params.detail || params.reason;
+  const text = params.detail || params.reason;
+  const label = params.subagent?.label;
+  return label && !text.startsWith(label) ? `${label}: ${text}` : text;
 }
 
 /** Whether this VS Code shows a quick pick's `prompt` (finalized in 1.108). */
@@ -287,7 +292,9 @@ export class Approvals {
       return 0;
     }
     const left = params.expiresAt - this.clock.now();
-    let title = `rawko: ${params.summary} — blocked in phase ${params.phase}`;
+    // A subagent's call names the subagent first (`reviewer (subagent of task-1-1): Write …`).
+    const who = params.subagent?.label ? `${params.subagent.label}: ` : '';
+    let title = `rawko: ${who}${params.summary} — blocked in phase ${params.phase}`;
     title += left > 0 ? ` (${params.timeoutLabel} ${formatLeft(left)})` : ' (timing out)';
     const waiting = this.pending.length - 1;
     if (waiting > 0) {

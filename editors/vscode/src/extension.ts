@@ -92,7 +92,11 @@ export async function deactivate(): Promise<void> {
 class Context {
   readonly store = new TaskStore(systemClock);
   readonly output = vscode.window.createOutputChannel('rawko');
-  readonly formatter = new OutputFormatter(this.output, (id) => this.store.get(id)?.description);
+  // A subagent's output is headed by its label: `── task-2: reviewer (subagent of task-1) ──`.
+  readonly formatter = new OutputFormatter(this.output, (id) => {
+    const task = this.store.get(id);
+    return task?.subagent?.label || task?.description;
+  });
   readonly status = new StatusBar(vscode, systemClock, this.store);
   readonly diagnostics = vscode.languages.createDiagnosticCollection('rawko');
   readonly previews = new Map<string, string>();

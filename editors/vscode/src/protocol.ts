@@ -80,6 +80,29 @@ export interface TaskLook {
   stateText: string;
   /** The commands the task accepts now; a client offers these instead of testing state names. */
   actions: TaskAction[];
+  /** Set when the task is a subagent: another task's `delegate_to_subagents` call started it. */
+  subagent?: SubagentInfo;
+}
+
+/**
+ * A subagent: a task that another task's `delegate_to_subagents` call started, shown under that
+ * task (`TaskSummary`, `TaskDetail`, `rawko/status`, `rawko/approveToolCall`). Absent for every other task.
+ */
+export interface SubagentInfo {
+  /** The task that delegated (the orchestrator). */
+  parentTaskId: string;
+  /** The id of the parent's `delegate_to_subagents` call. */
+  toolCallId: string;
+  /** The subagent's place among that call's tasks, from 0. */
+  index: number;
+  /** The profile it runs (an agent file's name), e.g. `reviewer`. */
+  profile: string;
+  /** Its name to show: the task's `name` when the call gave one, else the profile. */
+  name: string;
+  /** The label to show, e.g. `reviewer (subagent of task-1795-1)`. */
+  label: string;
+  /** The parent's phase the subagent works in (its `index` in the parent's `TaskDetail.phases`); absent without a workflow. */
+  phaseIndex?: number | null;
 }
 
 export interface TaskSummary extends TaskLook {
@@ -284,6 +307,8 @@ export interface ApproveToolCallParams {
   timeoutText: string;
   /** The words before the time left in a live countdown, e.g. `denied in` (`denied in 1:05`). */
   timeoutLabel: string;
+  /** Set when a subagent's tool call waits: `detail` then starts with its `label`. */
+  subagent?: SubagentInfo;
 }
 
 /** rawko withdrew the trust question about this workspace (no answer in time). */

@@ -5,7 +5,8 @@
  * [3/4]`), and the server's reason for a change (e.g. an approval that timed out) for a while.
  * Its tooltip has the full breadcrumb, the state and the reason; a click does what the state
  * calls for: interrupt a countdown, answer an approval, or open the task output. `renderStatus`
- * is the pure part; `StatusBar` applies it to the item.
+ * is the pure part; `StatusBar` applies it to the item. It follows the top-level tasks: a
+ * subagent's status shows in the Rawko view, under its parent, never here.
  */
 import type * as vscode from 'vscode';
 import type { Clock, Timer } from './clock';
@@ -204,9 +205,11 @@ export class StatusBar {
   }
 
   render(): void {
-    const task = this.store.active();
+    // The top-level tasks only: a subagent's status never takes its parent's place (the active
+    // task is a subagent when the user followed one: its parent stands for it).
+    const task = this.store.topLevel(this.store.active());
     const now = this.clock.now();
-    const others = this.store.all().filter((t) => t.taskId !== task?.taskId && t.stateClass === 'busy').length;
+    const others = this.store.all().filter((t) => !t.subagent && t.taskId !== task?.taskId && t.stateClass === 'busy').length;
     const look = renderStatus(this.server, task, now, others);
     this.item.text = look.text;
     // The server's texts go in as text (escaped), the labels and the layout as Markdown.

@@ -21,7 +21,7 @@ import {
 export interface TaskView
   extends Pick<
       StatusParams,
-      'taskId' | 'state' | 'stateClass' | 'external' | 'externalAgentName' | 'actions' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason'
+      'taskId' | 'state' | 'stateClass' | 'external' | 'externalAgentName' | 'actions' | 'breadcrumb' | 'breadcrumbLevels' | 'breadcrumbText' | 'stateText' | 'text' | 'workflow' | 'reason' | 'subagent'
     >,
     Partial<Pick<TaskFinishedParams, 'summary'>> {
   /** What the user asked for; unknown until the task was started here or described by the server. */
@@ -107,6 +107,8 @@ export class TaskStore {
     }
     task.external = summary.external;
     task.externalAgentName = summary.externalAgentName;
+    // A subagent stays one: a message without the field says nothing new of it.
+    task.subagent = summary.subagent ?? task.subagent;
     if (!known) {
       task.state = summary.state;
       task.stateClass = summary.stateClass;
@@ -155,6 +157,7 @@ export class TaskStore {
     task.actions = Array.isArray(params.actions) ? params.actions : [];
     task.external = params.external;
     task.externalAgentName = params.externalAgentName;
+    task.subagent = params.subagent ?? task.subagent;
     // A retried or reset task runs again: how it ended before no longer holds.
     task.outcome = params.stateClass === 'finished' ? params.state : undefined;
     task.breadcrumb = Array.isArray(params.breadcrumb) ? params.breadcrumb : [];
@@ -214,8 +217,28 @@ export class TaskStore {
     this.emit(undefined);
   }
 
-  /** A task that shows signs of life becomes active when the active one is done or absent. */
+  /**
+   * The top-level task `task` belongs to: itself, or for a subagent the task that delegated to it
+   * (through its parent's parent, …); undefined while that task is not known here yet.
+   */
+  topLevel(task: TaskView | undefined): TaskView | undefined {
+    const seen = new Set<string>();
+    let at = task;
+    while (at?.subagent && !seen.has(at.taskId)) {
+      seen.add(at.taskId);
+      at = this.tasks.get(at.subagent.parentTaskId);
+    }
+    return at?.subagent ? undefined : at;
+  }
+
+  /**
+   * A task that shows signs of life becomes active when the active one is done or absent; a
+   * subagent never does: the status bar follows the top-level tasks.
+   */
   private adopt(task: TaskView): void {
+    if (task.subagent) {
+      return;
+    }
     const active = this.active();
     if (!active || (active.taskId !== task.taskId && active.stateClass === 'finished')) {
       this.activeId = task.taskId;

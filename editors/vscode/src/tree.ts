@@ -6,6 +6,11 @@
  * took a checkpoint at offers Show Changes and Rewind to This Phase (`checkpoints.ts`). The marks move
  * with each `rawko/status`'s `phaseIndex`; everything comes from the task store and the pending
  * approvals, which the server's notifications and requests fill, so the view never polls.
+ * A subagent (a task with `subagent`: another task's `delegate_to_subagents` call started it) is no
+ * top-level item: it shows under its parent task, under the phase it works in (`phaseIndex`) when
+ * that phase is shown, else under the task itself, named by its `name` with its profile and state
+ * beside it; its context menu acts on the subagent's own task id. A subagent whose parent is not
+ * known yet shows at the top, by its `label`, until the parent comes.
  * `taskRow`, `phaseRows` and `approvalRow` are the pure part; `TaskTree` hands their rows to VS Code.
  */
 import type * as vscode from 'vscode';
@@ -88,11 +93,23 @@ export function taskActions(task: TaskView): string[] {
   return actions;
 }
 
-export function taskRow(task: TaskView, now: number, active: boolean): Row {
+/** A task's state in words: rawko's (`stateText` without its dash), else the state's name. */
+export function stateWords(task: TaskView): string {
+  return task.stateText.replace(/^\s*—\s*/, '').trim() || task.state.replace(/_/g, ' ');
+}
+
+/**
+ * A task's row. A subagent's is named by its `name` under its parent (`nested`), by its `label`
+ * (`reviewer (subagent of task-1)`) at the top while its parent is not known; its profile and its
+ * state in words go beside it: `reviewer · running · 45s`.
+ */
+export function taskRow(task: TaskView, now: number, active: boolean, nested = false): Row {
   const [icon, iconColor] = STATE_ICONS[task.state] ?? ['question'];
   const elapsed = task.startedAt === undefined ? undefined : formatElapsed((task.endedAt ?? now) - task.startedAt);
   const agent = task.externalAgentName;
+  const sub = task.subagent;
   const tooltip = [
+    sub?.label,
     task.description ?? task.taskId,
     agent && `${agent} session`,
     task.breadcrumbText,
@@ -100,12 +117,13 @@ export function taskRow(task: TaskView, now: number, active: boolean): Row {
     elapsed && `${elapsed} since it started`,
     task.taskId,
   ];
+  // An external agent's session names its agent beside the time: `Claude Code · 1m 05s`.
+  const beside = sub ? [sub.profile, stateWords(task), elapsed] : [agent, elapsed];
   return {
     node: { kind: 'task', taskId: task.taskId },
     id: `task/${task.taskId}`,
-    label: task.description ?? task.taskId,
-    // An external agent's session names its agent beside the time: `Claude Code · 1m 05s`.
-    description: agent ? [agent, elapsed].filter((part) => part).join(' · ') : elapsed,
+    label: sub ? (nested ? sub.name || sub.profile : sub.label || sub.name) : (task.description ?? task.taskId),
+    description: beside.filter((part) => part).join(' · ') || undefined,
     tooltip: tooltip.filter((line) => line).join('\n'),
     icon,
     iconColor,
@@ -173,9 +191,10 @@ export function hasCheckpoint(phase: PhaseNode, mark: Mark): boolean {
 
 /**
  * The rows under a task (`parent` undefined) or under its scope at `parent`: the entries one
- * level deeper, each marked; a scope holds its own entries, a phase opens its context prompt.
+ * level deeper, each marked; a scope holds its own entries, a phase opens its context prompt, and
+ * a phase whose `index` is in `holding` holds the subagents that work in it.
  */
-export function phaseRows(task: TaskView, parent?: number): Row[] {
+export function phaseRows(task: TaskView, parent?: number, holding: ReadonlySet<number> = new Set()): Row[] {
   const phases = task.phases ?? [];
   const marks = phaseMarks(task);
   const from = parent === undefined ? 0 : parent + 1;
@@ -189,13 +208,14 @@ export function phaseRows(task: TaskView, parent?: number): Row[] {
       continue;
     }
     const scope = phase.kind === 'scope';
+    const holds = !scope && phase.index !== undefined && holding.has(phase.index);
     rows.push({
       node: { kind: 'phase', taskId: task.taskId, at, parent },
       id: `phase/${task.taskId}/${task.detailFor ?? ''}/${at}`,
       label: `${MARKS[mark]} ${phase.emoji ? `${phase.emoji} ` : ''}${phase.name}`,
       description: mark === 'current' ? 'current' : undefined,
       tooltip: scope ? phase.breadcrumbText : `${phase.breadcrumbText}\nClick to open the phase's context prompt.`,
-      children: scope ? 'expanded' : undefined,
+      children: scope || holds ? 'expanded' : undefined,
       contextValue: scope ? 'scope' : hasCheckpoint(phase, mark) ? 'phase checkpoint' : 'phase',
       command:
         !scope && phase.index !== undefined
@@ -260,33 +280,106 @@ export class TaskTree implements vscode.TreeDataProvider<TreeNode> {
   private row(node: TreeNode): Row | undefined {
     if (node.kind === 'task') {
       const task = this.store.get(node.taskId);
-      return task && taskRow(task, this.clock.now(), this.store.active()?.taskId === task.taskId);
+      return task && this.taskRow(task);
     }
     if (node.kind === 'approval') {
       const params = this.approvals.waiting(node.taskId).find((p) => p.toolCallId === node.toolCallId);
       return params && approvalRow(params);
     }
     const task = this.store.get(node.taskId);
-    return task && phaseRows(task, node.parent).find((r) => r.node.kind === 'phase' && r.node.at === node.at);
+    return task && phaseRows(task, node.parent, this.holding(task)).find((r) => r.node.kind === 'phase' && r.node.at === node.at);
+  }
+
+  private taskRow(task: TaskView): Row {
+    return taskRow(task, this.clock.now(), this.store.active()?.taskId === task.taskId, this.placed(task));
+  }
+
+  /**
+   * Whether `task` shows under its parent: it is a subagent whose parent is known here (and not,
+   * through its own parents, itself). Otherwise it is a top-level item, so none is ever lost.
+   */
+  private placed(task: TaskView): boolean {
+    const seen = new Set<string>([task.taskId]);
+    let parent = task.subagent && this.store.get(task.subagent.parentTaskId);
+    if (!parent) {
+      return false;
+    }
+    while (parent?.subagent) {
+      if (seen.has(parent.taskId)) {
+        return false;
+      }
+      seen.add(parent.taskId);
+      parent = this.store.get(parent.subagent.parentTaskId);
+    }
+    return true;
+  }
+
+  /** The subagents shown under `parent`: by delegation (the earliest started first), then by their place in it. */
+  private subagents(parent: TaskView): TaskView[] {
+    const subs = this.store.all().filter((t) => t.subagent?.parentTaskId === parent.taskId && this.placed(t));
+    const callStart = new Map<string, number>();
+    for (const sub of subs) {
+      const call = sub.subagent?.toolCallId ?? '';
+      callStart.set(call, Math.min(callStart.get(call) ?? Number.MAX_SAFE_INTEGER, sub.startedAt ?? Number.MAX_SAFE_INTEGER));
+    }
+    const key = (t: TaskView): [number, string, number] => {
+      const call = t.subagent?.toolCallId ?? '';
+      return [callStart.get(call) ?? 0, call, t.subagent?.index ?? 0];
+    };
+    return subs.sort((a, b) => {
+      const [as, ac, ai] = key(a);
+      const [bs, bc, bi] = key(b);
+      return as - bs || ac.localeCompare(bc) || ai - bi;
+    });
+  }
+
+  /** The concrete phases of `task` that the view shows, by their `index`. */
+  private static shownPhases(task: TaskView): Set<number> {
+    return new Set((task.phases ?? []).flatMap((p) => (p.kind !== 'scope' && p.index !== undefined ? [p.index] : [])));
+  }
+
+  /** The phase a subagent of `task` shows under: its `phaseIndex` when the view shows that phase. */
+  private static phaseOf(sub: TaskView, shown: Set<number>): number | undefined {
+    const at = sub.subagent?.phaseIndex;
+    return typeof at === 'number' && shown.has(at) ? at : undefined;
+  }
+
+  /** The indexes of the phases of `task` that subagents work in. */
+  private holding(task: TaskView): Set<number> {
+    const shown = TaskTree.shownPhases(task);
+    return new Set(this.subagents(task).flatMap((sub) => TaskTree.phaseOf(sub, shown) ?? []));
   }
 
   private rows(node: TreeNode | undefined): Row[] {
     if (!node) {
-      const tasks = this.store.all().sort((a, b) => (b.startedAt ?? Number.MAX_SAFE_INTEGER) - (a.startedAt ?? Number.MAX_SAFE_INTEGER));
-      const active = this.store.active()?.taskId;
-      return tasks.map((task) => taskRow(task, this.clock.now(), task.taskId === active));
+      const tasks = this.store
+        .all()
+        .filter((task) => !this.placed(task))
+        .sort((a, b) => (b.startedAt ?? Number.MAX_SAFE_INTEGER) - (a.startedAt ?? Number.MAX_SAFE_INTEGER));
+      return tasks.map((task) => this.taskRow(task));
     }
     const task = this.store.get(node.taskId);
     if (!task || node.kind === 'approval') {
       return [];
     }
+    const shown = TaskTree.shownPhases(task);
+    const subs = this.subagents(task);
     if (node.kind === 'phase') {
-      return phaseRows(task, node.at);
+      const phase = task.phases?.[node.at];
+      if (phase?.kind === 'scope') {
+        return phaseRows(task, node.at, this.holding(task));
+      }
+      return subs.filter((sub) => phase?.index !== undefined && TaskTree.phaseOf(sub, shown) === phase.index).map((sub) => this.taskRow(sub));
     }
     if (task.phases === undefined) {
       this.wantDetail(task.taskId);
     }
-    return [...this.approvals.waiting(task.taskId).map(approvalRow), ...phaseRows(task)];
+    return [
+      ...this.approvals.waiting(task.taskId).map(approvalRow),
+      ...phaseRows(task, undefined, this.holding(task)),
+      // The subagents of no phase the view shows: under the task itself.
+      ...subs.filter((sub) => TaskTree.phaseOf(sub, shown) === undefined).map((sub) => this.taskRow(sub)),
+    ];
   }
 
   /** Redraws the view; while a task works, its elapsed time moves on every few seconds. */

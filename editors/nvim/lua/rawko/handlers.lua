@@ -24,6 +24,8 @@ local function take(task, text, from)
   task.state_class = from.stateClass or task.state_class
   task.external = from.external == true
   task.external_agent_name = from.externalAgentName
+  -- A subagent stays one: a message without the field says nothing new of it.
+  task.subagent = state.subagent_of(from) or task.subagent
   task.actions = from.actions or {}
   task.stopped = nil
   task.text = text
@@ -51,6 +53,7 @@ local function fetch(task, whole)
       return
     end
     task.description = task.description or detail.description
+    task.subagent = state.subagent_of(detail) or task.subagent
     task.phases = detail.phases
     if whole then
       take(task, detail.breadcrumbText or task.text, detail)
@@ -206,11 +209,32 @@ local function field(lines, highlights, label, value)
   vim.list_extend(lines, output.prefixed(label .. string.rep(' ', math.max(1, 8 - #label)), value))
 end
 
+--- The reason for people of `rawko/approveToolCall` params (`detail`; `reason`, written for the
+--- model, when rawko sends none); a subagent's starts with its label (added when missing).
+---@param params table
+---@return string?
+function M.approval_reason(params)
+  local text = params.detail or params.reason
+  local sub = state.subagent_of(params)
+  local label = sub and sub.label
+  if type(text) == 'string' and type(label) == 'string' and label ~= '' then
+    if not vim.startswith(text, label) then
+      text = label .. ': ' .. text
+    end
+  end
+  return text
+end
+
 --- The approval window's lines and highlights for `rawko/approveToolCall` params.
 ---@param params table
 ---@return string[] lines, table[] highlights
 function M.approval_lines(params)
   local lines, highlights = {}, {}
+  local sub = state.subagent_of(params)
+  if sub then
+    -- Whose call it is: `reviewer (subagent of task-1795-1)`.
+    field(lines, highlights, 'Subagent', tostring(sub.label or sub.name or sub.profile or '?'))
+  end
   field(lines, highlights, 'Tool', tostring(params.tool or '?'))
   field(lines, highlights, 'Phase', tostring(params.phase or '?'))
   if params.summary then
@@ -221,7 +245,7 @@ function M.approval_lines(params)
     field(lines, highlights, 'Task', task.description)
   end
   -- `detail` is the reason written for people; `reason` (for the model) when rawko sends none.
-  field(lines, highlights, 'Reason', tostring(params.detail or params.reason or ''))
+  field(lines, highlights, 'Reason', tostring(M.approval_reason(params) or ''))
   if params.expiresAt then
     -- The deadline in this machine's time of day; what happens then in rawko's words.
     local at = os.date('%H:%M:%S', math.floor(params.expiresAt / 1000))
@@ -272,11 +296,18 @@ function M.approve_tool_call(_, params, ctx)
   local task = state.task(params.taskId, ctx.client_id)
   local lines, highlights = M.approval_lines(params)
   local tool = tostring(params.tool or 'the tool')
-  local why = params.detail or ('%s is blocked in phase %s'):format(tool, params.phase)
+  -- Not the reason written for the model: without `detail`, the plugin's own words.
+  local why = M.approval_reason({
+    detail = params.detail or ('%s is blocked in phase %s'):format(tool, params.phase),
+    subagent = params.subagent,
+  })
+  local sub = state.subagent_of(params)
+  local who = sub and type(sub.label) == 'string' and sub.label ~= '' and sub.label .. ': ' or ''
   return ask(
     {
       kind = 'approval',
-      title = ('rawko: allow %s?'):format(tool),
+      -- A subagent's call names the subagent: `rawko: reviewer (subagent of task-1): allow Write?`.
+      title = ('rawko: %sallow %s?'):format(who, tool),
       lines = lines,
       highlights = highlights,
       question = ('rawko: %s — allow it?'):format(why),

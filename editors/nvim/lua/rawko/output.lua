@@ -39,6 +39,7 @@ local groups = {
   RawkoPhaseDone = 'Comment',
   RawkoPhaseCurrent = 'Special',
   RawkoPhaseTodo = 'NormalFloat',
+  RawkoSubagent = 'Identifier',
   RawkoPromptNormal = 'NormalFloat',
   RawkoPromptBorder = 'FloatBorder',
   RawkoPromptLabel = 'Label',
@@ -131,7 +132,9 @@ local function header(task)
     return
   end
   last.task = task.id
-  local title = task.description and ('%s · %s'):format(task.id, task.description) or task.id
+  -- A subagent is named by its label: `task-2 · reviewer (subagent of task-1)`.
+  local name = task.subagent and task.subagent.label or task.description
+  local title = name and ('%s · %s'):format(task.id, name) or task.id
   append_lines({ '── ' .. title .. ' ──' }, 'RawkoHeader')
 end
 

@@ -9,6 +9,9 @@
 --- stream (started by an external agent, or before this editor connected) starts from the first
 --- notification seen, and a stream that starts again at 1 (the task resumed by a new server)
 --- starts afresh.
+---
+--- A subagent (a task another task's `delegate_to_subagents` call started: rawko says so with
+--- `subagent`) is kept like any task, but the statusline follows the top-level tasks only.
 
 local M = {}
 
@@ -38,6 +41,16 @@ local M = {}
 ---@field phase_index? number the current phase's `index` among them, from the last status
 ---@field phases_done? number how many of them are done, from the last status
 ---@field fetched? string the workflow (or '') that rawko/getTask was last asked about for it
+---@field subagent? rawko.Subagent set when the task is a subagent, as rawko said
+
+---@class rawko.Subagent rawko's `SubagentInfo`
+---@field parentTaskId string the task that delegated
+---@field toolCallId string its `delegate_to_subagents` call
+---@field index integer the subagent's place among that call's tasks, from 0
+---@field profile string the profile it runs, e.g. `reviewer`
+---@field name string its name to show (the call's name for it, else the profile)
+---@field label string e.g. `reviewer (subagent of task-1795-1)`
+---@field phaseIndex? integer the parent's phase it works in (a `PhaseNode.index` of the parent)
 
 ---@type table<string, rawko.Task>
 M.tasks = {}
@@ -100,6 +113,34 @@ function M.task(id, client_id)
   return task
 end
 
+--- The `SubagentInfo` rawko gave with a task (a task, or a summary or detail rawko/listTasks or
+--- rawko/getTask gave), when it is a subagent.
+---@param task table
+---@return rawko.Subagent?
+function M.subagent_of(task)
+  local sub = type(task) == 'table' and task.subagent or nil
+  if type(sub) == 'table' and type(sub.parentTaskId) == 'string' then
+    return sub
+  end
+  return nil
+end
+
+--- The top-level task `task` belongs to: itself, or for a subagent the task that delegated to it
+--- (through its parent's parent, …); nil while that task is not known here.
+---@param task rawko.Task?
+---@return rawko.Task?
+function M.top_level(task)
+  local seen = {}
+  while task and task.subagent do
+    if seen[task.id] then
+      return nil -- parents that name each other
+    end
+    seen[task.id] = true
+    task = M.tasks[task.subagent.parentTaskId]
+  end
+  return task
+end
+
 --- Makes `id` the task the statusline follows.
 ---@param id string
 function M.focus(id)
@@ -107,24 +148,27 @@ function M.focus(id)
   M.task(id).touched = tick()
 end
 
---- The task the statusline shows: the focused one while it is active, else the active task that
---- changed last, else the focused one (finished), else the task that changed last.
+--- The task the statusline shows, a top-level one (never a subagent: a focused subagent's parent
+--- stands for it): the focused one while it is active, else the active task that changed last,
+--- else the focused one (finished), else the task that changed last.
 ---@return rawko.Task?
 function M.current()
-  local focused = M.focused and M.tasks[M.focused]
+  local focused = M.focused and M.top_level(M.tasks[M.focused])
   if focused and M.is_active(focused) then
     return focused
   end
-  local list = M.list()
+  local list = vim.tbl_filter(function(task)
+    return not task.subagent
+  end, M.list())
   return vim.iter(list):find(M.is_active) or focused or list[1]
 end
 
---- The active tasks other than `task`.
+--- The active top-level tasks other than `task` (subagents are not counted).
 ---@param task rawko.Task?
 ---@return integer
 function M.other_active(task)
   return #vim.tbl_filter(function(other)
-    return other ~= task and M.is_active(other)
+    return other ~= task and not other.subagent and M.is_active(other)
   end, vim.tbl_values(M.tasks))
 end
 

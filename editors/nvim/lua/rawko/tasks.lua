@@ -5,7 +5,13 @@
 --- phase opens what the phase changed (`rawko/phaseDiff`) in a read-only `diff` buffer; `R` on a
 --- phase rewinds the task and the workspace to the start of that phase (`rawko/rewindTask`),
 --- asking first with what its dry run says would change, and again before overwriting files the
---- user changed; `r` resumes the task under the cursor; `q` closes.
+--- user changed; `r` resumes the task under the cursor, `c` cancels it; `q` closes.
+---
+--- A subagent (a task with `subagent`: another task's `delegate_to_subagents` call started it) is
+--- listed indented under its parent: after the phase it works in (`subagent.phaseIndex`) when the
+--- parent's phases show it, else after the parent's line (`  ↳ reviewer  running  (subagent) ·
+--- task-2`). Its line acts on the subagent's own task id. A subagent whose parent is not listed
+--- stands at the top with its label until the parent shows up.
 
 local M = {}
 
@@ -52,10 +58,109 @@ local function statuses_of(phases, task)
   return statuses
 end
 
+--- rawko's words for a task's state (` — waiting for approval` without its dash), else the
+--- state's name.
+---@param known table a task, or a summary or detail rawko gave
+---@return string
+local function state_words(known)
+  local words = (known.state_text or known.stateText or ''):gsub('^ — ', '')
+  return words ~= '' and words or tostring(known.state or '')
+end
+
+--- The subagents in the window: `parent_of(id)` names the task a subagent shows under (its parent
+--- when the window lists that one, and no loop of parents leads back to it), `children[id]` the
+--- subagents under task `id` in their call's order.
+---@param summaries table<string, table> the summaries rawko listed, by id
+---@return fun(id: string): string?, table<string, string[]>, fun(id: string): rawko.Subagent?
+local function subagents(summaries)
+  local function sub_of(id)
+    return state.subagent_of(state.tasks[id])
+      or state.subagent_of(summaries[id])
+      or state.subagent_of(view.details[id])
+  end
+  local function listed(id)
+    return state.tasks[id] ~= nil or summaries[id] ~= nil
+  end
+  local function parent_of(id)
+    local sub = sub_of(id)
+    if not (sub and listed(sub.parentTaskId)) then
+      return nil
+    end
+    -- Up to a task that is not shown under another; a loop back to `id` puts it at the top.
+    local seen, at = { [id] = true }, sub.parentTaskId
+    while true do
+      if seen[at] then
+        return nil
+      end
+      seen[at] = true
+      local up = sub_of(at)
+      if not (up and listed(up.parentTaskId)) then
+        return sub.parentTaskId
+      end
+      at = up.parentTaskId
+    end
+  end
+  local children = {}
+  local ids = vim.tbl_keys(summaries)
+  for id in pairs(state.tasks) do
+    if not summaries[id] then
+      table.insert(ids, id)
+    end
+  end
+  for _, id in ipairs(ids) do
+    local parent = parent_of(id)
+    if parent then
+      children[parent] = children[parent] or {}
+      table.insert(children[parent], id)
+    end
+  end
+  for _, list in pairs(children) do
+    table.sort(list, function(a, b)
+      local sa, sb = sub_of(a), sub_of(b)
+      local ca, cb = tostring(sa.toolCallId or ''), tostring(sb.toolCallId or '')
+      if ca ~= cb then
+        return ca < cb
+      end
+      local ia, ib = tonumber(sa.index) or 0, tonumber(sb.index) or 0
+      if ia ~= ib then
+        return ia < ib
+      end
+      return a < b
+    end)
+  end
+  return parent_of, children, sub_of
+end
+
 --- The window's lines, highlights and rows (what each line stands for).
 ---@return string[], table[], table[]
 local function render()
   local lines, highlights, rows = {}, {}, {}
+  local summaries = {}
+  for _, summary in ipairs(view.listed) do
+    summaries[summary.taskId] = summary
+  end
+  local parent_of, children, sub_of = subagents(summaries)
+  --- The line of subagent `id`, `depth` levels in, then those of its own subagents.
+  local function add_subagent(id, depth)
+    local known = state.tasks[id] or summaries[id] or view.details[id] or {}
+    local sub = sub_of(id) or {}
+    local name = sub.name or sub.profile or id
+    -- `(subagent)`, or `(reviewer subagent)` when the call named it otherwise than its profile.
+    local profile = sub.profile and sub.profile ~= name and sub.profile .. ' ' or ''
+    local line = ('%s↳ %s  %s  (%ssubagent) · %s'):format(
+      string.rep('  ', depth),
+      name,
+      state_words(known),
+      profile,
+      id
+    )
+    table.insert(lines, line)
+    table.insert(highlights, { #lines - 1, 'RawkoSubagent' })
+    table.insert(rows, { task = id, subagent = true })
+    for _, child in ipairs(children[id] or {}) do
+      add_subagent(child, depth + 1)
+    end
+  end
   local function add(task_id, summary)
     local live, detail = state.tasks[task_id], view.details[task_id] or {}
     local known = live or summary or detail
@@ -65,13 +170,31 @@ local function render()
     if type(agent) == 'string' and agent ~= '' then
       what = agent .. ': ' .. what
     end
-    -- rawko's words for the state (` — waiting for approval`), else its name while it runs.
-    local words = (known.state_text or known.stateText or ''):gsub('^ — ', '')
-    local how = words ~= '' and words or known.state
-    table.insert(lines, ('%s — %s · %s'):format(what, how, task_id))
+    -- A subagent whose parent is not listed (yet) says whose it is.
+    local sub = sub_of(task_id)
+    if sub and type(sub.label) == 'string' then
+      what = sub.label .. (what ~= '' and ': ' .. what or '')
+    end
+    table.insert(lines, ('%s — %s · %s'):format(what, state_words(known), task_id))
     table.insert(highlights, { #lines - 1, 'RawkoHeader' })
     table.insert(rows, { task = task_id })
     local phases = live and live.phases or detail.phases or {}
+    -- The subagents by the phase they work in; those of no phase shown go after the task's line.
+    local by_phase, shown = {}, {}
+    for _, node in ipairs(phases) do
+      if node.kind ~= 'scope' and type(node.index) == 'number' then
+        shown[node.index] = true
+      end
+    end
+    for _, child in ipairs(children[task_id] or {}) do
+      local at = (sub_of(child) or {}).phaseIndex
+      if type(at) == 'number' and shown[at] then
+        by_phase[at] = by_phase[at] or {}
+        table.insert(by_phase[at], child)
+      else
+        add_subagent(child, 1)
+      end
+    end
     local statuses = statuses_of(phases, live or {})
     for i, node in ipairs(phases) do
       local name = (node.emoji and node.emoji ~= '' and node.emoji .. ' ' or '') .. node.name
@@ -81,20 +204,24 @@ local function render()
       local row = { task = task_id, index = node.index, name = node.name }
       row.current = statuses[i] == 'current' and node.index ~= nil
       table.insert(rows, row)
+      if node.kind ~= 'scope' then
+        for _, child in ipairs(node.index and by_phase[node.index] or {}) do
+          add_subagent(child, node.depth + 2)
+        end
+      end
     end
   end
-  local listed = {}
-  for _, summary in ipairs(view.listed) do
-    listed[summary.taskId] = true
-  end
-  -- First the tasks this Neovim follows that rawko did not list (started since, or elsewhere).
+  -- First the tasks this Neovim follows that rawko did not list (started since, or elsewhere);
+  -- a subagent under its parent.
   for _, task in ipairs(state.list()) do
-    if not listed[task.id] then
+    if not summaries[task.id] and not parent_of(task.id) then
       add(task.id)
     end
   end
   for _, summary in ipairs(view.listed) do
-    add(summary.taskId, summary)
+    if not parent_of(summary.taskId) then
+      add(summary.taskId, summary)
+    end
   end
   return lines, highlights, rows
 end
@@ -315,11 +442,21 @@ local function rewind()
   end)
 end
 
---- Resumes the task under the cursor.
+--- Resumes the task under the cursor (a subagent on its line).
 local function resume()
   local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
   if row then
     require('rawko.commands').resume({ row.task }, client_of(row.task))
+  end
+end
+
+--- Cancels the task under the cursor (a subagent on its line: the subagent, not its parent).
+local function cancel()
+  local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
+  if row then
+    client.request('rawko/cancelTask', { taskId = row.task }, function()
+      vim.notify(('rawko: cancelling %s'):format(row.task), vim.log.levels.INFO)
+    end, { client = client_of(row.task) })
   end
 end
 
@@ -341,7 +478,7 @@ function M.open()
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, (render())) -- for the window's width
     view.win = prompt.float(buf, {
       title = 'rawko tasks',
-      footer = '<CR> phase prompt · d changes · R rewind · r resume · q close',
+      footer = '<CR> phase prompt · d changes · R rewind · r resume · c cancel · q close',
       enter = true,
       zindex = 50,
     })
@@ -353,7 +490,13 @@ function M.open()
         break
       end
     end
-    for lhs, fn in pairs({ ['<CR>'] = open_phase, d = open_diff, R = rewind, r = resume }) do
+    for lhs, fn in pairs({
+      ['<CR>'] = open_phase,
+      d = open_diff,
+      R = rewind,
+      r = resume,
+      c = cancel,
+    }) do
       vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true })
     end
     vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true })

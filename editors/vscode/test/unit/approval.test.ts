@@ -1,11 +1,11 @@
 /**
  * Inline approval: what the prompt shows, how each choice is answered, the diff preview, the
- * server withdrawing a request (the prompt goes away), requests waiting in line, and the time
- * left on the injected clock.
+ * server withdrawing a request (the prompt goes away), requests waiting in line, the time
+ * left on the injected clock, and a subagent's label.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Approvals, formatLeft, type CancellationTokenLike } from '../../src/approval';
+import { Approvals, approvalDetail, formatLeft, type CancellationTokenLike } from '../../src/approval';
 import type { ApprovalOutcome, ApproveToolCallParams } from '../../src/protocol';
 import { FakeVs, ManualClock } from './fake-vscode';
 import { timeoutWords } from './fixtures';
@@ -96,6 +96,19 @@ describe('approval prompt', () => {
       '',
       '$(diff) Open diff preview',
     ]);
+  });
+
+  it("names the subagent whose call waits: its label in the title and at the start of the reason", () => {
+    const { vs, approvals } = setup();
+    const subagent = { parentTaskId: 'task-1', toolCallId: 'call-7', index: 0, profile: 'reviewer', name: 'reviewer', label: 'reviewer (subagent of task-1)' };
+    const detail = 'reviewer (subagent of task-1): Write is blocked in the Plan phase (allowed: Read, Glob, Grep)';
+    void approvals.ask(request({ taskId: 'task-2', subagent, detail }), new Token());
+    const pick = vs.visiblePick();
+    assert.ok(pick);
+    assert.equal(pick.title, 'rawko: reviewer (subagent of task-1): Write PLAN.md (26 bytes) — blocked in phase Plan (denied in 2:00)');
+    assert.equal(pick.prompt, detail, 'the label rawko put first is not repeated');
+    assert.equal(approvalDetail(request({ subagent, detail: 'Write is blocked' })), 'reviewer (subagent of task-1): Write is blocked', 'added when missing');
+    assert.equal(approvalDetail(request({ detail: 'Write is blocked' })), 'Write is blocked', 'a task that is no subagent has no label');
   });
 
   it('has no option active: Enter alone answers nothing', () => {

@@ -1,7 +1,7 @@
 /**
  * The status bar: breadcrumb (shortened from the left, never mid-word) and state icon, tooltip,
  * what a click does, the countdown beside the breadcrumb, the server's reason for a change (shown
- * for a while, on the injected clock), and which task it shows.
+ * for a while, on the injected clock), and which task it shows (never a subagent).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -248,6 +248,37 @@ describe('status bar', () => {
     store.status(status('complete', 'Feature — complete'));
     store.status(statusOf({ taskId: 'external', seq: 3, state: 'running', breadcrumb: [], text: 'Docs > ✍️ Write [2/2]', breadcrumbText: 'Docs > ✍️ Write [2/2]' }));
     assert.equal(item.text, '$(sync~spin) Docs > ✍️ Write [2/2]', 'a running task takes over from a finished one');
+  });
+
+  it("ignores a subagent's statuses: the parent keeps the status bar, and a subagent counts as no other task", () => {
+    const { store, item } = setup();
+    store.started('task-1', 'Add a flag', 'feature');
+    store.status(status('running', 'Feature > 📋 Plan [1/4]'));
+    const subagent = { parentTaskId: 'task-1', toolCallId: 'call-7', index: 0, profile: 'reviewer', name: 'reviewer', label: 'reviewer (subagent of task-1)', phaseIndex: 0 };
+    const sub = (n: number, state: string): StatusParams =>
+      statusOf({ taskId: 'task-2', seq: n, state, breadcrumb: [], text: `Review${n}`, breadcrumbText: `Review${n}`, subagent });
+    store.status(sub(1, 'running'));
+    store.status(sub(2, 'waiting_approval'));
+    assert.equal(item.text, '$(sync~spin) Feature › 📋 Plan [1/4]');
+    assert.equal(item.commandId(), 'rawko.showOutput');
+    assert.deepEqual(item.commandArgs(), ['task-1']);
+    // The parent ends: a subagent's status that comes after still does not take the status bar.
+    store.status(status('complete', 'Feature — complete'));
+    store.status(sub(3, 'running'));
+    assert.equal(item.text, '$(check) Feature › 📋 Plan [1/4]');
+    // Following a subagent's output: its parent stands for it.
+    store.setActive('task-2');
+    assert.equal(item.text, '$(check) Feature › 📋 Plan [1/4]');
+    assert.deepEqual(item.commandArgs(), ['task-1']);
+  });
+
+  it("a subagent whose parent is not known does not take the status bar", () => {
+    const { store, item } = setup();
+    const subagent = { parentTaskId: 'task-9', toolCallId: 'call-7', index: 0, profile: 'reviewer', name: 'reviewer', label: 'reviewer (subagent of task-9)' };
+    store.status(statusOf({ taskId: 'task-2', seq: 1, state: 'running', breadcrumb: [], text: 'Review', breadcrumbText: 'Review', subagent }));
+    assert.equal(item.text, '$(hubot) rawko');
+    store.status(statusOf({ taskId: 'other', seq: 1, state: 'running', breadcrumb: [], text: 'Docs', breadcrumbText: 'Docs' }));
+    assert.equal(item.text, '$(sync~spin) Docs');
   });
 
   it('renderStatus is pure: a finished task keeps its summary in the tooltip', () => {

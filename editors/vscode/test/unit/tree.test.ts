@@ -2,12 +2,13 @@
  * The Rawko view: tasks with their state icon, description and elapsed time; under each, a
  * pending approval and the phases marked ✓ done, ▶ current, ○ to do (a nested workflow's under
  * it), the marks moving with `rawko/status`'s `phaseIndex`; the context menu's actions per state;
- * the phase tree asked for once per task and workflow; and nothing polled.
+ * the phase tree asked for once per task and workflow; subagents under their parent's phase or
+ * under their parent, at the top until the parent is known; and nothing polled.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Approvals, type CancellationTokenLike } from '../../src/approval';
-import type { ApproveToolCallParams, PhaseNode, StatusParams, TaskDetail } from '../../src/protocol';
+import type { ApproveToolCallParams, PhaseNode, StatusParams, SubagentInfo, TaskDetail } from '../../src/protocol';
 import { TaskStore } from '../../src/tasks';
 import { formatElapsed, phaseRows, TaskTree, taskActions, taskRow, type TreeNode } from '../../src/tree';
 import { FakeVs, fakeTreeVs, ManualClock, type FakeTreeItem } from './fake-vscode';
@@ -65,6 +66,25 @@ function approval(extra: Partial<ApproveToolCallParams> = {}): ApproveToolCallPa
     ...timeoutWords(120),
     ...extra,
   };
+}
+
+/** What rawko says of the subagent `taskId` that task-1's call-7 started. */
+function subagentOf(index: number, extra: Partial<SubagentInfo> = {}): SubagentInfo {
+  return {
+    parentTaskId: 'task-1',
+    toolCallId: 'call-7',
+    index,
+    profile: 'reviewer',
+    name: 'reviewer',
+    label: 'reviewer (subagent of task-1)',
+    phaseIndex: 0,
+    ...extra,
+  };
+}
+
+/** A subagent's status: it runs no workflow of its own. */
+function subStatus(taskId: string, subagent: SubagentInfo, extra: Partial<StatusParams> = {}): StatusParams {
+  return status({ taskId, workflow: undefined, breadcrumbText: 'Review the change', subagent, ...extra });
 }
 
 function setup() {
@@ -217,6 +237,122 @@ describe('the Rawko view', () => {
     assert.equal(clock.pending(), 0);
     assert.equal(item(tree.getChildren()[0] as TreeNode).description, '1m 15s');
     tree.dispose();
+  });
+
+  describe('subagents', () => {
+    it("shows a subagent under its parent's phase it works in, by its name, its profile and state beside it; its menu acts on its own id", () => {
+      const { store, item, labels, tree } = setup();
+      store.describe(detail());
+      store.status(subStatus('task-2', subagentOf(0, { name: 'security', profile: 'reviewer' })));
+      assert.deepEqual(labels(), ['Add a --shout flag'], 'a subagent is no top-level item');
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      assert.deepEqual(labels(task), ['▶ 📋 Plan', '○ 🛠️ Implement', '○ 🧪 Test', '○ Review']);
+      const [plan] = tree.getChildren(task);
+      assert.ok(plan);
+      assert.equal(item(plan).collapsibleState, 2, 'the phase holds its subagents, expanded');
+      const [sub] = tree.getChildren(plan);
+      assert.ok(sub);
+      assert.deepEqual(sub, { kind: 'task', taskId: 'task-2' }, "the row's commands get the subagent's id");
+      const row = item(sub);
+      assert.equal(row.label, 'security');
+      assert.equal(row.description, 'reviewer · running');
+      assert.equal(row.iconPath?.id, 'sync~spin');
+      assert.equal(row.contextValue, 'task interrupt cancel');
+      assert.equal(row.id, 'task/task-2');
+      assert.match(String(row.tooltip), /reviewer \(subagent of task-1\)/);
+      // The same state icons and words as a task's.
+      store.status(subStatus('task-2', subagentOf(0, { name: 'security' }), { state: 'waiting_approval' }));
+      assert.equal(item(sub).iconPath?.id, 'shield');
+      assert.equal(item(sub).description, 'reviewer · waiting for approval');
+      store.status(subStatus('task-2', subagentOf(0, { name: 'security' }), { state: 'complete' }));
+      assert.equal(item(sub).iconPath?.id, 'pass');
+      assert.equal(item(sub).description, 'reviewer · complete');
+      assert.equal(item(sub).contextValue, 'task', 'a finished subagent offers nothing to cancel');
+      const phases = tree.getChildren(task).slice(1, 3);
+      assert.deepEqual(
+        phases.map((p) => item(p).collapsibleState),
+        [0, 0],
+        'the phases without subagents hold nothing',
+      );
+    });
+
+    it('lists the subagents of a call in their order, under a phase of a nested workflow too', () => {
+      const { store, labels, tree } = setup();
+      store.describe(detail());
+      store.status(subStatus('task-4', subagentOf(1, { name: 'tests', phaseIndex: 3 })));
+      store.status(subStatus('task-3', subagentOf(0, { name: 'style', phaseIndex: 3 })));
+      store.status(status({ phaseIndex: 3 }));
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      const review = tree.getChildren(task)[3];
+      assert.ok(review);
+      const [check, fix] = tree.getChildren(review);
+      assert.ok(check && fix);
+      assert.deepEqual(labels(check), ['style', 'tests']);
+      assert.deepEqual(labels(fix), []);
+    });
+
+    it("shows a subagent under the task itself without a phase, or while the parent's phases are not known", () => {
+      const { store, labels, tree, wanted } = setup();
+      store.status(status({}));
+      store.status(subStatus('task-2', subagentOf(0)));
+      store.status(subStatus('task-3', subagentOf(1, { name: 'writer', profile: 'writer', phaseIndex: undefined })));
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      assert.deepEqual(labels(task), ['reviewer', 'writer'], 'no phase tree yet: under the task');
+      assert.ok(wanted.includes('task-1'), "the parent's phases are asked for");
+      store.describe(detail());
+      assert.deepEqual(labels(task), ['▶ 📋 Plan', '○ 🛠️ Implement', '○ 🧪 Test', '○ Review', 'writer']);
+      assert.deepEqual(labels(tree.getChildren(task)[0]), ['reviewer']);
+      // A phase index the parent's phases do not have: under the task, never lost.
+      store.status(subStatus('task-2', subagentOf(0, { phaseIndex: 42 })));
+      assert.deepEqual(labels(task), ['▶ 📋 Plan', '○ 🛠️ Implement', '○ 🧪 Test', '○ Review', 'reviewer', 'writer']);
+    });
+
+    it('shows a subagent whose parent is not known yet at the top, by its label, until the parent comes', () => {
+      const { store, labels, tree } = setup();
+      store.status(subStatus('task-2', subagentOf(0)));
+      assert.deepEqual(labels(), ['reviewer (subagent of task-1)']);
+      const [orphan] = tree.getChildren();
+      assert.deepEqual(orphan, { kind: 'task', taskId: 'task-2' });
+      store.describe(detail());
+      assert.deepEqual(labels(), ['Add a --shout flag']);
+      const [task] = tree.getChildren();
+      assert.deepEqual(labels(tree.getChildren(task)[0]), ['reviewer']);
+    });
+
+    it("a subagent of a subagent shows under it; parents that name each other stay at the top", () => {
+      const { store, labels, tree } = setup();
+      store.describe(detail());
+      store.status(subStatus('task-2', subagentOf(0, { phaseIndex: undefined })));
+      store.status(subStatus('task-3', subagentOf(0, { parentTaskId: 'task-2', name: 'helper', phaseIndex: undefined })));
+      const [task] = tree.getChildren();
+      const sub = tree.getChildren(task).find((n) => n.kind === 'task');
+      assert.ok(sub);
+      assert.deepEqual(labels(sub), ['helper']);
+      store.status(subStatus('x-1', subagentOf(0, { parentTaskId: 'x-2', label: 'a (subagent of x-2)' })));
+      store.status(subStatus('x-2', subagentOf(0, { parentTaskId: 'x-1', label: 'b (subagent of x-1)' })));
+      assert.deepEqual(labels().sort(), ['Add a --shout flag', 'a (subagent of x-2)', 'b (subagent of x-1)']);
+    });
+
+    it("shows a subagent's pending approval under the subagent, with its label", () => {
+      const { store, approvals, labels, item, tree } = setup();
+      store.describe(detail());
+      store.status(subStatus('task-2', subagentOf(0)));
+      void approvals.ask(
+        approval({ taskId: 'task-2', subagent: subagentOf(0), detail: 'reviewer (subagent of task-1): Write is blocked in the Plan phase (allowed: Read)' }),
+        never,
+      );
+      const [task] = tree.getChildren();
+      assert.deepEqual(labels(task)[0], '▶ 📋 Plan', "the parent's own approvals only");
+      const [sub] = tree.getChildren(tree.getChildren(task)[0]);
+      assert.ok(sub);
+      const [row] = tree.getChildren(sub);
+      assert.ok(row);
+      assert.equal(item(row).label, 'Write PLAN.md (4 bytes)');
+      assert.equal(item(row).description, 'reviewer (subagent of task-1): Write is blocked in the Plan phase (allowed: Read)');
+    });
   });
 
   it('phaseRows without phases, and formatElapsed', () => {
