@@ -419,3 +419,103 @@ subagents:
     let kids = children(&mut ed, &task);
     assert!(kids.iter().all(|k| k["state"] == "complete"), "{kids:#?}");
 }
+
+#[test]
+fn rawko_run_prints_each_subagents_lines_after_its_profile_and_asks_its_calls() {
+    let project = project();
+    project.write("README.md", "# app\n");
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script("orchestrate", SCRIPT);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rawko"))
+        .args([
+            "run",
+            "Build the app",
+            "--workflow",
+            "orchestrate",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+        ])
+        .current_dir(project.path(""))
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_STATE_HOME", home.path().join(".local/state"))
+        .env("PI_CODING_AGENT_DIR", home.path().join(".pi"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rawko run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let all = format!(
+        "{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    for line in [
+        "  [reviewer] ⤷ started",
+        "  [reviewer] 🔧 Write review.md",
+        "  🔒 reviewer (subagent of task-",
+        "  [reviewer] ✓ done: The plan looks fine; I could not write review.md.",
+        "  [frontend:UI] 🔧 Write ui.txt",
+        "  [frontend:UI] ✓ done: Wrote ui.txt.",
+        "  [backend] ✓ done: Wrote api.txt.",
+        "  [ghost] ✗ failed: ",
+    ] {
+        assert!(stdout.contains(line), "no {line:?} in:\n{all}");
+    }
+    // Without a terminal the subagent's blocked call was denied, like the task's own.
+    assert!(!project.path("review.md").exists());
+    assert!(project.path("ui.txt").exists() && project.path("api.txt").exists());
+}
+
+#[test]
+fn interrupting_the_parent_stops_its_subagents_and_resume_goes_on() {
+    let project = project();
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script(
+        "interrupt",
+        r#"turns:
+  - tool_calls:
+      - {id: slow, name: delegate_to_subagents, input: {tasks: [{profile: reviewer, prompt: a}]}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Went on without it."
+subagents:
+  reviewer:
+    - text: "thinking"
+      delay_ms: 20000
+"#,
+    );
+    let mut ed = serve(&project, home.path());
+    let task = start(&mut ed, &script);
+    ed.wait_for("the subagent running", TIMEOUT, |m| {
+        m["method"] == "rawko/status" && m["params"]["subagent"]["parentTaskId"] == task.as_str()
+    });
+    ed.request("rawko/interrupt", json!({"taskId": task}))
+        .expect("interrupt");
+    ed.wait_for("the parent waiting for the user", TIMEOUT, |m| {
+        m["method"] == "rawko/status"
+            && m["params"]["taskId"] == task.as_str()
+            && m["params"]["state"] == "blocked"
+    });
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while children(&mut ed, &task)
+        .iter()
+        .any(|k| k["state"] != "cancelled")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the subagent still runs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        ed.request("rawko/resumeTask", json!({"taskId": task})),
+        Ok(json!({}))
+    );
+    assert_eq!(finished(&mut ed, &task)["outcome"], "complete");
+}

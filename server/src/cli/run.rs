@@ -165,7 +165,7 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
     };
     let hub = listen.is_some().then(crate::web::Hub::new);
     // The question about trust is asked at the terminal, when there is one.
-    let (sink, mut streams) = one_stream();
+    let (sink, mut streams) = task_streams();
     let sink = match &hub {
         Some(hub) => hub.tee(Some(sink)),
         None => sink,
@@ -258,15 +258,37 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
             }
             _ => None,
         };
-        let Some(mut events) = streams.recv().await else {
+        let Some((_, mut events)) = streams.recv().await else {
             return Ok(Ok(None));
         };
         let mut printer = Printer::new(out);
         let mut finished = None;
         let mut cancelling = false;
+        // The subagents' events, each with the name its lines start with.
+        let (child_tx, mut child_events) = mpsc::unbounded_channel::<(String, TaskEvent)>();
         loop {
-            let event = tokio::select! {
-                event = events.recv() => event,
+            let (child, event) = tokio::select! {
+                event = events.recv() => (None, event),
+                Some((child_id, mut stream)) = streams.recv() => {
+                    let name = tasks
+                        .handle(&child_id)
+                        .and_then(|h| h.snapshot().subagent)
+                        .map_or(child_id, |of| if of.name == of.profile {
+                            of.profile.clone()
+                        } else {
+                            format!("{}:{}", of.profile, of.name)
+                        });
+                    let tx = child_tx.clone();
+                    tokio::spawn(async move {
+                        while let Some(event) = stream.recv().await {
+                            if tx.send((name.clone(), event)).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    continue;
+                }
+                Some((name, event)) = child_events.recv() => (Some(name), Some(event)),
                 _ = sigint.recv(), if !cancelling => {
                     cancelling = true;
                     printer.end_text()?;
@@ -309,6 +331,10 @@ pub fn run(ctx: &mut Context<'_>, options: RunOptions) -> io::Result<ExitCode> {
                     },
                 };
                 let _ = request.reply.send(answer);
+                continue;
+            }
+            if let Some(name) = child {
+                printer.subagent(&name, event)?;
                 continue;
             }
             if let TaskEvent::Finished { outcome, .. } = &event {
@@ -394,6 +420,18 @@ pub(super) fn one_stream() -> (Sink, mpsc::UnboundedReceiver<crate::engine::Even
     let (tx, rx) = mpsc::unbounded_channel();
     let sink: Sink = Arc::new(move |_, events| {
         let _ = tx.send(events);
+    });
+    (sink, rx)
+}
+
+/// A sink for `rawko run`: the task's stream first, then its subagents', each with its id.
+fn task_streams() -> (
+    Sink,
+    mpsc::UnboundedReceiver<(String, crate::engine::EventReceiver)>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sink: Sink = Arc::new(move |id, events| {
+        let _ = tx.send((id, events));
     });
     (sink, rx)
 }

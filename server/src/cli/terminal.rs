@@ -42,7 +42,10 @@ pub fn answer_of(line: &str) -> Option<ApprovalAnswer> {
 /// `🔒 Bash: a PreToolUse hook asks: …`.
 pub fn approval_line(request: &crate::engine::ApprovalRequest) -> String {
     let detail = request.detail.lines().next().unwrap_or_default();
-    if detail.is_empty() {
+    if request.subagent.is_some() && !detail.is_empty() {
+        // `reviewer (subagent of task-1-1): Write is blocked …`
+        format!("  🔒 {detail}")
+    } else if detail.is_empty() {
         format!(
             "  🔒 {} is blocked in the {} phase",
             request.tool, request.phase
@@ -59,6 +62,8 @@ pub struct Printer<'a> {
     pub out: &'a mut dyn Write,
     in_text: bool,
     last_crumb: String,
+    /// The subagents whose start was shown.
+    subagents: std::collections::HashSet<String>,
     /// A new phase's header, shown before the next line that belongs to the new phase (the
     /// result of the `workflow_step` call that moved still belongs to the old one).
     pending_header: Option<String>,
@@ -109,7 +114,41 @@ impl<'a> Printer<'a> {
             context_shown: false,
             last_error: None,
             config_errors: Default::default(),
+            subagents: Default::default(),
         }
+    }
+
+    /// Shows a subagent's event as whole lines starting with `[name]` (its profile): its start,
+    /// its tool calls and results, its errors and its end with its answer's first line. Its
+    /// streamed text is not shown: subagents run side by side.
+    pub fn subagent(&mut self, name: &str, event: TaskEvent) -> io::Result<()> {
+        let line = match event {
+            TaskEvent::Status { .. } if self.subagents.insert(name.to_owned()) => {
+                "⤷ started".to_owned()
+            }
+            TaskEvent::Output {
+                kind,
+                text,
+                is_error,
+                ..
+            } => match kind {
+                OutputKind::ToolCall => format!("🔧 {text}"),
+                OutputKind::ToolResult => {
+                    let mark = if is_error == Some(true) { "✗" } else { "↳" };
+                    format!("   {mark} {}", first_line(&text))
+                }
+                OutputKind::Error => format!("⚠️  {}", first_line(&text)),
+                OutputKind::HookOutput => format!("🪝 {}", first_line(&text)),
+                _ => return Ok(()),
+            },
+            TaskEvent::Finished { outcome, summary } => match outcome {
+                Outcome::Complete => format!("✓ done: {}", first_line(summary.trim())),
+                other => format!("✗ {}: {}", outcome_word(other), first_line(summary.trim())),
+            },
+            _ => return Ok(()),
+        };
+        self.end_text()?;
+        writeln!(self.out, "  [{name}] {line}")
     }
 
     /// Shows a hook configuration error that came outside the task (the session's end), unless
@@ -255,6 +294,14 @@ impl<'a> Printer<'a> {
     }
 }
 
+fn outcome_word(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Complete => "complete",
+        Outcome::Failed => "failed",
+        Outcome::Cancelled => "cancelled",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,6 +371,52 @@ mod tests {
         assert_eq!(
             shown,
             "  🤖 Planned.\n  ── handoff: planner → developer ──\n  🤖 Coding."
+        );
+    }
+
+    #[test]
+    fn a_subagents_lines_start_with_its_name_and_skip_its_streamed_text() {
+        let mut out = Vec::new();
+        let mut p = Printer::new(&mut out);
+        p.show(output(OutputKind::AssistantDelta, "Delegating."))
+            .unwrap();
+        let status = || TaskEvent::Status {
+            state: TaskState::Running,
+            breadcrumb: Vec::new(),
+            text: String::new(),
+            reason: None,
+            workflow: None,
+            breadcrumb_text: String::new(),
+            phase_index: None,
+            phases_done: None,
+            subagent: None,
+        };
+        p.subagent("frontend", status()).unwrap();
+        p.subagent("frontend", status()).unwrap();
+        p.subagent("frontend", output(OutputKind::AssistantDelta, "hidden"))
+            .unwrap();
+        p.subagent("frontend", output(OutputKind::ToolCall, "Write ui.txt"))
+            .unwrap();
+        p.subagent(
+            "frontend",
+            TaskEvent::Finished {
+                outcome: Outcome::Complete,
+                summary: "Wrote ui.txt.\nMore.".to_owned(),
+            },
+        )
+        .unwrap();
+        p.subagent(
+            "ghost",
+            TaskEvent::Finished {
+                outcome: Outcome::Failed,
+                summary: "script exhausted".to_owned(),
+            },
+        )
+        .unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        assert_eq!(
+            shown,
+            "  🤖 Delegating.\n  [frontend] ⤷ started\n  [frontend] 🔧 Write ui.txt\n  [frontend] ✓ done: Wrote ui.txt. (+1 more line)\n  [ghost] ✗ failed: script exhausted\n"
         );
     }
 }

@@ -555,10 +555,14 @@ impl WorkflowSet {
     }
 
     /// The set as a subagent's gate reads it: every phase's `tools` is its `subagentTools` (none
-    /// when it sets none: pi's subagents are not gated by the phase).
+    /// when it sets none: pi's subagents are not gated by the phase), and its context speaks to
+    /// a subagent (its role instruction, no reminder to move on).
     pub fn for_subagents(&self) -> WorkflowSet {
         let mut defs = (*self.defs).clone();
         for def in defs.values_mut() {
+            // The context a subagent gets speaks to it, and never asks it to move on.
+            def.role_instruction = Some(super::texts::SUBAGENT_ROLE_INSTRUCTION.to_owned());
+            def.advance_reminder = Some(String::new());
             for entry in &mut def.phases {
                 if let PhaseEntry::Phase(phase) = entry {
                     phase.tools = phase.subagent_tools.as_deref().cloned();

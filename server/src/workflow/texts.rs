@@ -8,6 +8,10 @@ use std::borrow::Cow;
 use super::definition::{PhaseDefinition, PhaseEntry, WorkflowDefinition, WorkflowSet, MAX_DEPTH};
 use super::state::{ActiveWorkflow, BreadcrumbLevel, PathSegment, WorkflowState};
 
+/// A subagent's role instruction (`delegate_to_subagents`), in place of the workflow's: it works
+/// for the orchestrator in one phase and never moves the workflow.
+pub const SUBAGENT_ROLE_INSTRUCTION: &str = "You are a SUBAGENT working for this workflow's orchestrator in the {phaseName} phase. Do the task you were given with the tools this phase allows subagents, then answer with what you did and found: your answer goes back to the orchestrator. You do not move the workflow; the orchestrator does.";
+
 pub const DEFAULT_ROLE_INSTRUCTION: &str = "You are the ORCHESTRATOR for this workflow. You must NOT use the edit or write tools directly. All implementation work must be delegated to subagents via the delegate_to_subagents tool. Follow the phase instructions precisely.";
 
 pub const DEFAULT_ADVANCE_REMINDER: &str = "When you finish this phase, call the workflow_step tool with action='next' to advance to the next phase. If you need to restart the current scope from the beginning, use action='loop'.";

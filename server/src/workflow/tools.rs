@@ -128,13 +128,6 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
         ToolClass::Read,
     ),
     tool("workflow_step", "workflow_step", None, ToolClass::Workflow),
-    // pi's subagent extension (rawko runs it: docs/subagents.md).
-    tool(
-        "delegate_to_subagents",
-        "delegate_to_subagents",
-        None,
-        ToolClass::Agent,
-    ),
     // pi's names (pi-coding-agent): the same tools, lower case; `find` is its Glob.
     tool("find", "Glob", None, ToolClass::Search),
     // Gemini CLI's names (0.61); its `glob` is Claude Code's Glob above.
@@ -172,6 +165,12 @@ pub const KNOWN_TOOLS: &[KnownTool] = &[
         "ListMcpResourcesTool",
         None,
         ToolClass::Other,
+    ), // pi's subagent extension (rawko runs it: docs/subagents.md).
+    tool(
+        "delegate_to_subagents",
+        "delegate_to_subagents",
+        None,
+        ToolClass::Agent,
     ),
 ];
 
@@ -204,7 +203,7 @@ pub fn known(name: &str) -> Option<&'static KnownTool> {
 }
 
 /// The length of the longest name in [`KNOWN_TOOLS`] (`ListMcpResourcesTool`).
-const LONGEST_NAME: usize = 20;
+const LONGEST_NAME: usize = 21;
 
 /// The index in [`KNOWN_TOOLS`] of the lower-cased name `lower`. The test
 /// `the_lookup_knows_every_name_of_the_table_and_no_other` keeps it in step with the table.
@@ -256,6 +255,7 @@ fn index_of_lowercase(lower: &[u8]) -> Option<usize> {
         b"complete_task" => 43,
         b"read_mcp_resource" => 44,
         b"list_mcp_resources" => 45,
+        b"delegate_to_subagents" => 46,
         _ => return None,
     })
 }

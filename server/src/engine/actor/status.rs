@@ -339,7 +339,13 @@ impl Control {
     pub(super) fn finish_logged(&mut self, outcome: Outcome, summary: &str) {
         let summary = summary.to_owned();
         tracing::debug!(task = %self.id, ?outcome, %summary, "task finished");
-        let message = self.pos.workflow.as_ref().and_then(|w| {
+        // A subagent's end is its own, never the workflow's (which goes on in its parent).
+        let workflow = self
+            .pos
+            .workflow
+            .as_ref()
+            .filter(|_| self.delegation.subagent.is_none());
+        let message = workflow.and_then(|w| {
             let def = self.pos.set.get(&w.workflow_key)?;
             match outcome {
                 Outcome::Complete if !w.active => {
