@@ -1201,3 +1201,83 @@ fn closing_one_of_two_sessions_leaves_the_other_running_and_the_record_open() {
     assert_eq!(record["tasks"]["planned"], 2, "{record:#}");
     acp.close();
 }
+
+#[test]
+fn each_subagent_is_a_tool_call_of_its_own_and_its_blocked_call_is_asked() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".rawko/workflows/orchestrate/workflow.yaml",
+        "name: Orchestrate\ncommandName: orchestrate\ninitialMessage: \"{description}\"\nphases:\n  - plan.md\n",
+    );
+    sb.write(
+        ".rawko/workflows/orchestrate/plan.md",
+        "---\nid: plan\nname: Plan\nemoji: \"📋\"\nsubagentTools:\n  whitelist: [Read]\n---\nPlan with a reviewer.\n",
+    );
+    sb.write(
+        ".pi/agents/checker.md",
+        "---\nname: checker\n---\nYou check.\n",
+    );
+    sb.write(
+        "s.yaml",
+        r#"turns:
+  - tool_calls:
+      - {id: fan, name: delegate_to_subagents, input: {tasks: [{profile: checker, prompt: "Review"}]}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Reviewed."
+subagents:
+  checker:
+    - tool_calls:
+        - {name: Write, input: {file_path: notes.md, content: "x"}}
+    - text: "Looks good."
+"#,
+    );
+    let mut acp = sb.acp(&["--script", "s.yaml", "--workflow", "orchestrate"]);
+    acp.initialize();
+    let session = acp.new_session(&sb.project());
+    let sid = session["sessionId"].clone();
+    let from = acp.seen.len();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "Review it"}]}),
+    );
+    let mut asked = Vec::new();
+    let response = acp.response(id, &mut |params| {
+        asked.push(params.clone());
+        Some("reject_once")
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(!sb.project().join("notes.md").exists());
+    let updates = acp.updates(from);
+    assert_eq!(asked.len(), 1, "{asked:#?} {updates:#?}");
+    assert_eq!(asked[0]["sessionId"], sid);
+    let started = updates
+        .iter()
+        .find(|u| {
+            u["sessionUpdate"] == "tool_call"
+                && u["toolCallId"]
+                    .as_str()
+                    .is_some_and(|i| i.starts_with("subagent-"))
+        })
+        .unwrap_or_else(|| panic!("no subagent tool call: {updates:#?}"));
+    let title = started["title"].as_str().unwrap_or_default();
+    assert!(title.starts_with("checker (subagent of task-"), "{started}");
+    assert_eq!(started["rawInput"]["parentToolCallId"], "fan");
+    let call = started["toolCallId"].clone();
+    let last = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == call)
+        .last()
+        .unwrap_or_else(|| panic!("no update of the subagent: {updates:#?}"));
+    assert_eq!(last["status"], "completed", "{last}");
+    let content = last["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        content.starts_with("🔧 Write notes.md") && content.ends_with("Looks good."),
+        "{content}"
+    );
+    // The session's task is still the orchestrator: its turn ended it, not the subagent's end.
+    assert!(acp.message_text(from).contains("Reviewed."));
+    acp.close();
+}

@@ -317,6 +317,16 @@ impl Face {
             let store_dir = store.clone();
             let sink: Sink = Arc::new(move |task_id, events| {
                 if let Some(session) = me.upgrade() {
+                    // A subagent of the session's task is shown as a tool call of its own;
+                    // the session's task stays its parent.
+                    let subagent = session
+                        .tasks
+                        .handle(&task_id)
+                        .and_then(|h| h.snapshot().subagent);
+                    if let Some(of) = subagent {
+                        outgoing::start_subagent_pump(session, task_id, of, events);
+                        return;
+                    }
                     if let Ok(mut state) = session.state.lock() {
                         state.task = Some(task_id.clone());
                     }

@@ -18,13 +18,98 @@ use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermiss
 use super::outbox::Flushes;
 use super::session::Session;
 use super::{client_io, map};
-use crate::engine::{ApprovalAnswer, ApprovalRequest, TaskEvent};
+use crate::engine::{ApprovalAnswer, ApprovalRequest, OutputKind, TaskEvent};
 
 /// Starts the pump of a task of `session`: its events become `session/update`s, in order.
 pub fn start_pump(session: Arc<Session>, task_id: String, events: crate::engine::EventReceiver) {
     let flushes = session.outbox.register();
     session.task_started(&task_id);
     tokio::spawn(pump(session, task_id, events, flushes));
+}
+
+/// Shows a subagent of the session's task as one tool call of its own (`subagent-<its id>`, titled
+/// by its label): its tool calls and results as the call's content as they come, its end as the
+/// call's status with its answer. Its blocked calls are asked like the task's own.
+pub fn start_subagent_pump(
+    session: Arc<Session>,
+    task_id: String,
+    of: Arc<crate::engine::subagents::SubagentOf>,
+    events: crate::engine::EventReceiver,
+) {
+    tokio::spawn(subagent_pump(session, task_id, of, events));
+}
+
+async fn subagent_pump(
+    session: Arc<Session>,
+    task_id: String,
+    of: Arc<crate::engine::subagents::SubagentOf>,
+    mut events: crate::engine::EventReceiver,
+) {
+    use agent_client_protocol::v1::schema::{
+        SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    };
+    let call_id = format!("subagent-{task_id}");
+    session.notify(SessionUpdate::ToolCall(
+        ToolCall::new(call_id.clone(), of.label())
+            .kind(ToolKind::Think)
+            .status(ToolCallStatus::InProgress)
+            .raw_input(serde_json::json!({
+                "taskId": task_id,
+                "profile": of.profile,
+                "name": of.name,
+                "parentToolCallId": of.call_id,
+            })),
+    ));
+    // What it did so far, one line each, sent whole with each update.
+    let mut lines: Vec<String> = Vec::new();
+    while let Some(event) = events.recv().await {
+        let (line, status) = match event {
+            TaskEvent::Approval(request) => {
+                ask_permission(&session, *request);
+                continue;
+            }
+            TaskEvent::Output {
+                kind: OutputKind::ToolCall,
+                text,
+                ..
+            } => (format!("🔧 {text}"), None),
+            TaskEvent::Output {
+                kind: OutputKind::ToolResult,
+                text,
+                is_error,
+                ..
+            } => {
+                let mark = if is_error == Some(true) { "✗" } else { "↳" };
+                (
+                    format!("   {mark} {}", crate::clip::clip_line(&text, 200)),
+                    None,
+                )
+            }
+            TaskEvent::Output {
+                kind: OutputKind::Error,
+                text,
+                ..
+            } => (format!("⚠️ {}", crate::clip::clip_line(&text, 200)), None),
+            TaskEvent::Finished { outcome, summary } => {
+                let status = if outcome == crate::engine::Outcome::Complete {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                };
+                (summary.trim().to_owned(), Some(status))
+            }
+            _ => continue,
+        };
+        lines.push(line);
+        let mut fields = ToolCallUpdateFields::new().content(vec![lines.join("\n").into()]);
+        if let Some(status) = status {
+            fields = fields.status(status);
+        }
+        session.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.clone(),
+            fields,
+        )));
+    }
 }
 
 /// Sends a task's events to the client as `session/update`s, in order, and ends the turn where
