@@ -134,6 +134,10 @@ pub struct PhaseFrontmatter {
     /// every tool may run. `workflow_step` is always allowed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub tools: Option<ToolList>,
+    /// rawko's extension: the tools the phase's subagents (`delegate_to_subagents`) may use, a
+    /// whitelist or a blacklist like `tools`. Without it they may use any tool (pi's rule).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub subagent_tools: Option<ToolList>,
     /// Profiles the agent may take on in this phase; listed in the injected context.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub available_profiles: Option<Vec<String>>,
