@@ -90,11 +90,13 @@ const ORCHESTRATE: Record<string, string> = {
 };
 
 /** The orchestrator moves to Work and fans out to a reviewer (reads, done) and a writer named
- * scribe, whose Write the phase's subagentTools block (an approval); then it finishes. */
+ * scribe, whose Write the phase's subagentTools block (an approval); then it finishes. It thinks
+ * a moment in Work first, so the view shows Work before it holds any subagent. */
 const SUBAGENT_SCRIPT = `turns:
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - text: "Delegating."
+    delay_ms: 1500
     tool_calls:
       - id: fan
         name: delegate_to_subagents
@@ -727,6 +729,13 @@ async function main(): Promise<number> {
       const orchestrate = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Orchestrate' }).first();
       await orchestrate.waitFor({ state: 'visible', timeout: STEP_MS });
       await orchestrate.click();
+      // Work is shown before the subagents start (as a leaf), and holds them once they do.
+      await openRawkoView(page);
+      await waitForTree(page, 'the task in Work', [
+        [0, 'Review greet.sh and take notes'],
+        [1, '✓ 📝 Outline'],
+        [1, '▶ 🔨 Work'],
+      ]);
       // The writer's Write asks, naming the subagent by its label.
       const prompt = page.locator('.quick-input-widget', { hasText: /scribe \(subagent of [^)]+\): Write notes\.md/ });
       await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
