@@ -211,7 +211,9 @@ export function phaseRows(task: TaskView, parent?: number, holding: ReadonlySet<
     const holds = !scope && phase.index !== undefined && holding.has(phase.index);
     rows.push({
       node: { kind: 'phase', taskId: task.taskId, at, parent },
-      id: `phase/${task.taskId}/${task.detailFor ?? ''}/${at}`,
+      // A phase that comes to hold subagents is a new item to VS Code: one it showed as a leaf
+      // would otherwise stay collapsed, its subagents hidden, whatever `children` says.
+      id: `phase/${task.taskId}/${task.detailFor ?? ''}/${at}${holds ? '/subagents' : ''}`,
       label: `${MARKS[mark]} ${phase.emoji ? `${phase.emoji} ` : ''}${phase.name}`,
       description: mark === 'current' ? 'current' : undefined,
       tooltip: scope ? phase.breadcrumbText : `${phase.breadcrumbText}\nClick to open the phase's context prompt.`,

@@ -8,7 +8,9 @@
  * phase tree in the Rawko view with the current phase marked, clicks Allow once on the Write and
  * the view's inline Deny on a blocked Bash, sees the countdown beside the breadcrumb and the
  * completion, opens a phase's context prompt from the view and what the phase changed (Show
- * Changes, in the diff editor); sees an approval count down to a deadline set only in rawko's
+ * Changes, in the diff editor); runs a task whose orchestrator delegates to two subagents and sees
+ * them in the view under the phase they work in with their states (one asks, by its label, about a
+ * blocked Write); sees an approval count down to a deadline set only in rawko's
  * config; and starts an external agent's session with `rawko hook`
  * (as Claude Code would), which the extension says runs no workflow yet, and picks one for it
  * from the notice. Every wait is for a condition in the page, with a time limit;
@@ -76,6 +78,44 @@ const SCRIPT = `turns:
   - tool_calls:
       - {name: workflow_step, input: {action: next}}
   - text: "Done."
+`;
+
+/** A workflow whose Work phase delegates (`delegate_to_subagents`); its subagents may only read. */
+const ORCHESTRATE: Record<string, string> = {
+  'workflow.yaml': 'name: Orchestrate\ncommandName: orchestrate\ninitialMessage: "Task: {description}"\nphases:\n  - outline.md\n  - work.md\n',
+  'outline.md': '---\nid: outline\nname: Outline\nemoji: "📝"\n---\nOutline the work.\n',
+  'work.md':
+    '---\nid: work\nname: Work\nemoji: "🔨"\ntools:\n  whitelist: [Read, delegate_to_subagents]\n' +
+    'subagentTools:\n  whitelist: [Read]\navailableProfiles: [reviewer, writer]\n---\nDelegate the work.\n',
+};
+
+/** The orchestrator moves to Work and fans out to a reviewer (reads, done) and a writer named
+ * scribe, whose Write the phase's subagentTools block (an approval); then it finishes. It thinks
+ * a moment in Work first, so the view shows Work before it holds any subagent. */
+const SUBAGENT_SCRIPT = `turns:
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Delegating."
+    delay_ms: 1500
+    tool_calls:
+      - id: fan
+        name: delegate_to_subagents
+        input:
+          tasks:
+            - {profile: reviewer, prompt: "Review greet.sh"}
+            - {profile: writer, prompt: "Write notes.md", name: scribe}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Delegated."
+subagents:
+  reviewer:
+    - tool_calls:
+        - {name: Read, input: {path: greet.sh}}
+    - text: "greet.sh looks fine."
+  writer:
+    - tool_calls:
+        - {name: Write, input: {path: notes.md, content: "notes\\n"}}
+    - text: "Wrote notes.md."
 `;
 
 interface Result {
@@ -209,7 +249,7 @@ async function step(name: string, page: Page | undefined, run: () => Promise<voi
 
 /** The text of the rawko status bar item (empty while there is none). */
 async function statusText(page: Page): Promise<string> {
-  const item = page.locator('.statusbar-item').filter({ hasText: /rawko|Feature|⏳/ });
+  const item = page.locator('.statusbar-item').filter({ hasText: /rawko|Feature|Orchestrate|⏳/ });
   const texts = await item.allInnerTexts();
   return texts.join(' | ');
 }
@@ -237,6 +277,44 @@ async function waitForStatusIcon(page: Page, what: string, icon: string, pattern
 /** A row of the Rawko view's tree. */
 function viewRow(page: Page, text: string | RegExp): Locator {
   return page.locator('.part.sidebar .monaco-list-row', { hasText: text }).first();
+}
+
+/**
+ * Waits until the Rawko view shows, one after the other, rows matching `expected` (each a depth
+ * relative to the first and a text or pattern): the rows in the order the tree shows them, each
+ * with its level (aria-level) and its text (label and description).
+ */
+async function waitForTree(page: Page, what: string, expected: [number, string | RegExp][]): Promise<void> {
+  const wanted = expected.map(([depth, text]) => ({ depth, source: typeof text === 'string' ? undefined : text.source, text: typeof text === 'string' ? text : undefined }));
+  const shown = (): Promise<string[]> =>
+    page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('.part.sidebar .monaco-list-row')]
+        .map((r) => ({ at: Number(r.dataset.index), level: Number(r.getAttribute('aria-level')), text: (r.textContent ?? '').replace(/\u00a0/g, ' ') }))
+        .sort((a, b) => a.at - b.at)
+        .map((r) => `${r.level} ${r.text}`),
+    );
+  try {
+    await page.waitForFunction(
+      (rows) => {
+        const tree = [...document.querySelectorAll<HTMLElement>('.part.sidebar .monaco-list-row')]
+          .map((r) => ({ at: Number(r.dataset.index), level: Number(r.getAttribute('aria-level')), text: (r.textContent ?? '').replace(/\u00a0/g, ' ') }))
+          .sort((a, b) => a.at - b.at);
+        const matches = (row: { text: string }, want: { source?: string; text?: string }): boolean =>
+          want.source !== undefined ? new RegExp(want.source).test(row.text) : row.text.includes(want.text ?? '');
+        return tree.some((first, i) => {
+          const top = first.level;
+          return rows.every((want, k) => {
+            const row = tree[i + k];
+            return row !== undefined && row.at === first.at + k && row.level === top + want.depth && matches(row, want);
+          });
+        });
+      },
+      wanted,
+      { timeout: STEP_MS },
+    );
+  } catch {
+    throw new Error(`the Rawko view never showed ${what}; it shows:\n${(await shown()).join('\n')}`);
+  }
 }
 
 /**
@@ -331,6 +409,15 @@ async function main(): Promise<number> {
   fs.writeFileSync(path.join(ws, 'greet.sh'), '#!/bin/sh\nname="${1:-world}"\necho "Hello, $name!"\n');
   fs.mkdirSync(path.join(ws, 'scripts'), { recursive: true });
   fs.writeFileSync(path.join(ws, 'scripts/e2e.yaml'), SCRIPT);
+  for (const [name, text] of Object.entries(ORCHESTRATE)) {
+    fs.mkdirSync(path.join(ws, '.rawko/workflows/orchestrate'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.rawko/workflows/orchestrate', name), text);
+  }
+  // The subagents' profiles: pi agent files.
+  fs.mkdirSync(path.join(ws, '.pi/agents'), { recursive: true });
+  for (const name of ['reviewer', 'writer']) {
+    fs.writeFileSync(path.join(ws, `.pi/agents/${name}.md`), `---\nname: ${name}\ndescription: ${name}\n---\nYou are the ${name}.\n`);
+  }
   writeJson(path.join(ws, '.rawko/config.json'), { countdownSeconds: 3, countdownTickMillis: 800 });
   writeJson(path.join(ws, '.vscode/settings.json'), {
     'rawko.provider': 'scripted',
@@ -625,6 +712,64 @@ async function main(): Promise<number> {
       undefined,
       { timeout: STEP_MS },
     );
+  });
+
+  await step('a task with subagents: the view lists them under the phase they work in, with their states', page, async () => {
+    if (!page) throw new Error('no page');
+    // The script the settings name plays this task (the orchestrator's turns, and its subagents',
+    // read as each starts); the first script is back once the task has ended.
+    const script = path.join(ws, 'scripts/e2e.yaml');
+    fs.writeFileSync(script, SUBAGENT_SCRIPT);
+    try {
+      await runPaletteCommand(page, 'Rawko: Start Task');
+      const input = page.locator('.quick-input-widget input.input');
+      await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: STEP_MS });
+      await input.fill('Review greet.sh and take notes');
+      await input.press('Enter');
+      const orchestrate = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Orchestrate' }).first();
+      await orchestrate.waitFor({ state: 'visible', timeout: STEP_MS });
+      await orchestrate.click();
+      // Work is shown before the subagents start (as a leaf), and holds them once they do.
+      await openRawkoView(page);
+      await waitForTree(page, 'the task in Work', [
+        [0, 'Review greet.sh and take notes'],
+        [1, '✓ 📝 Outline'],
+        [1, '▶ 🔨 Work'],
+      ]);
+      // The writer's Write asks, naming the subagent by its label.
+      const prompt = page.locator('.quick-input-widget', { hasText: /scribe \(subagent of [^)]+\): Write notes\.md/ });
+      await prompt.waitFor({ state: 'visible', timeout: STEP_MS });
+      if (!/blocked in phase Work/.test(await prompt.innerText())) {
+        throw new Error(`the approval does not name the phase: ${await prompt.innerText()}`);
+      }
+      // The status bar follows the parent, not the subagent that waits.
+      await waitForStatus(page, "the parent's breadcrumb", /Orchestrate › .*Work \[2\/2\]/);
+      await openRawkoView(page);
+      await waitForTree(page, 'the subagents under Work, the writer waiting with its approval', [
+        [0, 'Review greet.sh and take notes'],
+        [1, '✓ 📝 Outline'],
+        [1, '▶ 🔨 Work'],
+        [2, /reviewer.*reviewer · complete/],
+        [2, /scribe.*writer · waiting for approval/],
+        [3, 'Write notes.md'],
+      ]);
+      await screenshot(page, 'subagents-waiting');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Allow once' }).first().click();
+      await prompt.waitFor({ state: 'hidden', timeout: STEP_MS });
+      await waitForTree(page, 'both subagents complete under the done Work phase', [
+        [0, 'Review greet.sh and take notes'],
+        [1, '✓ 📝 Outline'],
+        [1, '✓ 🔨 Work'],
+        [2, /reviewer.*reviewer · complete/],
+        [2, /scribe.*writer · complete/],
+      ]);
+      if (fs.readFileSync(path.join(ws, 'notes.md'), 'utf8') !== 'notes\n') {
+        throw new Error('the allowed Write of the subagent did not run');
+      }
+      await waitForStatusIcon(page, 'the completion', 'check', /Orchestrate/);
+    } finally {
+      fs.writeFileSync(script, SCRIPT);
+    }
   });
 
   // Second task: the approval is not answered. With a short approval timeout (read by a

@@ -277,6 +277,23 @@ describe('the Rawko view', () => {
       );
     });
 
+    it('a phase shown before it held subagents is a new item once it does, so VS Code shows it expanded', () => {
+      const { store, item, tree } = setup();
+      store.describe(detail());
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      const before = tree.getChildren(task)[0];
+      assert.ok(before);
+      assert.equal(item(before).id, 'phase/task-1/feature/0');
+      assert.equal(item(before).collapsibleState, 0, 'a leaf');
+      store.status(subStatus('task-2', subagentOf(0)));
+      const after = tree.getChildren(task)[0];
+      assert.ok(after);
+      assert.equal(item(after).id, 'phase/task-1/feature/0/subagents', 'another id: VS Code keeps a leaf it showed collapsed');
+      assert.equal(item(after).collapsibleState, 2);
+      assert.equal(item(tree.getChildren(task)[1] as TreeNode).id, 'phase/task-1/feature/1', 'the others keep theirs');
+    });
+
     it('lists the subagents of a call in their order, under a phase of a nested workflow too', () => {
       const { store, labels, tree } = setup();
       store.describe(detail());
