@@ -259,6 +259,22 @@ fn an_orchestrator_fans_out_to_subagents_that_stay_on_the_phases_rails() {
         detail["task"]["subagent"]["profile"], "frontend",
         "{detail}"
     );
+    // It runs no workflow of its own: no phase tree, no workflow actions; its parent is rewound.
+    assert_eq!(detail["task"]["phases"], json!([]), "{detail}");
+    assert!(detail["task"].get("workflow").is_none(), "{detail}");
+    assert!(log.iter().all(|m| m["method"] != "rawko/status"
+        || m["params"]["taskId"] != ui.as_str()
+        || (m["params"].get("workflow").is_none() && m["params"].get("phaseIndex").is_none())));
+    let refused = ed
+        .request("rawko/rewindTask", json!({"taskId": ui, "index": 0}))
+        .expect_err("a subagent is not rewound");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("is a subagent of task \"{task}\"")),
+        "{refused}"
+    );
     assert!(log.iter().any(|m| m["method"] == "rawko/output"
         && m["params"]["taskId"] == ui.as_str()
         && m["params"]["kind"] == "context_injected"

@@ -116,8 +116,8 @@ impl Server {
     }
 
     fn rss_kib(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -171,7 +171,11 @@ fn delegation_ms(ws: &Path, home: &Path, n: usize, at_once: u32) -> f64 {
         left -= k;
         i += 1;
     }
-    let mut s = Server::start(ws, home, json!({"maxSubagents": at_once, "countdownTickMillis": 1}));
+    let mut s = Server::start(
+        ws,
+        home,
+        json!({"maxSubagents": at_once, "countdownTickMillis": 1}),
+    );
     let mut total = Duration::ZERO;
     for chunk in &chunks {
         let task = start(&mut s, chunk);
@@ -200,7 +204,10 @@ fn delegation_ms(ws: &Path, home: &Path, n: usize, at_once: u32) -> f64 {
 // A benchmark reports on stdout.
 #[allow(clippy::print_stdout)]
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(64);
     let parents: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(4);
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -216,7 +223,11 @@ fn main() {
         ".rawko/workflows/fan/work.md",
         "---\nid: work\nname: Work\nemoji: \"🔨\"\n---\nDelegate.\n",
     );
-    write(&ws, ".pi/agents/worker.md", "---\nname: worker\n---\nYou work.\n");
+    write(
+        &ws,
+        ".pi/agents/worker.md",
+        "---\nname: worker\n---\nYou work.\n",
+    );
     std::fs::create_dir_all(&home).expect("home");
 
     let one_by_one = delegation_ms(&ws, &home, n, 1);
@@ -232,7 +243,11 @@ fn main() {
 
     // Memory: P parents × 16 waiting subagents.
     write(&ws, "scripts/wait.yaml", &script(16, 4000));
-    let mut s = Server::start(&ws, &home, json!({"maxSubagents": 16, "countdownTickMillis": 1}));
+    let mut s = Server::start(
+        &ws,
+        &home,
+        json!({"maxSubagents": 16, "countdownTickMillis": 1}),
+    );
     // Warm: one whole delegation first, so the first task's one-time costs are not counted.
     write(&ws, "scripts/warm.yaml", &script(16, 0));
     let warm = start(&mut s, "scripts/warm.yaml");
@@ -256,7 +271,10 @@ fn main() {
     }
     std::thread::sleep(Duration::from_millis(300));
     let during = s.rss_kib();
-    assert!(started.elapsed() < Duration::from_millis(3800), "the subagents ended before the measure");
+    assert!(
+        started.elapsed() < Duration::from_millis(3800),
+        "the subagents ended before the measure"
+    );
     let live = 16 * parents;
     println!(
         "memory: RSS {before} KiB before, {during} KiB with {live} subagents waiting: {:.1} KiB per live subagent",

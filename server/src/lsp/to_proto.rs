@@ -127,7 +127,9 @@ pub fn note(task_id: &str, seq: u64, event: &engine::TaskEvent) -> Option<Note> 
                 *phase_index,
                 *phases_done,
             );
-            status.subagent = subagent.as_deref().map(subagent_info);
+            if let Some(of) = subagent.as_deref() {
+                as_subagent(&mut status, of, *state);
+            }
             status
         }),
         E::Countdown {
@@ -372,6 +374,21 @@ pub fn subagent(
     }
 }
 
+/// A subagent's status: it works in its parent's phase but runs no workflow of its own (no phase
+/// tree, no steps): its phase is `subagent.phaseIndex`, its breadcrumb says where it works.
+fn as_subagent(
+    status: &mut StatusParams,
+    of: &crate::engine::subagents::SubagentOf,
+    state: TaskState,
+) {
+    status.subagent = Some(subagent_info(of));
+    status.workflow = None;
+    status.workflow_name = None;
+    status.phase_index = None;
+    status.phases_done = None;
+    status.actions = actions(state, false, false);
+}
+
 /// A subagent as the protocol names it.
 pub fn subagent_info(of: &crate::engine::subagents::SubagentOf) -> rawko_protocol::SubagentInfo {
     rawko_protocol::SubagentInfo {
@@ -389,7 +406,8 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
     TaskSummary {
         task_id: TaskId::from(s.task_id.as_str()),
         description: s.description.clone(),
-        workflow: s.workflow.clone(),
+        // A subagent runs no workflow of its own (see `as_subagent`).
+        workflow: s.workflow.clone().filter(|_| s.subagent.is_none()),
         state: task_state(s.state),
         breadcrumb_text: s.breadcrumb_text.clone(),
         started_at: millis(s.started_at),
@@ -403,7 +421,7 @@ pub fn task_summary(s: &TaskSnapshot) -> TaskSummary {
         actions: actions(
             s.state,
             engine::is_external(&s.task_id),
-            s.workflow.is_some(),
+            s.workflow.is_some() && s.subagent.is_none(),
         ),
         subagent: s.subagent.as_deref().map(subagent_info),
     }
@@ -413,7 +431,8 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
     TaskDetail {
         task_id: TaskId::from(s.task_id.as_str()),
         description: s.description.clone(),
-        workflow: s.workflow.clone(),
+        // A subagent runs no workflow of its own (see `as_subagent`).
+        workflow: s.workflow.clone().filter(|_| s.subagent.is_none()),
         state: task_state(s.state),
         breadcrumb_text: s.breadcrumb_text.clone(),
         started_at: millis(s.started_at),
@@ -427,7 +446,7 @@ pub fn task_detail(s: &TaskSnapshot, phases: &[OutlineNode]) -> TaskDetail {
         actions: actions(
             s.state,
             engine::is_external(&s.task_id),
-            s.workflow.is_some(),
+            s.workflow.is_some() && s.subagent.is_none(),
         ),
         subagent: s.subagent.as_deref().map(subagent_info),
         breadcrumb: breadcrumb(&s.breadcrumb),

@@ -28,7 +28,8 @@ impl Tasks {
     /// The task's workflow flattened with its marks; empty when it runs none (or its workflow
     /// no longer loads). Every phase of a complete task is done.
     pub async fn outline(&self, task: &TaskSnapshot) -> Vec<OutlineNode> {
-        let Some(key) = &task.workflow else {
+        // A subagent works in its parent's phase: the tree is the parent's.
+        let Some(key) = task.workflow.as_ref().filter(|_| task.subagent.is_none()) else {
             return Vec::new();
         };
         let set = self.workflows_of(&task.task_id).await;

@@ -138,6 +138,17 @@ impl Tasks {
         if !dir.join("events.jsonl").is_file() {
             return Err(TaskError::unknown_task(id));
         }
+        let subagent = match self.handle(id) {
+            Some(h) => h.snapshot().subagent,
+            None => crate::engine::stored::snapshot(&dir).and_then(|s| s.subagent),
+        };
+        if let Some(of) = subagent {
+            return Err(TaskError::Conflict(format!(
+                "task \"{}\" is a subagent of task \"{}\": rewind its parent, whose phases it worked in",
+                clip(id),
+                clip(&of.parent)
+            )));
+        }
         let live = self.handle(id).filter(|h| !h.is_ended());
         if let Some(handle) = &live {
             if handle.state() == TaskState::Running {
