@@ -759,3 +759,36 @@ fn show_a_broken_workflow_prints_its_errors() {
     );
     assert_eq!(lines.len(), 2, "only this workflow's problems: {err}");
 }
+
+#[test]
+fn validate_reads_subagent_tools_like_tools_and_knows_delegate_to_subagents() {
+    let sb = with_starter();
+    write(
+        &sb.project_root(),
+        "fan/workflow.yaml",
+        "name: Fan\ncommandName: fan\ninitialMessage: hi\nphases:\n  - a.md\n  - b.md\n",
+    );
+    // A whitelist naming the tool is no unknown tool; subagentTools is checked like tools.
+    write(
+        &sb.project_root(),
+        "fan/a.md",
+        "---\nid: a\nname: A\nemoji: 🔧\ntools:\n  whitelist: [Read, delegate_to_subagents]\nsubagentTools:\n  whitelist: [Read, Wrtie]\n---\nFan out.\n",
+    );
+    write(
+        &sb.project_root(),
+        "fan/b.md",
+        "---\nid: b\nname: B\nemoji: 🔧\nsubagentTools:\n  whitelist: [Read]\n  blacklist: [Write]\n---\nFan out.\n",
+    );
+    let out = rawko(&sb, &["workflows", "validate"]);
+    assert_exit(&out, 1);
+    let text = stdout(&out);
+    assert!(
+        text.contains(".rawko/workflows/fan/a.md:7: warning: subagentTools.whitelist names \"Wrtie\", which is no tool rawko knows (did you mean Write?)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(".rawko/workflows/fan/b.md:5: error: subagentTools has both whitelist and blacklist; a phase may use only one"),
+        "{text}"
+    );
+    assert!(!text.contains("delegate_to_subagents"), "{text}");
+}

@@ -535,3 +535,79 @@ subagents:
     );
     assert_eq!(finished(&mut ed, &task)["outcome"], "complete");
 }
+
+#[test]
+fn a_subagent_neither_moves_the_workflow_nor_delegates_and_its_excluded_tool_is_refused() {
+    let project = project();
+    project.write(
+        ".pi/agents/reader.md",
+        "---\nname: reader\nexcludeTools: [bash]\n---\nYou read.\n",
+    );
+    let home = tempfile::tempdir().expect("home");
+    let script = project.script(
+        "depth",
+        r#"turns:
+  - tool_calls:
+      - {id: one, name: delegate_to_subagents, input: {tasks: [{profile: reader, prompt: "Try everything"}]}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - tool_calls:
+      - {name: workflow_step, input: {action: next}}
+  - text: "Done."
+subagents:
+  reader:
+    - tool_calls:
+        - {id: step, name: workflow_step, input: {action: next}}
+        - {id: deeper, name: delegate_to_subagents, input: {tasks: [{profile: reviewer, prompt: x}]}}
+        - {id: shell, name: Bash, input: {command: "echo hi > shell.txt"}}
+    - text: "Could do none of it."
+"#,
+    );
+    let mut ed = serve(&project, home.path());
+    ed.set_approval_policy(|_| Some("allow_once"));
+    let task = start(&mut ed, &script);
+    let result = result_of(&mut ed, &task, "one");
+    assert_eq!(result["text"], "## reader: done\nCould do none of it.");
+    assert_eq!(finished(&mut ed, &task)["outcome"], "complete");
+    let kid = children(&mut ed, &task)
+        .first()
+        .and_then(|k| k["taskId"].as_str().map(str::to_owned))
+        .expect("the subagent");
+    let log = ed.received();
+    let result_of_call = |id: &str| {
+        log.iter()
+            .find(|m| {
+                m["method"] == "rawko/output"
+                    && m["params"]["taskId"] == kid.as_str()
+                    && m["params"]["kind"] == "tool_result"
+                    && m["params"]["toolCallId"] == id
+            })
+            .map(|m| (m["params"]["isError"].clone(), m["params"]["text"].clone()))
+            .unwrap_or_else(|| panic!("no result of {id}"))
+    };
+    assert_eq!(
+        result_of_call("step"),
+        (json!(true), json!("a subagent does not move the workflow: do the task you were given, then answer with what you did"))
+    );
+    assert_eq!(
+        result_of_call("deeper"),
+        (
+            json!(true),
+            json!("a subagent cannot delegate further: do the work yourself")
+        )
+    );
+    assert_eq!(
+        result_of_call("shell"),
+        (
+            json!(true),
+            json!("the tool \"Bash\" is not available to agent reader")
+        )
+    );
+    assert!(!project.path("shell.txt").exists());
+    assert!(
+        ed.approval_requests().is_empty(),
+        "an excluded tool is not asked about"
+    );
+    // The parent's workflow did not move for the subagent's step: it moved twice, by its own.
+    assert_eq!(children(&mut ed, &task).len(), 1, "no grandchild");
+}

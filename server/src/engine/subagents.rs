@@ -82,7 +82,8 @@ pub struct ChildStart {
     /// The parent's workflow key and place in it.
     pub workflow: Option<String>,
     pub state: Option<WorkflowState>,
-    /// The parent's definitions (the subagent's gate is their `subagentTools`).
+    /// The parent's definitions as a subagent's gate reads them
+    /// ([`WorkflowSet::for_subagents`]: each phase's `subagentTools`).
     pub workflows: Arc<WorkflowSet>,
     /// The parent's provider, which the subagent runs unless its profile names another.
     pub provider: ProviderSpec,

@@ -534,6 +534,10 @@ impl WorkflowDefinition {
     }
 }
 
+/// A subagent's role instruction (`delegate_to_subagents`), in place of the workflow's: it works
+/// for the orchestrator in one phase and never moves the workflow.
+pub const SUBAGENT_ROLE_INSTRUCTION: &str = "You are a SUBAGENT working for this workflow's orchestrator in the {phaseName} phase. Do the task you were given with the tools this phase allows subagents, then answer with what you did and found: your answer goes back to the orchestrator. You do not move the workflow; the orchestrator does.";
+
 /// The loaded, validated and resolved workflows, keyed by directory name in root order.
 ///
 /// Every subworkflow reference in the set names a workflow of the set, and no references form a
@@ -561,7 +565,7 @@ impl WorkflowSet {
         let mut defs = (*self.defs).clone();
         for def in defs.values_mut() {
             // The context a subagent gets speaks to it, and never asks it to move on.
-            def.role_instruction = Some(super::texts::SUBAGENT_ROLE_INSTRUCTION.to_owned());
+            def.role_instruction = Some(SUBAGENT_ROLE_INSTRUCTION.to_owned());
             def.advance_reminder = Some(String::new());
             for entry in &mut def.phases {
                 if let PhaseEntry::Phase(phase) = entry {

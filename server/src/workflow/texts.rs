@@ -8,9 +8,7 @@ use std::borrow::Cow;
 use super::definition::{PhaseDefinition, PhaseEntry, WorkflowDefinition, WorkflowSet, MAX_DEPTH};
 use super::state::{ActiveWorkflow, BreadcrumbLevel, PathSegment, WorkflowState};
 
-/// A subagent's role instruction (`delegate_to_subagents`), in place of the workflow's: it works
-/// for the orchestrator in one phase and never moves the workflow.
-pub const SUBAGENT_ROLE_INSTRUCTION: &str = "You are a SUBAGENT working for this workflow's orchestrator in the {phaseName} phase. Do the task you were given with the tools this phase allows subagents, then answer with what you did and found: your answer goes back to the orchestrator. You do not move the workflow; the orchestrator does.";
+pub use super::definition::SUBAGENT_ROLE_INSTRUCTION;
 
 pub const DEFAULT_ROLE_INSTRUCTION: &str = "You are the ORCHESTRATOR for this workflow. You must NOT use the edit or write tools directly. All implementation work must be delegated to subagents via the delegate_to_subagents tool. Follow the phase instructions precisely.";
 

@@ -51,6 +51,8 @@ pub(super) fn may_write(name: &str, input: &Value, is_error: bool) -> bool {
             .get("command")
             .and_then(Value::as_str)
             .is_none_or(|command| shell::classify(command).writes()),
+        // Its subagents may have written, each in a task of its own.
+        _ if name.eq_ignore_ascii_case(crate::engine::subagents::TOOL_NAME) => true,
         _ => false,
     }
 }

@@ -67,6 +67,8 @@ impl Control {
             .and_then(|w| Progress::of(w, &self.pos.set).current)
             .and_then(|i| u32::try_from(i).ok());
         let workflow = self.pos.workflow.as_ref().map(|w| w.workflow_key.clone());
+        // The definitions as the subagents' gate reads them, made once for the call.
+        let subagents_set = std::sync::Arc::new(self.pos.set.for_subagents());
         let mut starts = Vec::with_capacity(jobs.len());
         let mut who = Vec::with_capacity(jobs.len());
         for (index, ((job, profile), id)) in jobs.iter().zip(profiles).zip(&ids).enumerate() {
@@ -89,7 +91,7 @@ impl Control {
                 profile,
                 workflow: workflow.clone(),
                 state: self.pos.workflow.clone(),
-                workflows: self.pos.set.clone(),
+                workflows: subagents_set.clone(),
                 provider: self.provider_spec.clone(),
                 pins: self.pins.clone(),
             });

@@ -610,8 +610,15 @@ pub(super) async fn run(
     Arc::make_mut(&mut tools).sandbox.temp_dir = temp_dir.as_ref().map(|t| t.0.clone());
     // rawko's git follows nothing and pushes nowhere the agent may write, the temp dir included.
     Arc::make_mut(&mut ctl.hooks).agent_writable = tools.sandbox.agent_writable(&tools.workspace);
-    // A task with a store keeps checkpoints of its workspace (one kept in memory does not).
-    if let Some(files) = &ctl.persist.files {
+    // A task with a store keeps checkpoints of its workspace (one kept in memory does not; nor
+    // does a subagent: its parent's checkpoint after the delegation records what its subagents
+    // wrote, side by side, and a subagent is rewound only with its parent).
+    if let Some(files) = ctl
+        .persist
+        .files
+        .as_ref()
+        .filter(|_| ctl.delegation.subagent.is_none())
+    {
         ctl.checkpointing.store = Some(
             crate::checkpoint::Checkpoints::for_task(&tools.workspace, files.dir())
                 .agent_writable(ctl.hooks.agent_writable.clone()),

@@ -217,7 +217,7 @@ impl Tasks {
                 id,
                 description: prompt,
                 workflow: state.as_ref().and(workflow),
-                workflows: Arc::new(workflows.for_subagents()),
+                workflows,
                 agents: Arc::new(one),
                 provider,
                 provider_spec,
