@@ -1266,8 +1266,8 @@ subagents:
     let call = started["toolCallId"].clone();
     let last = updates
         .iter()
-        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == call)
-        .last()
+        .rev()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == call)
         .unwrap_or_else(|| panic!("no update of the subagent: {updates:#?}"));
     assert_eq!(last["status"], "completed", "{last}");
     let content = last["content"][0]["content"]["text"]
