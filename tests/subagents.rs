@@ -484,6 +484,35 @@ fn rawko_run_prints_each_subagents_lines_after_its_profile_and_asks_its_calls() 
     // Without a terminal the subagent's blocked call was denied, like the task's own.
     assert!(!project.path("review.md").exists());
     assert!(project.path("ui.txt").exists() && project.path("api.txt").exists());
+
+    // `rawko tasks list`: the task, then its subagents under it, each named by its label.
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_rawko"))
+        .args(["tasks", "list"])
+        .current_dir(project.path(""))
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_STATE_HOME", home.path().join(".local/state"))
+        .output()
+        .expect("rawko tasks list");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 5, "{listed}");
+    assert!(lines[0].contains("Build the app"), "{listed}");
+    let parent = lines[0].split_whitespace().next().expect("id");
+    let kids: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.split("  ↳ ").nth(1).unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        kids,
+        [
+            format!("reviewer (subagent of {parent}) — Check the plan and note it in review.md"),
+            format!("UI (subagent of {parent}) — Write ui.txt"),
+            format!("backend (subagent of {parent}) — Write api.txt"),
+            format!("ghost (subagent of {parent}) — Nothing"),
+        ],
+        "{listed}"
+    );
 }
 
 #[test]

@@ -44,7 +44,40 @@ fn summary_json(s: &TaskSnapshot) -> Value {
         "workspace": s.workspace,
         "startedAt": s.started_at,
         "updatedAt": s.updated_at,
+        "subagent": s.subagent.as_deref().map(|of| json!({
+            "parentTaskId": of.parent,
+            "toolCallId": of.call_id,
+            "index": of.index,
+            "profile": of.profile,
+            "name": of.name,
+            "label": of.label(),
+        })),
     })
+}
+
+/// Newest first, each task's subagents right after it (in the order they started); a subagent
+/// whose parent is not listed stands on its own.
+fn parents_first(mut tasks: Vec<TaskSnapshot>) -> Vec<TaskSnapshot> {
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.started_at));
+    let ids: std::collections::HashSet<String> = tasks.iter().map(|t| t.task_id.clone()).collect();
+    let (mut children, top): (Vec<TaskSnapshot>, Vec<TaskSnapshot>) =
+        tasks.into_iter().partition(|t| {
+            t.subagent
+                .as_ref()
+                .is_some_and(|of| ids.contains(&of.parent))
+        });
+    children.sort_by_key(|t| t.started_at);
+    let mut out = Vec::with_capacity(top.len() + children.len());
+    for t in top {
+        let id = t.task_id.clone();
+        out.push(t);
+        let (mine, rest): (Vec<_>, Vec<_>) = children
+            .into_iter()
+            .partition(|c| c.subagent.as_ref().is_some_and(|of| of.parent == id));
+        out.extend(mine);
+        children = rest;
+    }
+    out
 }
 
 /// `rawko tasks list`
@@ -58,13 +91,13 @@ pub fn list(ctx: &mut Context<'_>, all: bool) -> io::Result<ExitCode> {
     };
     store::recover::recover_before_reading(&dir);
     let mut workflows = Workflows::default();
-    let mut tasks: Vec<TaskSnapshot> = store::task_dirs(&dir)
+    let tasks: Vec<TaskSnapshot> = store::task_dirs(&dir)
         .iter()
         .filter_map(|d| stored::summary(d))
         .filter(|s| all || s.task.workspace == ctx.workspace)
         .map(|s| workflows.place(s, ctx.env))
         .collect();
-    tasks.sort_by_key(|t| std::cmp::Reverse(t.started_at));
+    let tasks = parents_first(tasks);
     if ctx.json {
         let list: Vec<Value> = tasks.iter().map(summary_json).collect();
         writeln!(ctx.out, "{}", json!({"tasks": list}))?;
@@ -80,7 +113,10 @@ pub fn list(ctx: &mut Context<'_>, all: bool) -> io::Result<ExitCode> {
         return Ok(EXIT_OK);
     }
     for t in &tasks {
-        let what = if t.breadcrumb_text.is_empty() || t.breadcrumb_text == t.description {
+        let what = if let Some(of) = &t.subagent {
+            let first = t.description.lines().next().unwrap_or_default();
+            format!("  ↳ {} — {first}", of.label())
+        } else if t.breadcrumb_text.is_empty() || t.breadcrumb_text == t.description {
             t.description.clone()
         } else {
             format!("{} — {}", t.breadcrumb_text, t.description)
