@@ -316,6 +316,7 @@ class Context {
         this.store.countdown(note.params);
         break;
       case 'output':
+        this.store.output(note.params);
         this.formatter.output(note.params);
         break;
       case 'taskFinished':

@@ -9,6 +9,7 @@
 import type { Clock } from './clock';
 import {
   type CountdownParams,
+  type OutputParams,
   type PhaseNode,
   type StatusParams,
   type TaskDetail,
@@ -44,6 +45,29 @@ export interface TaskView
   phasesDone?: number;
   /** The workflow (`''`: none) whose phases were last asked for, so a change asks again. */
   detailFor?: string;
+  /**
+   * An external agent's own subagents (Claude Code's Task tool), as its session's `rawko/output`
+   * of kind `subagent` told of them, in the order they started. They are no rawko tasks.
+   */
+  externalSubagents?: ExternalSubagent[];
+}
+
+/** A subagent of an external agent: `subagent Explore started (agent-123)` … `stopped (agent-123)`. */
+export interface ExternalSubagent {
+  /** Its id, as the external agent names it (`agentId`). */
+  agentId: string;
+  /** Its type (`agent`), e.g. `Explore`. */
+  agent: string;
+  state: 'running' | 'complete';
+  /** When it started (or, for one first heard of as stopped, when that was), and when it stopped. */
+  startedAt: number;
+  endedAt?: number;
+}
+
+/** Whether an output line of kind `subagent` tells of the subagent's stop: `… stopped (agent-123)`. */
+export function subagentStopped(text: string): boolean {
+  const words = [...text.matchAll(/ (started|stopped) \(/g)];
+  return words[words.length - 1]?.[1] === 'stopped';
 }
 
 type Listener = (task: TaskView | undefined) => void;
@@ -125,6 +149,7 @@ export class TaskStore {
     if (task.stateClass === 'finished') {
       task.endedAt ??= summary.updatedAt;
     }
+    this.stopSubagents(task);
     if ('phases' in summary && Array.isArray(summary.phases)) {
       task.phases = summary.phases;
       task.detailFor = summary.workflow ?? '';
@@ -184,7 +209,41 @@ export class TaskStore {
       task.reasonAt = undefined;
       task.reasonSticky = false;
     }
+    this.stopSubagents(task);
     this.adopt(task);
+    this.emit(task);
+  }
+
+  /**
+   * An output line: one of kind `subagent` (an external agent's own subagent started or stopped)
+   * adds it to its task's `externalSubagents` or marks it complete. Other lines change nothing here.
+   */
+  output(params: OutputParams): void {
+    if (params.kind !== 'subagent') {
+      return;
+    }
+    const agentId = params.agentId || params.agent || '';
+    if (!agentId) {
+      return;
+    }
+    const task = this.ensure(params.taskId);
+    const subs = (task.externalSubagents ??= []);
+    const now = this.clock.now();
+    let sub = subs.find((s) => s.agentId === agentId);
+    if (!sub) {
+      sub = { agentId, agent: params.agent || agentId, state: 'running', startedAt: now };
+      subs.push(sub);
+    } else if (params.agent) {
+      sub.agent = params.agent;
+    }
+    if (subagentStopped(params.text)) {
+      sub.state = 'complete';
+      sub.endedAt ??= now;
+    } else {
+      // Started (again): it runs.
+      sub.state = 'running';
+      sub.endedAt = undefined;
+    }
     this.emit(task);
   }
 
@@ -207,7 +266,21 @@ export class TaskStore {
       task.state = params.outcome;
       task.stateClass = 'finished';
     }
+    this.stopSubagents(task);
     this.emit(task);
+  }
+
+  /** A task that has finished has no external subagent running any more. */
+  private stopSubagents(task: TaskView): void {
+    if (task.stateClass !== 'finished') {
+      return;
+    }
+    for (const sub of task.externalSubagents ?? []) {
+      if (sub.state === 'running') {
+        sub.state = 'complete';
+        sub.endedAt ??= task.endedAt ?? this.clock.now();
+      }
+    }
   }
 
   /** Forgets everything, e.g. after the server restarted. */

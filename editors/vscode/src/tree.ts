@@ -11,20 +11,26 @@
  * that phase is shown, else under the task itself, named by its `name` with its profile and state
  * beside it; its context menu acts on the subagent's own task id. A subagent whose parent is not
  * known yet shows at the top, by its `label`, until the parent comes.
- * `taskRow`, `phaseRows` and `approvalRow` are the pure part; `TaskTree` hands their rows to VS Code.
+ * An external agent's own subagents (Claude Code's Task tool: `externalSubagents`, from its
+ * session's `rawko/output` of kind `subagent`) show the same way under the session's task, after
+ * rawko's: named by their type, `Claude Code subagent · running · 12s` beside it, the same running
+ * and complete icons; they are no rawko tasks, so their rows offer no actions.
+ * `taskRow`, `phaseRows`, `approvalRow` and `externalSubagentRow` are the pure part; `TaskTree` hands their rows to VS Code.
  */
 import type * as vscode from 'vscode';
 import { approvalDetail } from './approval';
 import type { Clock, Timer } from './clock';
 import type { ApproveToolCallParams, PhaseNode } from './protocol';
-import type { TaskStore, TaskView } from './tasks';
+import type { ExternalSubagent, TaskStore, TaskView } from './tasks';
 
 /** What a row of the view stands for; VS Code hands it back to the commands run on the row. */
 export type TreeNode =
   | { kind: 'task'; taskId: string }
   | { kind: 'approval'; taskId: string; toolCallId: string }
   /** `at`: the entry's place in `TaskDetail.phases`; `parent`: its scope's, when it is inside one. */
-  | { kind: 'phase'; taskId: string; at: number; parent?: number };
+  | { kind: 'phase'; taskId: string; at: number; parent?: number }
+  /** An external agent's own subagent, `agentId` in its session's `externalSubagents`. */
+  | { kind: 'externalSubagent'; taskId: string; agentId: string };
 
 export type Mark = 'done' | 'current' | 'todo';
 
@@ -143,6 +149,27 @@ export function approvalRow(params: ApproveToolCallParams): Row {
     iconColor: 'list.warningForeground',
     contextValue: 'approval',
     command: { command: 'rawko.showApproval', title: 'Answer', arguments: [params.taskId] },
+  };
+}
+
+/**
+ * The row of an external agent's own subagent under its session's task: its type, then whose
+ * subagent it is and its state: `Explore`, `Claude Code subagent · running · 12s`. No rawko task,
+ * so nothing in the context menu.
+ */
+export function externalSubagentRow(task: TaskView, sub: ExternalSubagent, now: number): Row {
+  const [icon, iconColor] = STATE_ICONS[sub.state] ?? ['question'];
+  const elapsed = formatElapsed((sub.endedAt ?? now) - sub.startedAt);
+  const whose = `${task.externalAgentName ?? 'External agent'} subagent`;
+  return {
+    node: { kind: 'externalSubagent', taskId: task.taskId, agentId: sub.agentId },
+    id: `externalSubagent/${task.taskId}/${sub.agentId}`,
+    label: sub.agent,
+    description: [whose, sub.state, elapsed].join(' · '),
+    tooltip: [`${sub.agent}: ${task.externalAgentName ?? 'the external agent'}'s own subagent`, sub.state, `${elapsed} since it started`, sub.agentId].join('\n'),
+    icon,
+    iconColor,
+    contextValue: 'externalSubagent',
   };
 }
 
@@ -284,6 +311,11 @@ export class TaskTree implements vscode.TreeDataProvider<TreeNode> {
       const task = this.store.get(node.taskId);
       return task && this.taskRow(task);
     }
+    if (node.kind === 'externalSubagent') {
+      const task = this.store.get(node.taskId);
+      const sub = task?.externalSubagents?.find((s) => s.agentId === node.agentId);
+      return task && sub && externalSubagentRow(task, sub, this.clock.now());
+    }
     if (node.kind === 'approval') {
       const params = this.approvals.waiting(node.taskId).find((p) => p.toolCallId === node.toolCallId);
       return params && approvalRow(params);
@@ -361,7 +393,7 @@ export class TaskTree implements vscode.TreeDataProvider<TreeNode> {
       return tasks.map((task) => this.taskRow(task));
     }
     const task = this.store.get(node.taskId);
-    if (!task || node.kind === 'approval') {
+    if (!task || node.kind === 'approval' || node.kind === 'externalSubagent') {
       return [];
     }
     const shown = TaskTree.shownPhases(task);
@@ -381,6 +413,8 @@ export class TaskTree implements vscode.TreeDataProvider<TreeNode> {
       ...phaseRows(task, undefined, this.holding(task)),
       // The subagents of no phase the view shows: under the task itself.
       ...subs.filter((sub) => TaskTree.phaseOf(sub, shown) === undefined).map((sub) => this.taskRow(sub)),
+      // The external agent's own subagents, in the order they started.
+      ...(task.externalSubagents ?? []).map((sub) => externalSubagentRow(task, sub, this.clock.now())),
     ];
   }
 

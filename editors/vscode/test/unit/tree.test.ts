@@ -3,14 +3,15 @@
  * pending approval and the phases marked ✓ done, ▶ current, ○ to do (a nested workflow's under
  * it), the marks moving with `rawko/status`'s `phaseIndex`; the context menu's actions per state;
  * the phase tree asked for once per task and workflow; subagents under their parent's phase or
- * under their parent, at the top until the parent is known; and nothing polled.
+ * under their parent, at the top until the parent is known; an external agent's own subagents
+ * (its session's output of kind `subagent`) under its task the same way; and nothing polled.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Approvals, type CancellationTokenLike } from '../../src/approval';
-import type { ApproveToolCallParams, PhaseNode, StatusParams, SubagentInfo, TaskDetail } from '../../src/protocol';
-import { TaskStore } from '../../src/tasks';
-import { formatElapsed, phaseRows, TaskTree, taskActions, taskRow, type TreeNode } from '../../src/tree';
+import type { ApproveToolCallParams, OutputParams, PhaseNode, StatusParams, SubagentInfo, TaskDetail } from '../../src/protocol';
+import { subagentStopped, TaskStore } from '../../src/tasks';
+import { externalSubagentRow, formatElapsed, phaseRows, TaskTree, taskActions, taskRow, type TreeNode } from '../../src/tree';
 import { FakeVs, fakeTreeVs, ManualClock, type FakeTreeItem } from './fake-vscode';
 import { look, statusOf, timeoutWords, viewOf } from './fixtures';
 
@@ -85,6 +86,12 @@ function subagentOf(index: number, extra: Partial<SubagentInfo> = {}): SubagentI
 /** A subagent's status: it runs no workflow of its own. */
 function subStatus(taskId: string, subagent: SubagentInfo, extra: Partial<StatusParams> = {}): StatusParams {
   return status({ taskId, workflow: undefined, breadcrumbText: 'Review the change', subagent, ...extra });
+}
+
+/** What rawko says when an external agent's own subagent `agentId` of type `agent` starts or stops. */
+function extSub(taskId: string, agent: string, agentId: string, verb: 'started' | 'stopped'): OutputParams {
+  seq += 1;
+  return { taskId, seq, kind: 'subagent', text: `subagent ${agent} ${verb} (${agentId})`, agent, agentId };
 }
 
 function setup() {
@@ -369,6 +376,101 @@ describe('the Rawko view', () => {
       assert.ok(row);
       assert.equal(item(row).label, 'Write PLAN.md (4 bytes)');
       assert.equal(item(row).description, 'reviewer (subagent of task-1): Write is blocked in the Plan phase (allowed: Read)');
+    });
+  });
+
+  describe("an external agent's own subagents", () => {
+    it('shows them under the session by their type, whose subagent and their state beside it, with no actions', () => {
+      const { store, item, labels, tree, clock } = setup();
+      store.describe(detail({ taskId: 'ext-1', workflow: undefined, phases: [], external: true, externalAgent: 'claude', externalAgentName: 'Claude Code' }));
+      store.output(extSub('ext-1', 'Explore', 'agent-123', 'started'));
+      clock.advance(12_000);
+      store.output(extSub('ext-1', 'Plan', 'agent-456', 'started'));
+      assert.deepEqual(labels(), ['Add a --shout flag'], 'no top-level items of their own');
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      assert.deepEqual(labels(task), ['Explore', 'Plan'], 'in the order they started');
+      const [explore, plan] = tree.getChildren(task);
+      assert.ok(explore && plan);
+      assert.deepEqual(explore, { kind: 'externalSubagent', taskId: 'ext-1', agentId: 'agent-123' });
+      let row = item(explore);
+      assert.equal(row.description, 'Claude Code subagent · running · 12s');
+      assert.equal(row.iconPath?.id, 'sync~spin', "a running subagent's icon, as rawko's");
+      assert.equal(row.contextValue, 'externalSubagent', 'no rawko task: nothing the menus offer matches');
+      assert.doesNotMatch(row.contextValue, /^(task|phase|approval)\b/);
+      assert.equal(row.collapsibleState, 0, 'nothing under it');
+      assert.equal(row.id, 'externalSubagent/ext-1/agent-123');
+      assert.match(String(row.tooltip), /Explore: Claude Code's own subagent/);
+      assert.match(String(row.tooltip), /agent-123/);
+      clock.advance(3_000);
+      store.output(extSub('ext-1', 'Explore', 'agent-123', 'stopped'));
+      row = item(explore);
+      assert.equal(row.description, 'Claude Code subagent · complete · 15s');
+      assert.equal(row.iconPath?.id, 'pass');
+      assert.equal(row.iconPath?.color?.id, 'testing.iconPassed');
+      clock.advance(60_000);
+      assert.equal(item(explore).description, 'Claude Code subagent · complete · 15s', 'its time stops with it');
+      assert.equal(item(plan).description, 'Claude Code subagent · running · 1m 03s');
+    });
+
+    it('a task that finishes marks its running subagents stopped', () => {
+      const { store, item, tree, clock } = setup();
+      store.status(status({ taskId: 'ext-1', workflow: undefined, external: true, externalAgentName: 'Gemini CLI' }));
+      store.output(extSub('ext-1', 'Explore', 'agent-1', 'started'));
+      store.output(extSub('ext-1', 'Review', 'agent-2', 'started'));
+      store.output(extSub('ext-1', 'Review', 'agent-2', 'stopped'));
+      clock.advance(5_000);
+      store.finished({ taskId: 'ext-1', seq: 99, outcome: 'complete', summary: 'done' });
+      assert.deepEqual(
+        store.get('ext-1')?.externalSubagents?.map((s) => [s.agent, s.state]),
+        [
+          ['Explore', 'complete'],
+          ['Review', 'complete'],
+        ],
+      );
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      const [explore] = tree.getChildren(task);
+      assert.ok(explore);
+      assert.equal(item(explore).description, 'Gemini CLI subagent · complete · 5s');
+      assert.equal(item(explore).iconPath?.id, 'pass');
+      // So does a finished status.
+      store.status(status({ taskId: 'ext-2', workflow: undefined, external: true }));
+      store.output(extSub('ext-2', 'Explore', 'agent-3', 'started'));
+      store.status(status({ taskId: 'ext-2', workflow: undefined, external: true, state: 'cancelled' }));
+      assert.equal(store.get('ext-2')?.externalSubagents?.[0]?.state, 'complete');
+    });
+
+    it('a stop first heard of, a start again, other output, an agent named by no one', () => {
+      const { store } = setup();
+      let changes = 0;
+      store.onDidChange(() => (changes += 1));
+      store.output(extSub('ext-1', 'Explore', 'agent-9', 'stopped'));
+      assert.deepEqual(store.get('ext-1')?.externalSubagents?.map((s) => [s.agentId, s.agent, s.state]), [['agent-9', 'Explore', 'complete']]);
+      store.output(extSub('ext-1', 'Explore', 'agent-9', 'started'));
+      assert.equal(store.get('ext-1')?.externalSubagents?.[0]?.state, 'running');
+      assert.equal(store.get('ext-1')?.externalSubagents?.length, 1, 'one per agentId');
+      const before = changes;
+      store.output({ taskId: 'ext-1', seq: 50, kind: 'text', text: 'subagent Explore stopped (agent-9)' });
+      store.output({ taskId: 'ext-1', seq: 51, kind: 'subagent', text: 'subagent  stopped ()' });
+      assert.equal(changes, before, 'nothing else changes the store');
+      assert.equal(store.get('ext-1')?.externalSubagents?.[0]?.state, 'running');
+      assert.equal(subagentStopped('subagent Stopped Helper started (a-1)'), false, 'the last words tell');
+      assert.equal(subagentStopped('subagent My started thing stopped (a-1)'), true);
+    });
+
+    it('names no agent when the session does not, and the rawko subagents come first', () => {
+      const { store, labels, tree } = setup();
+      store.status(status({ workflow: undefined, external: true }));
+      store.output(extSub('task-1', 'Explore', 'agent-1', 'started'));
+      store.status(subStatus('task-2', subagentOf(0, { phaseIndex: undefined })));
+      const [task] = tree.getChildren();
+      assert.ok(task);
+      assert.deepEqual(labels(task), ['reviewer', 'Explore']);
+      const view = store.get('task-1');
+      const sub = view?.externalSubagents?.[0];
+      assert.ok(view && sub);
+      assert.equal(externalSubagentRow(view, sub, sub.startedAt).description, 'External agent subagent · running · 0s');
     });
   });
 
