@@ -317,3 +317,120 @@ t.test('an approval of a subagent names it in the title, the window and the ques
   bare.subagent = nil
   t.eq(handlers().approval_reason(bare), 'Write is blocked', 'no subagent, no label')
 end)
+
+--- A `rawko/output` of kind `subagent` of task `id`: the external agent's own subagent
+--- `agent_id` of type `agent` started or stopped.
+local function ext_sub(id, agent, agent_id, verb)
+  seqs[id] = (seqs[id] or 0) + 1
+  handlers().output(nil, {
+    taskId = id,
+    seq = seqs[id],
+    kind = 'subagent',
+    text = ('subagent %s %s (%s)'):format(agent, verb, agent_id),
+    agent = agent,
+    agentId = agent_id,
+  }, ctx)
+end
+
+--- An external agent's session without a workflow.
+local function session(id, state, extra)
+  status(
+    id,
+    state,
+    vim.tbl_extend('force', {
+      breadcrumbText = 'Claude Code session',
+      external = true,
+      externalAgentName = 'Claude Code',
+      stateText = WORDS[state] or (state == 'complete' and ' — complete' or ''),
+    }, extra or {})
+  )
+  require('rawko.state').tasks[id].description = 'Explain the build'
+end
+
+t.test(
+  ":Rawko tasks lists an external agent's own subagents under its session; no key acts on them",
+  function()
+    session('ext-1', 'running')
+    ext_sub('ext-1', 'Explore', 'agent-123', 'started')
+    ext_sub('ext-1', 'Plan', 'agent-456', 'started')
+    -- rawko's own subagent of the session comes first, as under any task.
+    sub_status('task-2', 'running', info('ext-1', 0))
+    local requests = fake_rawko({})
+    local ok, err = pcall(function()
+      local lines, win = tasks_window()
+      t.eq(lines, {
+        'Claude Code: Explain the build — running · ext-1',
+        '  ↳ reviewer  running  (subagent) · task-2',
+        '  ↳ Explore  running  (Claude Code subagent)',
+        '  ↳ Plan  running  (Claude Code subagent)',
+      }, 'under the session, in the order they started')
+
+      -- They are no rawko tasks: r and c do nothing on their lines.
+      press_on(win, lines, '↳ Explore', 'c')
+      press_on(win, lines, '↳ Plan', 'r')
+      press_on(win, lines, '↳ Explore', 'd')
+      t.eq(sent(requests, 'rawko/cancelTask'), {}, 'c on an external subagent')
+      t.eq(sent(requests, 'rawko/resumeTask'), {}, 'r on an external subagent')
+      t.eq(sent(requests, 'rawko/phaseDiff'), {}, 'd on an external subagent')
+
+      -- The window follows the output: Explore stops; the session ends with Plan still running.
+      ext_sub('ext-1', 'Explore', 'agent-123', 'stopped')
+      lines = t.float_lines('rawko_tasks')
+      t.ok(t.find(lines, '  ↳ Explore  complete  (Claude Code subagent)'), vim.inspect(lines))
+      t.ok(t.find(lines, '  ↳ Plan  running  (Claude Code subagent)'), vim.inspect(lines))
+      session('ext-1', 'complete')
+      lines = t.float_lines('rawko_tasks')
+      t.eq(lines, {
+        'Claude Code: Explain the build — complete · ext-1',
+        '  ↳ reviewer  running  (subagent) · task-2',
+        '  ↳ Explore  complete  (Claude Code subagent)',
+        '  ↳ Plan  complete  (Claude Code subagent)',
+      }, 'a session that ended marks its running subagents stopped')
+    end)
+    requests.restore()
+    assert(ok, err)
+  end
+)
+
+t.test("an external agent's subagents: kept by agentId, the output lines stay", function()
+  local state = require('rawko.state')
+  session('ext-1', 'running', { externalAgentName = vim.NIL })
+  -- A stop first heard of; then the same id starts again.
+  ext_sub('ext-1', 'Explore', 'agent-9', 'stopped')
+  local subs = state.tasks['ext-1'].external_subagents
+  t.eq(#subs, 1, 'one')
+  t.eq({ subs[1].agent_id, subs[1].agent, subs[1].state }, { 'agent-9', 'Explore', 'complete' })
+  ext_sub('ext-1', 'Explore', 'agent-9', 'started')
+  t.eq(#subs, 1, 'one per agentId')
+  t.eq(subs[1].state, 'running', 'started again')
+  -- Output of another kind, or naming no subagent, changes nothing.
+  seqs['ext-1'] = seqs['ext-1'] + 1
+  handlers().output(nil, {
+    taskId = 'ext-1',
+    seq = seqs['ext-1'],
+    kind = 'text',
+    text = 'subagent Explore stopped (agent-9)',
+  }, ctx)
+  ext_sub('ext-1', '', '', 'stopped')
+  t.eq(#subs, 1, 'no subagent named')
+  t.eq(subs[1].state, 'running', 'still running')
+  t.eq(state.subagent_stopped('subagent Stopped started (a-1)'), false, 'the last words tell')
+  t.eq(state.subagent_stopped('subagent my started one stopped (a-1)'), true)
+  -- The output lines stay.
+  t.ok(t.find(require('rawko.output').lines(), 'subagent Explore started (agent-9)'), 'output')
+  -- A finished task marks them stopped (rawko/taskFinished).
+  handlers().task_finished(
+    nil,
+    { taskId = 'ext-1', seq = seqs['ext-1'] + 1, outcome = 'complete', summary = 'done' },
+    ctx
+  )
+  t.eq(subs[1].state, 'complete', 'the session ended')
+  -- No agent named by the session: `external subagent`.
+  local requests = fake_rawko({})
+  local ok, err = pcall(function()
+    local lines = tasks_window()
+    t.ok(t.find(lines, '  ↳ Explore  complete  (external subagent)'), vim.inspect(lines))
+  end)
+  requests.restore()
+  assert(ok, err)
+end)

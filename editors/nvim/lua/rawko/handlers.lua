@@ -36,6 +36,8 @@ local function take(task, text, from)
   task.workflow = from.workflow
   -- A countdown's status comes before its first tick, and the ticks set it again.
   task.countdown = nil
+  -- A session that ended has no subagent of its own running any more.
+  state.stop_external_subagents(task)
 end
 
 --- Fetches task `task` with `rawko/getTask`: whole after a gap in its notifications, else its
@@ -150,8 +152,15 @@ M.countdown = task_notification(function(task, params)
   require('rawko').redraw()
 end)
 
---- `rawko/output`: something for the output buffer.
-M.output = task_notification(output.output)
+--- `rawko/output`: something for the output buffer; one of kind `subagent` (an external
+--- agent's own subagent started or stopped) also goes into the task's list of them, which
+--- `:Rawko tasks` shows under the task.
+M.output = task_notification(function(task, params)
+  output.output(task, params)
+  if state.external_subagent(task, params) then
+    require('rawko').redraw()
+  end
+end)
 
 --- `rawko/taskFinished`: the task ended.
 M.task_finished = task_notification(function(task, params)
@@ -160,6 +169,7 @@ M.task_finished = task_notification(function(task, params)
   task.state = task.outcome
   task.state_class = 'finished'
   task.countdown = nil
+  state.stop_external_subagents(task)
   state.touch(task)
   prompt.withdraw_task(task.id, 'approval')
   output.finished(task)

@@ -12,6 +12,10 @@
 ---
 --- A subagent (a task another task's `delegate_to_subagents` call started: rawko says so with
 --- `subagent`) is kept like any task, but the statusline follows the top-level tasks only.
+--- An external agent's own subagents (Claude Code's Task tool), which rawko reports as output of
+--- kind `subagent` of the agent's session, are no tasks: the session's task keeps a list of them
+--- (`external_subagents`), each running from its `started` line until its `stopped` line or the
+--- session's end.
 
 local M = {}
 
@@ -42,6 +46,7 @@ local M = {}
 ---@field phases_done? number how many of them are done, from the last status
 ---@field fetched? string the workflow (or '') that rawko/getTask was last asked about for it
 ---@field subagent? rawko.Subagent set when the task is a subagent, as rawko said
+---@field external_subagents? rawko.ExternalSubagent[] an external agent's own subagents, in the order they started
 
 ---@class rawko.Subagent rawko's `SubagentInfo`
 ---@field parentTaskId string the task that delegated
@@ -51,6 +56,13 @@ local M = {}
 ---@field name string its name to show (the call's name for it, else the profile)
 ---@field label string e.g. `reviewer (subagent of task-1795-1)`
 ---@field phaseIndex? integer the parent's phase it works in (a `PhaseNode.index` of the parent)
+
+---@class rawko.ExternalSubagent an external agent's own subagent, from its session's output
+---@field agent_id string its id, as the external agent names it (`agentId`)
+---@field agent string its type (`agent`), e.g. `Explore`
+---@field state string running, or complete once it stopped (or the session ended)
+---@field started integer when it was first heard of (vim.uv.hrtime())
+---@field ended? integer when it stopped
 
 ---@type table<string, rawko.Task>
 M.tasks = {}
@@ -123,6 +135,72 @@ function M.subagent_of(task)
     return sub
   end
   return nil
+end
+
+--- Whether an output line of kind `subagent` tells of the subagent's stop: its last words are
+--- `stopped (agent-123)` rather than `started (agent-123)`.
+---@param text string
+---@return boolean
+function M.subagent_stopped(text)
+  local last
+  for verb in tostring(text or ''):gmatch(' (st%a+) %(') do
+    if verb == 'started' or verb == 'stopped' then
+      last = verb
+    end
+  end
+  return last == 'stopped'
+end
+
+--- Takes an output line of `task` (`rawko/output`'s params): one of kind `subagent` (an external
+--- agent's own subagent started or stopped) adds the subagent to `task.external_subagents`, or
+--- marks it complete. Returns whether the list changed.
+---@param task rawko.Task
+---@param params table
+---@return boolean
+function M.external_subagent(task, params)
+  if params.kind ~= 'subagent' then
+    return false
+  end
+  local agent = type(params.agent) == 'string' and params.agent or ''
+  local id = type(params.agentId) == 'string' and params.agentId ~= '' and params.agentId or agent
+  if id == '' then
+    return false
+  end
+  task.external_subagents = task.external_subagents or {}
+  local sub
+  for _, known in ipairs(task.external_subagents) do
+    if known.agent_id == id then
+      sub = known
+    end
+  end
+  if not sub then
+    sub =
+      { agent_id = id, agent = agent ~= '' and agent or id, state = 'running', started = tick() }
+    table.insert(task.external_subagents, sub)
+  elseif agent ~= '' then
+    sub.agent = agent
+  end
+  if M.subagent_stopped(params.text) then
+    sub.state = 'complete'
+    sub.ended = sub.ended or tick()
+  else
+    sub.state, sub.ended = 'running', nil -- started (again)
+  end
+  return true
+end
+
+--- Marks the external subagents of `task` that still run complete, once the task has finished.
+---@param task rawko.Task
+function M.stop_external_subagents(task)
+  if task.state_class ~= 'finished' then
+    return
+  end
+  for _, sub in ipairs(task.external_subagents or {}) do
+    if sub.state == 'running' then
+      sub.state = 'complete'
+      sub.ended = sub.ended or tick()
+    end
+  end
 end
 
 --- The top-level task `task` belongs to: itself, or for a subagent the task that delegated to it

@@ -12,6 +12,11 @@
 --- parent's phases show it, else after the parent's line (`  ↳ reviewer  running  (subagent) ·
 --- task-2`). Its line acts on the subagent's own task id. A subagent whose parent is not listed
 --- stands at the top with its label until the parent shows up.
+---
+--- An external agent's own subagents (Claude Code's Task tool: output of kind `subagent` of its
+--- session, kept in `external_subagents`) are listed the same way after the session's line, after
+--- rawko's: `  ↳ Explore  running  (Claude Code subagent)`. They are no rawko tasks: no key acts
+--- on their lines.
 
 local M = {}
 
@@ -194,6 +199,14 @@ local function render()
       else
         add_subagent(child, 1)
       end
+    end
+    -- The external agent's own subagents, in the order they started.
+    local whose = type(agent) == 'string' and agent ~= '' and agent or 'external'
+    for _, sub in ipairs(live and live.external_subagents or {}) do
+      table.insert(lines, ('  ↳ %s  %s  (%s subagent)'):format(sub.agent, sub.state, whose))
+      table.insert(highlights, { #lines - 1, 'RawkoSubagent' })
+      -- No rawko task: `task` is absent, so no key acts on the line.
+      table.insert(rows, { external_subagent = sub.agent_id, of = task_id })
     end
     local statuses = statuses_of(phases, live or {})
     for i, node in ipairs(phases) do
@@ -445,7 +458,7 @@ end
 --- Resumes the task under the cursor (a subagent on its line).
 local function resume()
   local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
-  if row then
+  if row and row.task then
     require('rawko.commands').resume({ row.task }, client_of(row.task))
   end
 end
@@ -453,7 +466,7 @@ end
 --- Cancels the task under the cursor (a subagent on its line: the subagent, not its parent).
 local function cancel()
   local row = view.rows[vim.api.nvim_win_get_cursor(0)[1]]
-  if row then
+  if row and row.task then
     client.request('rawko/cancelTask', { taskId = row.task }, function()
       vim.notify(('rawko: cancelling %s'):format(row.task), vim.log.levels.INFO)
     end, { client = client_of(row.task) })
