@@ -143,7 +143,7 @@ impl<'a> Printer<'a> {
             },
             TaskEvent::Finished { outcome, summary } => match outcome {
                 Outcome::Complete => format!("✓ done: {}", first_line(summary.trim())),
-                other => format!("✗ {}: {}", outcome_word(other), first_line(summary.trim())),
+                other => format!("✗ {}: {}", other.as_str(), first_line(summary.trim())),
             },
             _ => return Ok(()),
         };
@@ -291,14 +291,6 @@ impl<'a> Printer<'a> {
             TaskEvent::Approval(_) => {}
         }
         Ok(())
-    }
-}
-
-fn outcome_word(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Complete => "complete",
-        Outcome::Failed => "failed",
-        Outcome::Cancelled => "cancelled",
     }
 }
 

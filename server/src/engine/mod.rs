@@ -132,6 +132,17 @@ pub enum Outcome {
     Cancelled,
 }
 
+impl Outcome {
+    /// Its name in a task's log (`complete`, `failed`, `cancelled`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// The user's answer to a blocked tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalAnswer {

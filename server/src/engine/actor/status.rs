@@ -360,7 +360,7 @@ impl Control {
             }
         });
         self.log(LogEvent::Finished {
-            outcome: outcome_name(outcome).to_owned(),
+            outcome: outcome.as_str().to_owned(),
             summary: summary.clone(),
         });
         if let Ok(mut snap) = self.channels.snapshot.lock() {
@@ -382,7 +382,7 @@ impl Control {
     /// The second half: the final status and `Finished`, the task's last notification.
     pub(super) fn finish_announced(&mut self, outcome: Outcome, summary: String) {
         if let Some(session) = &self.session {
-            session.task_finished(&self.id, outcome_name(outcome));
+            session.task_finished(&self.id, outcome.as_str());
         }
         if let Some(w) = &mut self.pos.workflow {
             if outcome == Outcome::Cancelled {
@@ -402,13 +402,5 @@ impl Control {
             bridge.close();
         }
         self.emit(TaskEvent::Finished { outcome, summary });
-    }
-}
-
-pub(super) fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Complete => "complete",
-        Outcome::Failed => "failed",
-        Outcome::Cancelled => "cancelled",
     }
 }
