@@ -84,6 +84,19 @@ impl Web {
     fn stderr(&self) -> String {
         lock(&self.stderr).clone()
     }
+
+    /// The stderr once it holds `text` (its reader thread may still be taking in the line), or
+    /// what it holds after 10 s.
+    fn stderr_with(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let err = self.stderr();
+            if err.contains(text) || Instant::now() >= deadline {
+                return err;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Web {
@@ -657,11 +670,10 @@ fn notify_webhook_gets_an_ntfy_message_without_the_token() {
         ],
         "warn",
     );
+    let err = web.stderr_with("notify is not read from a workspace's config");
     assert!(
-        web.stderr()
-            .contains("notify is not read from a workspace's config"),
-        "{}",
-        web.stderr()
+        err.contains("notify is not read from a workspace's config"),
+        "{err}"
     );
     let page = &web.page;
     let started = page.post(
