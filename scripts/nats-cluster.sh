@@ -26,6 +26,7 @@ port_free() {
   python3 - "$1" <<'PY'
 import socket, sys
 s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as nats-server binds: TIME_WAIT is free
 try:
     s.bind(("127.0.0.1", int(sys.argv[1])))
 except OSError:

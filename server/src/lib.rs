@@ -28,6 +28,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod stats;
 pub mod store;
+pub mod team;
 pub mod tools;
 pub mod web;
 pub mod workflow;
