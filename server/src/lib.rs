@@ -31,4 +31,5 @@ pub mod store;
 pub mod team;
 pub mod tools;
 pub mod web;
+pub mod worker;
 pub mod workflow;

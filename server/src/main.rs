@@ -73,7 +73,7 @@ fn main() {
         };
         exit(code);
     }
-    if let Command::Serve { web, .. } = cli.command {
+    if let Command::Serve { web, nats, .. } = cli.command {
         // stdout belongs to the protocol: logs go to stderr, filtered by RAWKO_LOG.
         let filter = tracing_subscriber::EnvFilter::try_from_env("RAWKO_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -92,7 +92,23 @@ fn main() {
             w.tls_key = w.tls_key.map(absolute);
             w
         });
-        let code = match rawko::lsp::serve_stdio(rawko::lsp::ServeOptions { workspace, web }) {
+        let nats = if nats.given() {
+            let env = |name: &str| std::env::var_os(name);
+            match nats.connection(&env) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: {e}");
+                    exit(2);
+                }
+            }
+        } else {
+            None
+        };
+        let code = match rawko::lsp::serve_stdio(rawko::lsp::ServeOptions {
+            workspace,
+            web,
+            nats,
+        }) {
             Ok(()) => 0,
             Err(e) => {
                 let _ = writeln!(std::io::stderr(), "error: cannot start the server: {e}");

@@ -109,6 +109,44 @@ pub struct Diff {
     pub files: Vec<ChangedFile>,
 }
 
+/// Where a task's checkpoints are pushed: `rawko worker` pushes each one to the task's branch
+/// (`refs/heads/rawko/<task id>`) of the repository its workers share, before the call it follows
+/// is reported complete, so another worker that takes the task over starts from its files.
+#[derive(Debug, Clone)]
+pub struct PushTarget {
+    /// The shared repository, as the worker was given it (never a remote the workspace's config
+    /// names: the agent may write that).
+    pub url: String,
+    /// The full ref, e.g. `refs/heads/rawko/task-1`.
+    pub branch_ref: String,
+}
+
+static PUSHES: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, PushTarget>>,
+> = std::sync::LazyLock::new(Default::default);
+
+fn pushes() -> std::sync::MutexGuard<'static, std::collections::HashMap<String, PushTarget>> {
+    PUSHES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Task `task_id`'s checkpoints are pushed to `target` from now on.
+pub fn push_to(task_id: &str, target: PushTarget) {
+    pushes().insert(task_id.to_owned(), target);
+}
+
+/// Task `task_id`'s checkpoints are no longer pushed.
+pub fn stop_pushing(task_id: &str) {
+    pushes().remove(task_id);
+}
+
+fn push_target(task_id: &str) -> Option<PushTarget> {
+    let map = pushes();
+    if map.is_empty() {
+        return None;
+    }
+    map.get(task_id).cloned()
+}
+
 /// How long one git command of a checkpoint may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -232,11 +270,42 @@ impl Checkpoints {
     /// `latest` ref and, at a phase's entry, on that phase's ref. When nothing changed since the
     /// previous checkpoint no commit is made and the previous one is named again.
     pub async fn take(&mut self, reason: Reason, phase: Option<u32>) -> Result<Checkpoint, String> {
-        match self.take_once(reason, phase).await {
+        let taken = match self.take_once(reason, phase).await {
             // The `latest` ref moved under the remembered one (a rewind): read it again.
             Err(_) if self.previous.take().is_some() => self.take_once(reason, phase).await,
             taken => taken,
+        }?;
+        if let Some(target) = push_target(&self.task_id) {
+            self.push(&target, &taken.commit).await?;
         }
+        Ok(taken)
+    }
+
+    /// Pushes `commit` to the task's branch on the team's shared repository, retried a few times
+    /// (a remote that is briefly unreachable).
+    async fn push(&mut self, target: &PushTarget, commit: &str) -> Result<(), String> {
+        let refspec = format!("+{commit}:{}", target.branch_ref);
+        let (repo, _) = self.repo().await?;
+        let mut last = String::new();
+        for attempt in 0..5u32 {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(500 * u64::from(attempt))).await;
+            }
+            match repo.push_to_url(&target.url, &refspec).await {
+                Ok(out) if out.ok() => return Ok(()),
+                Ok(out) => last = first_line(&out.stderr),
+                Err(e) => last = e,
+            }
+        }
+        Err(format!(
+            "the checkpoint could not be pushed to {} ({}): {last}",
+            target.url, target.branch_ref
+        ))
+    }
+
+    /// Whether this task's checkpoints are pushed to a shared repository.
+    pub fn pushes(&self) -> bool {
+        push_target(&self.task_id).is_some()
     }
 
     async fn take_once(

@@ -10,6 +10,7 @@ mod init;
 mod rewind;
 mod run;
 mod tasks;
+pub mod team;
 mod terminal;
 mod workflows;
 
@@ -262,6 +263,60 @@ rawko rewind task-1795-1 --to 2 --force"
         stdio: bool,
         #[command(flatten)]
         web: WebArgs,
+        /// Also show the team's tasks on NATS (docs/team.md) and ask their blocked calls here
+        #[command(flatten)]
+        nats: team::NatsArgs,
+    },
+    /// Take queued team tasks of this clone's repository from NATS and run them (docs/team.md):
+    /// each in a clone of its own on the branch rawko/TASK_ID, its log in JetStream, its
+    /// checkpoints pushed to the branch; a lost worker's task goes on on another worker
+    #[command(
+        after_help = "The workspace (--workspace DIR) is a clone: the worker serves the repository its `origin` \
+names and pushes each task's work to the branch rawko/<task id> there. Tasks run as `rawko serve` runs its \
+own: the same workflows, gate, hooks and sandbox settings of the user running the worker. Stop with Ctrl-C \
+or SIGTERM: the tasks it holds go back to the queue at once."
+    )]
+    Worker {
+        #[command(flatten)]
+        nats: team::NatsArgs,
+        /// The worker's name, shown with its tasks [default: HOST-PID]
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// How many tasks it runs at once
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        max_tasks: usize,
+        /// Seconds after a lost worker's last heartbeat before its task goes to another worker
+        #[arg(long, value_name = "SECS", default_value_t = 30)]
+        ack_wait: u64,
+        /// Where it keeps its task store and the tasks' clones [default:
+        /// $XDG_STATE_HOME/rawko/workers/NAME]
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+    /// Queue a task for the team's workers of a repository (docs/team.md); prints its id
+    Submit {
+        /// What the task is
+        task: String,
+        #[command(flatten)]
+        nats: team::NatsArgs,
+        /// The workflow to run it through (key or command name)
+        #[arg(long, value_name = "KEY")]
+        workflow: Option<String>,
+        /// The model provider (as for `rawko run`)
+        #[arg(long, value_name = "NAME")]
+        provider: Option<String>,
+        /// The model to ask
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// The file of turns for `--provider scripted`: its contents travel with the task
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        /// The provider's base URL
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// The repository [default: the workspace clone's origin]
+        #[arg(long, value_name = "URL")]
+        repo: Option<String>,
     },
     /// Serve a web page of the workspace's tasks and their approvals, for any browser (a phone
     /// included): follow tasks, answer blocked calls, start, cancel, interrupt and resume tasks.
@@ -405,6 +460,9 @@ pub enum TasksCommand {
         /// Tasks of every workspace
         #[arg(long)]
         all: bool,
+        /// The team's tasks on NATS instead (docs/team.md): id, state, worker, where it is
+        #[command(flatten)]
+        nats: team::NatsArgs,
     },
     /// One task: its state and its whole history (every orchestrator transition with the guard
     /// that decided, every phase change, tool call and approval), and the records its log was
@@ -413,6 +471,9 @@ pub enum TasksCommand {
     Show {
         /// The task id, as `rawko tasks list` shows it
         id: String,
+        /// A team task on NATS instead: its whole log as JetStream holds it
+        #[command(flatten)]
+        nats: team::NatsArgs,
     },
     /// Remove finished tasks (complete, failed, cancelled) of this workspace from the task
     /// store, with the checkpoint refs they keep in its git repository (refs/rawko/tasks/ID/*),
@@ -549,8 +610,52 @@ pub fn run(
                 web,
             },
         ),
-        Command::Tasks(TasksCommand::List { all }) => tasks::list(&mut ctx, all),
-        Command::Tasks(TasksCommand::Show { id }) => tasks::show(&mut ctx, &id),
+        Command::Tasks(TasksCommand::List { nats, .. }) if nats.given() => {
+            team::list(&mut ctx, &nats)
+        }
+        Command::Tasks(TasksCommand::List { all, .. }) => tasks::list(&mut ctx, all),
+        Command::Tasks(TasksCommand::Show { id, nats }) if nats.given() => {
+            team::show(&mut ctx, &id, &nats)
+        }
+        Command::Tasks(TasksCommand::Show { id, .. }) => tasks::show(&mut ctx, &id),
+        Command::Worker {
+            nats,
+            name,
+            max_tasks,
+            ack_wait,
+            state_dir,
+        } => team::worker(
+            &mut ctx,
+            team::WorkerArgs {
+                nats,
+                name,
+                max_tasks,
+                ack_wait,
+                state_dir,
+            },
+        ),
+        Command::Submit {
+            task,
+            nats,
+            workflow,
+            provider,
+            model,
+            script,
+            base_url,
+            repo,
+        } => team::submit(
+            &mut ctx,
+            team::SubmitArgs {
+                task,
+                nats,
+                workflow,
+                provider,
+                model,
+                script,
+                base_url,
+                repo,
+            },
+        ),
         Command::Diff { task, phase } => diff::diff(&mut ctx, &task, phase.as_deref()),
         Command::Tasks(TasksCommand::Prune { older_than, all }) => {
             rewind::prune(&mut ctx, older_than, all)

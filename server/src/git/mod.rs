@@ -680,6 +680,28 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Pushes `refspec` to the repository at `url` (a URL rawko was given, never a remote the
+    /// repository's config names): `rawko worker`'s push of a task's checkpoint to its branch.
+    /// No upstream is set and no hook runs.
+    pub async fn push_to_url(&self, url: &str, refspec: &str) -> Result<Output, String> {
+        let hardened = self.hardened(Hooks::Off, None);
+        if let Some(why) = &hardened.push_refusal {
+            return Err(why.clone());
+        }
+        let args = [
+            "push",
+            "--porcelain",
+            "--recurse-submodules=no",
+            "--no-verify",
+            url,
+            refspec,
+        ];
+        let (cmd, helper) = self.command_with(&hardened, &args);
+        self.finish(cmd, helper, &args).await
+    }
+}
+
 /// The local path a git URL names, or `None` for a network URL or a remote helper's
 /// (`transport::address`). git's rules: `file://`; a `scheme://`; `host:path` when no `/` comes
 /// before the `:`; anything else is a path, relative to the work tree's top.

@@ -92,6 +92,23 @@ impl LanguageServer for Backend {
         if let Some(url) = self.shared.web_url.get() {
             tokio::spawn(offer_page(self.client.clone(), url.clone()));
         }
+        if let Some(connection) = self.shared.options.nats.clone() {
+            if self.shared.team_watched.set(()).is_ok() {
+                let sink = self.shared.team_sink.clone();
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = crate::worker::watch::start(&connection, "editor", sink).await {
+                        tracing::error!("the team's tasks cannot be shown: {e}");
+                        client
+                            .show_message(
+                                MessageType::ERROR,
+                                format!("rawko: the team's tasks on NATS cannot be shown: {e}"),
+                            )
+                            .await;
+                    }
+                });
+            }
+        }
         let tasks = self.shared.tasks.clone();
         tokio::spawn(async move {
             for p in problems {

@@ -35,6 +35,8 @@ pub struct ServeOptions {
     pub workspace: Option<PathBuf>,
     /// `--web`: the web page beside the editor, on the same tasks.
     pub web: Option<crate::web::WebOptions>,
+    /// `--nats`: the team's tasks and their blocked calls beside the editor's own.
+    pub nats: Option<crate::team::Connection>,
 }
 
 struct Shared {
@@ -49,6 +51,10 @@ struct Shared {
     web: Option<Arc<crate::web::Hub>>,
     /// The page's address with its token, once it serves: offered to the editor to open.
     web_url: OnceLock<String>,
+    /// Where the team's tasks' events go (`--nats`), as the service's own do.
+    team_sink: Sink,
+    /// Set once the team's tasks are watched.
+    team_watched: OnceLock<()>,
 }
 
 /// The language server.
@@ -73,6 +79,7 @@ impl Backend {
         };
         // The folder the server serves before (or without) an editor, so a `rawko serve` started
         // in a terminal gates Claude Code at once; the editor's `initialize` may move it.
+        let team_sink = sink.clone();
         let opening = Opening::new(workspace::first_workspace(&options), &workspace::env)
             .route(Route::new(sink))
             .records_session_now("serve");
@@ -92,6 +99,8 @@ impl Backend {
                 endpoint: Mutex::new(None),
                 web,
                 web_url: OnceLock::new(),
+                team_sink,
+                team_watched: OnceLock::new(),
             }),
         }
     }

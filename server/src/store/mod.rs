@@ -17,6 +17,7 @@ use serde_json::Value;
 pub mod definitions;
 pub mod journal;
 pub mod recover;
+pub mod replica;
 mod snapshots;
 mod syncer;
 pub mod wal;
@@ -80,6 +81,8 @@ pub struct TaskFiles {
     dir: PathBuf,
     log: Arc<LogTarget>,
     next_seq: u64,
+    /// Where the records go besides the file (a team worker's task: [`replica`]).
+    replica: Option<Arc<dyn replica::Replica>>,
 }
 
 impl Drop for TaskFiles {
@@ -129,6 +132,7 @@ impl TaskFiles {
             log: journal().task_target(state_dir, id),
             dir,
             next_seq: 1,
+            replica: replica::of(id),
         })
     }
 
@@ -165,6 +169,10 @@ impl TaskFiles {
             dir: dir.to_owned(),
             log,
             next_seq: contents.records.last().map_or(1, |r| r.seq + 1),
+            replica: dir
+                .file_name()
+                .and_then(|id| id.to_str())
+                .and_then(replica::of),
         };
         Ok((files, contents))
     }
@@ -211,6 +219,9 @@ impl TaskFiles {
             source: io::Error::other(e),
         })?;
         line.push(b'\n');
+        if let Some(replica) = &self.replica {
+            replica.append(seq, &line);
+        }
         journal().append(&self.log, line);
         self.next_seq += 1;
         Ok(seq)
@@ -223,12 +234,22 @@ impl TaskFiles {
 
     /// Runs `f` (an announcement) once every event appended before is durable.
     pub fn then(&self, f: impl FnOnce() + Send + 'static) {
-        journal().then(f);
+        match &self.replica {
+            // Once the file has it, then once the replica has it too.
+            Some(replica) => {
+                let replica = replica.clone();
+                journal().then(move || replica.then(Box::new(f)));
+            }
+            None => journal().then(f),
+        }
     }
 
     /// Waits until every event appended so far is durable.
     pub async fn flush(&self) {
         journal().flush().await;
+        if let Some(replica) = &self.replica {
+            replica.flush().await;
+        }
     }
 
     /// [`TaskFiles::flush`], blocking the thread.

@@ -17,9 +17,12 @@
 //! - a submit carries its task id as `Nats-Msg-Id`, so a retried submit within the stream's
 //!   duplicate window is stored once.
 
+mod log;
 mod queue;
+pub mod records;
 
-pub use queue::{repo_hash, Job, Queue, QueueConfig, SubmitAck, QUEUE_STREAM};
+pub use log::{log_subject, read_log, BeforePublish, LogWriter, LOG_STREAM};
+pub use queue::{new_task_id, repo_hash, Job, Queue, QueueConfig, SubmitAck, QUEUE_STREAM};
 
 use std::time::Duration;
 
@@ -67,6 +70,23 @@ pub fn parse_urls(nats: &str) -> Result<Vec<String>, Error> {
     Ok(urls)
 }
 
+/// Where and how to reach the team's NATS: from the command line or the user's config
+/// (`team.nats`), never from a workspace's files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Connection {
+    /// One URL or a comma-separated list.
+    pub nats: String,
+    /// A `.creds` file (JWT and seed).
+    pub creds: Option<std::path::PathBuf>,
+    /// A file holding an nkey user seed (`SU…`).
+    pub nkey: Option<std::path::PathBuf>,
+    /// The CA the servers' certificates are checked against (TLS required).
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// A client certificate and its key (mutual TLS).
+    pub tls_cert: Option<std::path::PathBuf>,
+    pub tls_key: Option<std::path::PathBuf>,
+}
+
 /// A connection to a team's NATS deployment and its JetStream context.
 #[derive(Clone)]
 pub struct Team {
@@ -80,8 +100,61 @@ impl Team {
     /// announced server, and the first connection is retried too, so a worker started while one
     /// node is down still comes up.
     pub async fn connect(nats: &str, name: &str) -> Result<Team, Error> {
+        Team::connect_with(
+            &Connection {
+                nats: nats.to_owned(),
+                ..Default::default()
+            },
+            name,
+        )
+        .await
+    }
+
+    /// [`Team::connect`] with credentials and TLS.
+    pub async fn connect_with(connection: &Connection, name: &str) -> Result<Team, Error> {
+        let nats = connection.nats.as_str();
         let urls = parse_urls(nats)?;
-        let client = async_nats::ConnectOptions::new()
+        let mut options = async_nats::ConnectOptions::new();
+        if let Some(creds) = &connection.creds {
+            options = options.credentials_file(creds).await.map_err(|e| {
+                Error::new(format!("reading the credentials {}", creds.display()), e)
+            })?;
+        }
+        if let Some(seed_file) = &connection.nkey {
+            let seed = std::fs::read_to_string(seed_file).map_err(|e| {
+                Error::new(format!("reading the nkey seed {}", seed_file.display()), e)
+            })?;
+            let seed = seed
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("SU"))
+                .ok_or_else(|| {
+                    Error::new(
+                        format!("reading the nkey seed {}", seed_file.display()),
+                        "no user seed (a line starting with SU) in it",
+                    )
+                })?
+                .to_owned();
+            options = options.nkey(seed);
+        }
+        if let Some(ca) = &connection.tls_ca {
+            options = options.add_root_certificates(ca.clone()).require_tls(true);
+        }
+        match (&connection.tls_cert, &connection.tls_key) {
+            (Some(cert), Some(key)) => {
+                options = options
+                    .add_client_certificate(cert.clone(), key.clone())
+                    .require_tls(true);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(Error::new(
+                    "reading the NATS TLS settings",
+                    "a client certificate needs both its certificate and its key",
+                ))
+            }
+        }
+        let client = options
             .name(name)
             .retry_on_initial_connect()
             .max_reconnects(None)

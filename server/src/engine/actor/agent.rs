@@ -359,8 +359,14 @@ impl Control {
             // Nothing to decide: the agent ran it without asking. Shown and logged as it came.
             let mut content = content.clone();
             self.secrets.scrub(&mut content);
+            let pushes = self.checkpointing.pushes();
+            if pushes {
+                self.checkpoint_after(call, *is_error).await;
+            }
             let result = self.finish_call(call, content, *is_error);
-            self.checkpoint_after(call, *is_error).await;
+            if !pushes {
+                self.checkpoint_after(call, *is_error).await;
+            }
             return Ok(result);
         }
         let pre = self
@@ -447,8 +453,16 @@ impl Control {
             content = super::hooking::with_context(content, &post.context);
         }
         content = super::hooking::with_context(content, &pre.context);
+        // A team worker's task pushes its checkpoint to the task's branch before the call is
+        // recorded complete: another worker that takes it over finds the files the log says.
+        let pushes = self.checkpointing.pushes();
+        if pushes {
+            self.checkpoint_after(&call, is_error).await;
+        }
         let result = self.finish_call(&call, content, is_error);
-        self.checkpoint_after(&call, is_error).await;
+        if !pushes {
+            self.checkpoint_after(&call, is_error).await;
+        }
         if self.hook_state.halt_reason.is_some() {
             // A hook said `continue: false`: the result is recorded, then the task waits.
             return Err(Stop::Interrupt);

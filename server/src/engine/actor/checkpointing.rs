@@ -28,6 +28,11 @@ pub(super) struct Checkpointing {
 }
 
 impl Checkpointing {
+    /// Whether the checkpoints go to a team's shared repository (`rawko worker`).
+    pub(super) fn pushes(&self) -> bool {
+        self.store.as_ref().is_some_and(Checkpoints::pushes)
+    }
+
     /// Notes a workflow move about to be logged: a move into a phase (a step, a loop back, the
     /// workflow's start, a reset) is an entry that gets a checkpoint.
     pub(super) fn note_move(&mut self, old: Option<&WorkflowState>, new: &WorkflowState) {

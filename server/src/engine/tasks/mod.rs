@@ -284,7 +284,7 @@ impl Tasks {
 
     /// Starts a task, its events going by the service's route.
     pub async fn start(&self, request: StartRequest) -> Result<Started, TaskError> {
-        self.start_routed(request, None).await
+        self.start_routed(request, None, None).await
     }
 
     /// Starts a task whose events go by `route` (and its resumes, retries and resets too).
@@ -293,13 +293,50 @@ impl Tasks {
         request: StartRequest,
         route: Route,
     ) -> Result<Started, TaskError> {
-        self.start_routed(request, Some(route)).await
+        self.start_routed(request, Some(route), None).await
+    }
+
+    /// Starts a task with the id it was given elsewhere (a team's task, queued with its id by
+    /// `rawko submit`), its events going by `route`. The id must be a plain one (letters,
+    /// digits, `-`, `_`, `.`) that no task of the store has yet.
+    pub async fn start_as(
+        &self,
+        id: &str,
+        request: StartRequest,
+        route: Route,
+    ) -> Result<Started, TaskError> {
+        let plain = !id.is_empty()
+            && id.len() <= 200
+            && !id.starts_with('.')
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !plain {
+            return Err(TaskError::Invalid(format!(
+                "\"{}\" is not a task id (letters, digits, -, _ and .)",
+                clip(id)
+            )));
+        }
+        if self.handle(id).is_some()
+            || self
+                .store
+                .as_ref()
+                .is_some_and(|s| TaskFiles::dir_of(s, id).join("events.jsonl").exists())
+        {
+            return Err(TaskError::Conflict(format!(
+                "a task \"{}\" exists already",
+                clip(id)
+            )));
+        }
+        self.start_routed(request, Some(route), Some(id.to_owned()))
+            .await
     }
 
     async fn start_routed(
         &self,
         request: StartRequest,
         route: Option<Route>,
+        id: Option<String>,
     ) -> Result<Started, TaskError> {
         let description = request.description.trim().to_owned();
         if description.is_empty() {
@@ -338,7 +375,7 @@ impl Tasks {
         let delegation = self.delegation(&agents);
         let mut started = self.spawn(
             TaskSpec {
-                id: new_task_id(),
+                id: id.unwrap_or_else(new_task_id),
                 description,
                 workflow,
                 workflows,
