@@ -67,6 +67,10 @@ struct Cluster {
 
 impl Cluster {
     fn start(server: &Path, nodes: u32) -> Cluster {
+        Cluster::start_at(server, nodes, 24222)
+    }
+
+    fn start_at(server: &Path, nodes: u32, port_base: u16) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let out = Command::new(repo_root().join(SCRIPT))
             .arg("start")
@@ -74,7 +78,7 @@ impl Cluster {
             .arg(nodes.to_string())
             .env("RAWKO_NATS_SERVER", server)
             // Away from a developer's own NATS and from the script's default.
-            .env("RAWKO_NATS_PORT_BASE", "24222")
+            .env("RAWKO_NATS_PORT_BASE", port_base.to_string())
             .output()
             .unwrap();
         assert!(
@@ -214,4 +218,120 @@ async fn jobs_are_taken_once_held_by_heartbeats_and_redelivered_when_let_go() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A team task's log in JetStream (`rawko::team::LogWriter`, the replica `rawko worker` gives
+/// each task): records stored in order, what is announced after a record waits until it is
+/// stored, and a worker whose append comes after another worker's (it was thought lost and took
+/// its task back) is fenced: its record is refused, it is told once, and nothing it announces
+/// afterwards goes out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_log_is_stored_in_order_and_a_second_writer_fences_the_first() {
+    use rawko::store::replica::Replica;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let Some(server) = nats_server("team_queue") else {
+        return;
+    };
+    let cluster = Cluster::start_at(&server, 1, 25222);
+    let team = Team::connect(&cluster.urls, "log-test").await.unwrap();
+    let id = "task-log-1";
+    let fenced_a = Arc::new(AtomicUsize::new(0));
+    let told = fenced_a.clone();
+    let a = rawko::team::LogWriter::start(
+        team.clone(),
+        id,
+        0,
+        "a.1".to_owned(),
+        None,
+        Box::new(move || {
+            told.fetch_add(1, Ordering::SeqCst);
+        }),
+    );
+    let announced = Arc::new(AtomicUsize::new(0));
+    for seq in 1..=3u64 {
+        a.append(seq, format!("{{\"seq\":{seq},\"by\":\"a\"}}\n").as_bytes());
+        let announced = announced.clone();
+        let stored_before = team.clone();
+        a.then(Box::new(move || {
+            // Runs on the writer's task after the record's ack: the stream has it.
+            let _ = stored_before;
+            announced.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    a.flush().await;
+    assert_eq!(announced.load(Ordering::SeqCst), 3);
+    let (records, last) = rawko::team::read_log(&team, id).await.unwrap();
+    let records: Vec<String> = records
+        .iter()
+        .map(|r| String::from_utf8(r.to_vec()).unwrap())
+        .collect();
+    assert_eq!(
+        records,
+        [
+            r#"{"seq":1,"by":"a"}"#,
+            r#"{"seq":2,"by":"a"}"#,
+            r#"{"seq":3,"by":"a"}"#
+        ]
+    );
+    assert!(last > 0);
+
+    // Another worker takes the task over from the log and appends.
+    let b = rawko::team::LogWriter::start(
+        team.clone(),
+        id,
+        last,
+        "b.2".to_owned(),
+        None,
+        Box::new(|| panic!("the writer that took over is not fenced")),
+    );
+    b.append(4, br#"{"seq":4,"by":"b"}"#);
+    b.flush().await;
+    // The first one comes back: its record is refused and its announcement never made.
+    a.append(4, br#"{"seq":4,"by":"a"}"#);
+    let late = announced.clone();
+    a.then(Box::new(move || {
+        late.fetch_add(100, Ordering::SeqCst);
+    }));
+    a.flush().await;
+    assert_eq!(
+        fenced_a.load(Ordering::SeqCst),
+        1,
+        "the first writer is told once"
+    );
+    assert!(a.fenced());
+    assert_eq!(
+        announced.load(Ordering::SeqCst),
+        3,
+        "nothing announced after the fence"
+    );
+    a.append(5, br#"{"seq":5,"by":"a"}"#);
+    a.flush().await;
+    let (records, _) = rawko::team::read_log(&team, id).await.unwrap();
+    let by: Vec<String> = records
+        .iter()
+        .map(|r| String::from_utf8(r.to_vec()).unwrap())
+        .collect();
+    assert_eq!(by.len(), 4, "{by:?}");
+    assert_eq!(by[3], r#"{"seq":4,"by":"b"}"#);
+    // Another task of the same worker and delivery: its records are its own, not duplicates of
+    // the first task's with the same numbers (a run of 100 tasks found that once).
+    let other = rawko::team::LogWriter::start(
+        team.clone(),
+        "task-log-2",
+        0,
+        "a.1".to_owned(),
+        None,
+        Box::new(|| panic!("a task of its own is not fenced")),
+    );
+    other.append(1, br#"{"seq":1,"by":"a","task":2}"#);
+    other.append(2, br#"{"seq":2,"by":"a","task":2}"#);
+    other.flush().await;
+    let (records, _) = rawko::team::read_log(&team, "task-log-2").await.unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(!other.fenced());
+    // An unknown task has no records.
+    let (none, last) = rawko::team::read_log(&team, "task-none").await.unwrap();
+    assert!(none.is_empty());
+    assert_eq!(last, 0);
 }

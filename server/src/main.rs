@@ -37,6 +37,7 @@ fn main() {
         model,
         script,
         base_url,
+        nats,
     } = cli.command
     {
         // stdout carries the page's address: logs go to stderr, filtered by RAWKO_LOG.
@@ -63,6 +64,7 @@ fn main() {
                 script: script.map(absolute),
                 base_url,
             },
+            nats: team_connection(&nats),
         };
         let code = match rawko::web::run_command(options) {
             Ok(code) => code,
@@ -92,18 +94,7 @@ fn main() {
             w.tls_key = w.tls_key.map(absolute);
             w
         });
-        let nats = if nats.given() {
-            let env = |name: &str| std::env::var_os(name);
-            match nats.connection(&env) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    let _ = writeln!(std::io::stderr(), "error: {e}");
-                    exit(2);
-                }
-            }
-        } else {
-            None
-        };
+        let nats = team_connection(&nats);
         let code = match rawko::lsp::serve_stdio(rawko::lsp::ServeOptions {
             workspace,
             web,
@@ -229,4 +220,20 @@ fn fast_hook() -> Option<i32> {
     let _ = out.flush();
     let _ = err.flush();
     Some(code)
+}
+
+/// `--nats` and its options as a connection (`None` without `--nats`); bad options end the
+/// process with status 2.
+fn team_connection(nats: &rawko::cli::team::NatsArgs) -> Option<rawko::team::Connection> {
+    if !nats.given() {
+        return None;
+    }
+    let env = |name: &str| std::env::var_os(name);
+    match nats.connection(&env) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            exit(2);
+        }
+    }
 }

@@ -286,7 +286,8 @@ or SIGTERM: the tasks it holds go back to the queue at once."
         #[arg(long, value_name = "N", default_value_t = 4)]
         max_tasks: usize,
         /// Seconds after a lost worker's last heartbeat before its task goes to another worker
-        #[arg(long, value_name = "SECS", default_value_t = 30)]
+        /// (the repository's workers share it: the last worker started sets it)
+        #[arg(long, value_name = "SECS", default_value_t = 25)]
         ack_wait: u64,
         /// Where it keeps its task store and the tasks' clones [default:
         /// $XDG_STATE_HOME/rawko/workers/NAME]
@@ -354,6 +355,9 @@ which then needs --tls-cert and --tls-key (or --insecure-http). From a phone, fo
         /// The provider's base URL (an Ollama, llama.cpp or vLLM server, say)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
+        /// Also show the team's tasks on NATS (docs/team.md) and ask their blocked calls here
+        #[command(flatten)]
+        nats: team::NatsArgs,
     },
     /// Serve an Agent Client Protocol client (Zed, JetBrains, Neovim, Emacs) on stdin/stdout:
     /// each prompt runs a rawko task with its workflow's phases, gate, approvals and reminders

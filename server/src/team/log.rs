@@ -183,6 +183,15 @@ async fn run(
 ) {
     let mut on_fenced = Some(on_fenced);
     let js = team.jetstream().clone();
+    // The stream exists before the first append (a node being elected: try again).
+    let mut attempt = 0u32;
+    while let Err(e) = team.log_stream().await {
+        attempt += 1;
+        if attempt == 1 || attempt.is_multiple_of(20) {
+            tracing::warn!("{subject}: {e}; trying again");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     while let Some(op) = rx.recv().await {
         match op {
             Op::Line(seq, line) => {
@@ -196,7 +205,7 @@ async fn run(
                 loop {
                     let message = PublishMessage::build()
                         .payload(line.clone())
-                        .message_id(format!("{tag}:{seq}"))
+                        .message_id(format!("{subject}:{tag}:{seq}"))
                         .expected_last_subject_sequence(last);
                     let result = match js.send_publish(subject.clone(), message).await {
                         Ok(ack) => ack.await.map_err(|e| (e.kind(), e.to_string())),

@@ -22,7 +22,9 @@ mod queue;
 pub mod records;
 
 pub use log::{log_subject, read_log, BeforePublish, LogWriter, LOG_STREAM};
-pub use queue::{new_task_id, repo_hash, Job, Queue, QueueConfig, SubmitAck, QUEUE_STREAM};
+pub use queue::{
+    new_task_id, repo_hash, Job, Queue, QueueConfig, SubmitAck, DEFAULT_ACK_WAIT, QUEUE_STREAM,
+};
 
 use std::time::Duration;
 

@@ -39,19 +39,27 @@ pub struct QueueConfig {
     pub replicas: Option<usize>,
     /// How long a submit's task id is remembered to drop a retried submit.
     pub duplicate_window: Duration,
+    /// Whether an existing consumer takes this `ack_wait` and `max_deliver` (a worker's, which
+    /// owns them); else it keeps its own (`rawko submit`'s).
+    pub update_consumer: bool,
 }
 
 impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig {
-            ack_wait: Duration::from_secs(30),
-            heartbeat: Duration::from_secs(5),
+            ack_wait: DEFAULT_ACK_WAIT,
+            heartbeat: DEFAULT_ACK_WAIT / 6,
             max_deliver: None,
             replicas: None,
             duplicate_window: Duration::from_secs(120),
+            update_consumer: false,
         }
     }
 }
+
+/// A worker's ack deadline unless it is given one: with the takeover's own second or two, a
+/// lost worker's task goes on elsewhere within 30 s of the loss.
+pub const DEFAULT_ACK_WAIT: Duration = Duration::from_secs(25);
 
 /// The first 16 hex digits of the SHA-256 of a repository's URL, normalised (blanks, a trailing
 /// `/` and `.git` removed), so the clones of one remote share a queue: the token of its subject
@@ -115,21 +123,28 @@ impl Queue {
             .await
             .map_err(|e| Error::new(format!("creating the stream {QUEUE_STREAM}"), e))?;
         let durable = format!("repo-{hash}");
-        let consumer = stream
-            .get_or_create_consumer(
-                &durable,
-                pull::Config {
-                    durable_name: Some(durable.clone()),
-                    filter_subject: subject.clone(),
-                    ack_policy: AckPolicy::Explicit,
-                    ack_wait: config.ack_wait,
-                    max_deliver: config.max_deliver.map_or(-1, i64::from),
-                    max_ack_pending: 10_000,
-                    ..Default::default()
-                },
-            )
+        let wanted = pull::Config {
+            durable_name: Some(durable.clone()),
+            filter_subject: subject.clone(),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: config.ack_wait,
+            max_deliver: config.max_deliver.map_or(-1, i64::from),
+            max_ack_pending: 10_000,
+            ..Default::default()
+        };
+        let mut consumer: jetstream::consumer::Consumer<pull::Config> = stream
+            .get_or_create_consumer(&durable, wanted.clone())
             .await
             .map_err(|e| Error::new(format!("creating the consumer {durable}"), e))?;
+        let has = &consumer.cached_info().config;
+        if config.update_consumer
+            && (has.ack_wait != wanted.ack_wait || has.max_deliver != wanted.max_deliver)
+        {
+            consumer = stream
+                .update_consumer(wanted)
+                .await
+                .map_err(|e| Error::new(format!("updating the consumer {durable}"), e))?;
+        }
         Ok(Queue {
             team: team.clone(),
             config,

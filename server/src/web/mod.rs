@@ -170,6 +170,8 @@ pub struct CommandOptions {
     pub workspace: Option<PathBuf>,
     pub web: WebOptions,
     pub defaults: StartDefaults,
+    /// `--nats`: the team's tasks and their blocked calls on the page too.
+    pub nats: Option<crate::team::Connection>,
 }
 
 /// Runs `rawko web` until SIGINT or SIGTERM: the page on stdout's one line, warnings on stderr.
@@ -217,6 +219,12 @@ pub fn run_command(options: CommandOptions) -> std::io::Result<i32> {
                     "note: {left_out}: {} (`rawko trust` trusts it)",
                     opened.found.trust.reason()
                 );
+            }
+        }
+        if let Some(connection) = &options.nats {
+            if let Err(e) = crate::worker::watch::start(connection, "web", hub.tee(None)).await {
+                let _ = writeln!(err, "error: the team's tasks on NATS cannot be shown: {e}");
+                return Ok(1);
             }
         }
         let running = match start(listen, hub, options.defaults).await {

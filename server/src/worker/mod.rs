@@ -127,6 +127,7 @@ pub async fn run(
         QueueConfig {
             ack_wait: options.ack_wait,
             heartbeat,
+            update_consumer: true,
             ..Default::default()
         },
     )
@@ -284,6 +285,26 @@ async fn run_job(ctx: Arc<Ctx>, job: Job) {
                 (ctx.say)(format!("warning: task {id}: acknowledging it: {e}"));
             }
         }
+        Ok(Ended::Settled(outcome)) => {
+            (ctx.say)(format!(
+                "settled {id}: its log ended ({outcome}) before its worker could acknowledge it"
+            ));
+            let _ = job.done().await;
+        }
+        Ok(Ended::Failed(e)) => fail(&ctx, &spec, job, e).await,
+        Err(e) if job.delivered() < MAX_PREPARE_ATTEMPTS => {
+            (ctx.say)(format!(
+                "could not run {id} ({e}); giving it back to try again"
+            ));
+            let mut entry = entry_of(&ctx, &spec).await;
+            entry.state = "queued".to_owned();
+            entry.worker = None;
+            entry.updated_at = now_millis();
+            let _ = put_json(&ctx.tasks, &id, &entry).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let _ = job.release().await;
+        }
+        Err(e) => fail(&ctx, &spec, job, e).await,
         Ok(Ended::GivenBack) => {
             (ctx.say)(format!("gave {id} back"));
             let _ = job.release().await;
@@ -295,24 +316,35 @@ async fn run_job(ctx: Arc<Ctx>, job: Job) {
             // The other worker holds the message now.
             drop(job);
         }
-        Err(e) => {
-            (ctx.say)(format!("task {id} failed to run: {e}"));
-            let mut entry = entry_of(&ctx, &spec).await;
-            entry.state = "finished".to_owned();
-            entry.outcome = Some("failed".to_owned());
-            entry.breadcrumb = e;
-            entry.updated_at = now_millis();
-            let _ = put_json(&ctx.tasks, &id, &entry).await;
-            let _ = job.done().await;
-        }
     }
+}
+
+/// A task that cannot run: failed, with the reason as its breadcrumb, and acknowledged.
+async fn fail(ctx: &Ctx, spec: &JobSpec, job: Job, why: String) {
+    (ctx.say)(format!("task {} failed to run: {why}", spec.task_id));
+    let mut entry = entry_of(ctx, spec).await;
+    entry.state = "finished".to_owned();
+    entry.outcome = Some("failed".to_owned());
+    entry.breadcrumb = why;
+    entry.updated_at = now_millis();
+    let _ = put_json(&ctx.tasks, &spec.task_id, &entry).await;
+    let _ = job.done().await;
 }
 
 enum Ended {
     Done(String),
+    /// Its log had ended already (its worker was lost after the last record, before it
+    /// acknowledged the task): nothing ran here.
+    Settled(String),
+    /// It could not start (an unknown workflow, a bad provider): it failed.
+    Failed(String),
     GivenBack,
     Fenced,
 }
+
+/// How many times a task that could not be prepared (a clone or fetch that failed, NATS
+/// unreachable) is given back to try again before it counts as failed.
+const MAX_PREPARE_ATTEMPTS: i64 = 5;
 
 async fn entry_of(ctx: &Ctx, spec: &JobSpec) -> TaskEntry {
     get_json::<TaskEntry>(&ctx.tasks, &spec.task_id)
@@ -341,7 +373,7 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
         put_json(&ctx.tasks, &id, &entry)
             .await
             .map_err(|e| e.to_string())?;
-        return Ok(Ended::Done(outcome));
+        return Ok(Ended::Settled(outcome));
     }
     let takeover = !records.is_empty();
     let mut entry = entry_of(ctx, spec).await;
@@ -370,12 +402,15 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
     let parent = ctx.state_dir.join("work");
     let clone = ctx.clone.to_string_lossy().into_owned();
     let work_s = work.to_string_lossy().into_owned();
+    // `--no-local`: a local repository is read through git's transport, never by copying its
+    // object files, which a push landing meanwhile moves under the copy.
     git(
         &parent,
         &[
             "clone",
             "--quiet",
             "--no-checkout",
+            "--no-local",
             "--reference-if-able",
             &clone,
             &ctx.repo,
@@ -534,7 +569,7 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
             .map(|_| ())
     };
     if let Err(e) = started {
-        return Err(e.to_string());
+        return Ok(Ended::Failed(e.to_string()));
     }
     let mut stop = ctx.stop.clone();
     let ended = tokio::select! {
@@ -555,6 +590,7 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
                 .await
                 .map_err(|e| e.to_string())?;
         }
+        Ended::Settled(_) | Ended::Failed(_) => {}
         Ended::Fenced | Ended::GivenBack => {
             // Nothing more of it reaches the team: the next worker goes on from the log.
             writer.stop();
@@ -802,8 +838,18 @@ async fn ask(ctx: Arc<Ctx>, task_id: String, request: ApprovalRequest) {
     if let Err(e) = put_json(&ctx.asks, &key, &question).await {
         (ctx.say)(format!("warning: task {task_id}: asking the team: {e}"));
     }
+    // The watch is the fast path; a look every few seconds covers a watch that a node's loss
+    // left silent.
+    let mut look = tokio::time::interval(Duration::from_secs(3));
+    look.tick().await;
     loop {
         tokio::select! {
+            _ = look.tick() => {
+                if let Some(answer) = get_json::<Answer>(&ctx.answers, &key).await {
+                    let _ = reply.send(answer_of(&answer.outcome));
+                    break;
+                }
+            }
             entry = watch.next() => match entry {
                 Some(Ok(entry)) if entry.operation == async_nats::jetstream::kv::Operation::Put => {
                     if let Ok(answer) = serde_json::from_slice::<Answer>(&entry.value) {

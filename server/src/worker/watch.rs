@@ -71,8 +71,34 @@ pub async fn start(
         open: Mutex::new(HashMap::new()),
     });
     tokio::spawn(watch_tasks(watcher.clone()));
-    tokio::spawn(watch_asks(watcher, asks));
+    tokio::spawn(watch_asks(watcher.clone(), asks.clone()));
+    tokio::spawn(look_for_asks(watcher, asks));
     Ok(())
+}
+
+/// Every few seconds, the asks no watch brought (a watch a node's loss left silent).
+async fn look_for_asks(w: Arc<Watcher>, asks: kv::Store) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let Ok(mut keys) = asks.keys().await else {
+            continue;
+        };
+        let mut names = Vec::new();
+        while let Some(key) = keys.next().await {
+            if let Ok(key) = key {
+                names.push(key);
+            }
+        }
+        for key in names {
+            if w.lock_open().contains_key(&key) {
+                continue;
+            }
+            let Some(question) = get_json::<Ask>(&asks, &key).await else {
+                continue;
+            };
+            w.offer_once(key, question);
+        }
+    }
 }
 
 /// Follows the tasks bucket: a running task's status, a finished one's end.
@@ -110,10 +136,7 @@ async fn watch_asks(w: Arc<Watcher>, asks: kv::Store) {
                     let Ok(question) = serde_json::from_slice::<Ask>(&entry.value) else {
                         continue;
                     };
-                    if w.lock_open().contains_key(&entry.key) {
-                        continue;
-                    }
-                    tokio::spawn(w.clone().offer(entry.key.clone(), question));
+                    w.offer_once(entry.key.clone(), question);
                 }
                 // Answered (by any face) or given up: the question goes.
                 Operation::Delete | Operation::Purge => {
@@ -202,14 +225,32 @@ impl Watcher {
         });
     }
 
+    /// Offers `question` unless it is open in the face already.
+    fn offer_once(self: &Arc<Watcher>, key: String, question: Ask) {
+        let withdraw = {
+            let mut open = self.lock_open();
+            if open.contains_key(&key) {
+                return;
+            }
+            let (withdraw_tx, withdraw_rx) = oneshot::channel();
+            open.insert(key.clone(), withdraw_tx);
+            withdraw_rx
+        };
+        tokio::spawn(self.clone().offer(key, question, withdraw));
+    }
+
     /// Asks the face about one blocked call; its answer goes to the answers bucket (the first
     /// of all faces' answers is the one kept).
-    async fn offer(self: Arc<Watcher>, key: String, question: Ask) {
+    async fn offer(
+        self: Arc<Watcher>,
+        key: String,
+        question: Ask,
+        withdraw_rx: oneshot::Receiver<()>,
+    ) {
         if get_json::<Answer>(&self.answers, &key).await.is_some() {
+            self.lock_open().remove(&key);
             return;
         }
-        let (withdraw_tx, withdraw_rx) = oneshot::channel();
-        self.lock_open().insert(key.clone(), withdraw_tx);
         let (reply, answer) = oneshot::channel();
         let timeout = Duration::from_millis(question.timeout_ms);
         let request = ApprovalRequest {
@@ -237,10 +278,17 @@ impl Watcher {
             // (the face sees its reply dropped).
             _ = withdraw_rx => None,
         };
-        self.lock_open().remove(&key);
         let Some(outcome) = answered.and_then(outcome_name) else {
+            self.lock_open().remove(&key);
             return;
         };
+        self.record(&key, outcome).await;
+        // Open until its answer is recorded, so it is not offered again meanwhile.
+        self.lock_open().remove(&key);
+    }
+
+    /// Records this face's answer, unless another face's came first.
+    async fn record(&self, key: &str, outcome: &str) {
         let answer = Answer {
             outcome: outcome.to_owned(),
             by: self.face.clone(),
@@ -254,7 +302,7 @@ impl Watcher {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            match self.answers.create(&key, body.clone().into()).await {
+            match self.answers.create(key, body.clone().into()).await {
                 Ok(_) => return,
                 Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => return,
                 Err(e) => tracing::warn!("answering {key} for the team: {e}"),
