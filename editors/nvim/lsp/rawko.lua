@@ -20,7 +20,8 @@ return {
   cmd = function(dispatchers, config)
     local rawko_config = require('rawko.config')
     local options = rawko_config.get()
-    -- `rawko serve`, with `--web ADDR` when the `web` option asks for the page.
+    -- `rawko serve`, with `--web ADDR` when the `web` option asks for the page and `--nats URLS`
+    -- when `team.nats` names the team's NATS server(s).
     local cmd = vim.list_extend({ options.bin }, rawko_config.serve_args(options))
     return vim.lsp.rpc.start(cmd, dispatchers, {
       cwd = config.cmd_cwd or config.root_dir,

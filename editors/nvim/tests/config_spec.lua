@@ -108,6 +108,65 @@ t.test('web: off by default, true for a free loopback port, or an address', func
   t.eq(config.serve_args(config.get()), { 'serve' }, 'a bad value: no page')
 end)
 
+t.test('team.nats: none by default, or the URLs rawko serve --nats is given', function()
+  local config = require('rawko.config')
+  t.eq(config.get().team, {}, 'no team by default')
+  vim.g.rawko = { team = { nats = ' nats://nats1:4222,nats://nats2:4222 ' } }
+  t.eq(
+    config.serve_args(config.get()),
+    { 'serve', '--nats', 'nats://nats1:4222,nats://nats2:4222' },
+    'the URLs, trimmed'
+  )
+  vim.g.rawko = { web = true, team = { nats = 'nats://127.0.0.1:4222' } }
+  t.eq(
+    config.serve_args(config.get()),
+    { 'serve', '--web', '127.0.0.1:0', '--nats', 'nats://127.0.0.1:4222' },
+    'after --web'
+  )
+  vim.g.rawko = { team = { nats = 4222 } }
+  t.eq(select(2, config.resolve()), { 'rawko.team.nats: expected string, got number' })
+  t.eq(config.serve_args(config.get()), { 'serve' }, 'a bad value: no team')
+  vim.g.rawko = { team = 'nats://127.0.0.1:4222' }
+  t.eq(select(2, config.resolve()), { 'rawko.team: expected table, got string' })
+  vim.g.rawko = { team = { nats = '  ', url = 'nats://127.0.0.1:4222' } }
+  t.eq(select(2, config.resolve()), {
+    'rawko.team.nats: expected a NATS URL such as nats://127.0.0.1:4222 (or a comma-separated '
+      .. 'list of them), got an empty string',
+    'rawko.team.url: unknown option',
+  })
+  t.eq(config.serve_args(config.get()), { 'serve' }, 'an empty string: no team')
+end)
+
+t.test('with team.nats, rawko is started with --nats, and serves this editor meanwhile', function()
+  local ws = t.workspace()
+  t.use(ws)
+  local options = vim.g.rawko
+  -- Nothing listens on port 1: rawko keeps trying to reach the team and serves the editor
+  -- meanwhile.
+  options.team = { nats = 'nats://127.0.0.1:1' }
+  vim.g.rawko = options
+  local start, started = vim.lsp.rpc.start, {}
+  vim.lsp.rpc.start = function(cmd, ...)
+    table.insert(started, vim.deepcopy(cmd))
+    return start(cmd, ...)
+  end
+  local ok, err = pcall(function()
+    local ready, failed
+    require('rawko.client').with_client(function(client, why)
+      ready, failed = client, why
+    end)
+    t.wait('rawko to answer initialize', function()
+      return ready or failed
+    end)
+    t.eq(failed, nil, 'rawko started')
+    t.eq(started, { { t.bin, 'serve', '--nats', 'nats://127.0.0.1:1' } }, 'the command started')
+  end)
+  vim.lsp.rpc.start = start
+  if not ok then
+    error(err, 0)
+  end
+end)
+
 t.test('setup() with bad options returns false and says why', function()
   t.eq(require('rawko').setup({ statusline = { format = 'not a function' } }), false, 'refused')
   t.ok(t.noted('rawko.statusline.format: expected function, got string'), 'the reason')

@@ -311,6 +311,71 @@ t.test(
   end)
 )
 
+t.test(
+  "a team task's approval is asked though the task was never started here; a status does not withdraw it",
+  with_fake(function()
+    local function status(task, seq, state, class)
+      return notification('rawko/status', {
+        taskId = task,
+        seq = seq,
+        state = state,
+        stateClass = class,
+        actions = { 'reset', 'interrupt', 'cancel', 'message' },
+        breadcrumb = {},
+        text = ('Add a flag · %s (on ci-runner-1)'):format(state),
+        breadcrumbText = 'Add a flag',
+        breadcrumbLevels = { 'Add a flag' },
+        stateText = '',
+      })
+    end
+    local function approval(id, task, detail)
+      return request(id, 'rawko/approveToolCall', {
+        taskId = task,
+        toolCallId = 'call-' .. id,
+        tool = 'Write',
+        input = { file_path = 'notes.md', content = 'plan' },
+        phase = 'Plan',
+        reason = 'Write is blocked in Plan',
+        detail = detail,
+        options = { 'allow_once', 'allow_always', 'reject_once', 'reject_always' },
+        summary = 'Write notes.md (4 bytes)',
+      })
+    end
+    fake({
+      steps = {
+        -- `rawko serve --nats`: a task a worker on another machine runs, first heard of now.
+        status('task-team', 1, 'waiting_approval', 'waiting'),
+        approval(
+          'rawko-1',
+          'task-team',
+          'Write is blocked in the Plan phase (allowed: Read) (team task on ci-runner-1)'
+        ),
+        approval('rawko-2', 'task-local', 'Write is blocked in the Plan phase (allowed: Read)'),
+        -- The team's record says the task runs (it lags, or another worker took the task over):
+        -- the question stays; the editor's own task that moved on has its question withdrawn.
+        status('task-team', 2, 'running', 'busy'),
+        status('task-local', 1, 'running', 'busy'),
+        { await = 'rawko-2' },
+        { await = 'rawko-1' },
+      },
+      requests = { ['rawko/getTask'] = vim.NIL },
+    })
+    local select = t.wait_select('rawko_approval')
+    t.has(select.opts.prompt, '(team task on ci-runner-1) — allow it?', 'the team task is asked')
+    t.eq(answer('rawko-2').error.code, -32800, "the local task's question is withdrawn")
+    local p = require('rawko.prompt').active()
+    t.eq(p and p.tool_call_id, 'call-rawko-1', "the team task's question is still asked")
+    t.eq(t.task('task-team').state, 'running', 'the team task is known, as its status says')
+    t.choose(select, 'Allow once')
+    t.eq(answer('rawko-1').result, { outcome = 'allow_once' }, 'answered')
+    t.in_order(
+      require('rawko.output').lines(),
+      { '✓ Allowed once — Write notes.md (4 bytes)' },
+      'the answer in the output'
+    )
+  end)
+)
+
 --- The feature workflow flattened, as rawko/getTask gives it with Implement current.
 local PHASES = {
   { kind = 'phase', index = 0, name = 'Plan', emoji = '📋', depth = 0, status = 'done' },

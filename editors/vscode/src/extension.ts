@@ -7,7 +7,9 @@
  * message, a second stop leaves it stopped. With `rawko.web.listen` set the server also serves the
  * web page of the tasks; its offer to open the page (`window/showMessageRequest`, then
  * `window/showDocument` with `external`) is answered by vscode-languageclient itself, which opens
- * the address in the browser with `env.openExternal`.
+ * the address in the browser with `env.openExternal`. With `rawko.team.nats` set it also shows the
+ * team's tasks (docs/team.md): tasks this editor never started, whose blocked calls are asked
+ * like its own.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -47,7 +49,7 @@ import { askTrust } from './trust';
 const PREVIEW_SCHEME = 'rawko-preview';
 
 /** The settings that only a restarted server picks up. */
-const RESTART_SETTINGS = ['rawko.server.path', 'rawko.approvalTimeoutSeconds', 'rawko.web.listen'];
+const RESTART_SETTINGS = ['rawko.server.path', 'rawko.approvalTimeoutSeconds', 'rawko.web.listen', 'rawko.team.nats'];
 
 let context: Context | undefined;
 
@@ -212,7 +214,7 @@ class Context {
     this.status.setServerState('starting');
     const serverOptions: ServerOptions = {
       command: resolved.command,
-      args: serveArgs(setting('web.listen')),
+      args: serveArgs(setting('web.listen'), setting('team.nats')),
       options: { cwd: folder ?? process.cwd() },
     };
     const clientOptions: LanguageClientOptions = {
@@ -245,7 +247,13 @@ class Context {
     const client = new LanguageClient('rawko', 'rawko', serverOptions, clientOptions);
     this.client = client;
 
-    client.onRequest(ServerRequests.approveToolCall, (params, token) => this.approvals.ask(params, token));
+    client.onRequest(ServerRequests.approveToolCall, (params, token) => {
+      // A task not known here yet (a team task on another machine, `rawko.team.nats`) shows
+      // with its call, and its description and phases are asked for, as for any new task.
+      this.store.asked(params);
+      this.wantDetail(params.taskId);
+      return this.approvals.ask(params, token);
+    });
     client.onRequest(ServerRequests.trustWorkspace, (params) => askTrust(vscode, params));
     client.onNotification(Notifications.status, (params) => this.sequencer.push({ kind: 'status', params }));
     client.onNotification(Notifications.countdown, (params) => this.sequencer.push({ kind: 'countdown', params }));

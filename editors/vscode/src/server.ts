@@ -49,11 +49,21 @@ export function resolveServerCommand(
 
 /**
  * The arguments of `rawko serve`: with `rawko.web.listen` set (an address such as
- * `127.0.0.1:0`), the server also serves the web page of the tasks and their approvals there.
+ * `127.0.0.1:0`), the server also serves the web page of the tasks and their approvals there;
+ * with `rawko.team.nats` set (a NATS URL, or a comma-separated list of them), it also shows the
+ * team's tasks and asks their blocked calls here (docs/team.md). Empty: no such flag.
  */
-export function serveArgs(webListen: string): string[] {
+export function serveArgs(webListen: string, teamNats = ''): string[] {
+  const args = ['serve'];
   const listen = webListen.trim();
-  return listen === '' ? ['serve'] : ['serve', '--web', listen];
+  if (listen !== '') {
+    args.push('--web', listen);
+  }
+  const nats = teamNats.trim();
+  if (nats !== '') {
+    args.push('--nats', nats);
+  }
+  return args;
 }
 
 function searchPath(name: string, PATH: string | undefined, isExecutable: (file: string) => boolean): string | undefined {

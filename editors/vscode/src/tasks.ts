@@ -8,6 +8,7 @@
  */
 import type { Clock } from './clock';
 import {
+  type ApproveToolCallParams,
   type CountdownParams,
   type OutputParams,
   type PhaseNode,
@@ -210,6 +211,25 @@ export class TaskStore {
       task.reasonSticky = false;
     }
     this.stopSubagents(task);
+    this.adopt(task);
+    this.emit(task);
+  }
+
+  /**
+   * A blocked call of the task waits for an answer (`rawko/approveToolCall`). A task known here
+   * is left as its statuses say. One not known — a team task (`rawko serve --nats`) on another
+   * machine whose status has not come, e.g. while the team's record of it says it is queued — is
+   * added, waiting for approval, so the Rawko view lists the call under it and the status bar
+   * offers it; its first status then tells the rest.
+   */
+  asked(params: Pick<ApproveToolCallParams, 'taskId' | 'subagent'>): void {
+    if (this.tasks.has(params.taskId)) {
+      return;
+    }
+    const task = this.ensure(params.taskId);
+    task.state = 'waiting_approval';
+    task.stateClass = 'waiting';
+    task.subagent = params.subagent;
     this.adopt(task);
     this.emit(task);
   }

@@ -243,8 +243,26 @@ fn finished_outcome(records: &[Bytes]) -> Option<String> {
         .flatten()
 }
 
+/// Whether `id` is a task id a worker uses in paths and refs: letters, digits, `-` and `_`
+/// (what `rawko submit` makes), at most 200 characters.
+fn plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 200
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+}
+
 async fn run_job(ctx: Arc<Ctx>, job: Job) {
     let id = job.task_id().to_owned();
+    if !plain_id(&id) {
+        (ctx.say)(format!(
+            "warning: a queued message names no task id rawko makes ({:?}); dropped",
+            crate::clip::clip(&id)
+        ));
+        let _ = job.done().await;
+        return;
+    }
     let spec: JobSpec = match serde_json::from_slice(job.payload()) {
         Ok(spec) => spec,
         Err(e) => {

@@ -24,15 +24,16 @@ use crate::team::records::{
 };
 use crate::team::Team;
 
-/// The outcome name of an answer, `None` when it is no answer (nobody was there to ask).
+/// The outcome name of an answer, `None` when it is no answer for the team: nobody was there
+/// to ask, or this face's question was dismissed or failed (another face may still answer; the
+/// task's own timeout denies the call if none does).
 pub fn outcome_name(answer: ApprovalAnswer) -> Option<&'static str> {
     match answer {
         ApprovalAnswer::AllowOnce => Some("allow_once"),
         ApprovalAnswer::AllowAlways => Some("allow_always"),
         ApprovalAnswer::RejectOnce => Some("reject_once"),
         ApprovalAnswer::RejectAlways => Some("reject_always"),
-        ApprovalAnswer::Cancelled => Some("cancelled"),
-        ApprovalAnswer::NoApprover => None,
+        ApprovalAnswer::Cancelled | ApprovalAnswer::NoApprover => None,
     }
 }
 

@@ -14,6 +14,7 @@ local M = {}
 ---@field statusline {format?: fun(task: rawko.Task?, others: integer): string, max_width: number, notify_reasons: boolean}
 ---@field approval {border: string|string[], max_input_lines: integer}
 ---@field web boolean|string
+---@field team {nats?: string}
 
 ---@type rawko.Config
 M.defaults = {
@@ -31,6 +32,7 @@ M.defaults = {
     max_input_lines = 20,
   },
   web = false, -- true: the web page on a free loopback port; a string: on that address
+  team = { nats = nil }, -- nats: the team's NATS URL(s), to show its tasks (docs/team.md)
 }
 
 --- What each option must be: its Lua types (`?` first: it may be missing), or a table of
@@ -49,6 +51,7 @@ local schema = {
   statusline = { format = '?function', max_width = 'number', notify_reasons = 'boolean' },
   approval = { border = 'string|table', max_input_lines = 'number' },
   web = 'boolean|string',
+  team = { nats = '?string' },
 }
 
 local function type_of(value)
@@ -121,6 +124,14 @@ function M.check(config)
     )
     checked.web = M.defaults.web
   end
+  if type(checked.team.nats) == 'string' and vim.trim(checked.team.nats) == '' then
+    table.insert(
+      problems,
+      'rawko.team.nats: expected a NATS URL such as nats://127.0.0.1:4222 (or a comma-separated '
+        .. 'list of them), got an empty string'
+    )
+    checked.team.nats = M.defaults.team.nats
+  end
   table.sort(problems)
   return checked, problems
 end
@@ -138,13 +149,34 @@ function M.web_address(config)
   return nil
 end
 
---- The arguments `rawko` is started with: `serve`, and `--web ADDR` when `config.web` asks
---- for the web page of the tasks and their approvals.
+--- The team's NATS server(s), when `config.team.nats` names them: one URL or a
+--- comma-separated list, trimmed.
+---@param config rawko.Config
+---@return string?
+function M.team_nats(config)
+  local nats = config.team and config.team.nats
+  if type(nats) == 'string' and vim.trim(nats) ~= '' then
+    return vim.trim(nats)
+  end
+  return nil
+end
+
+--- The arguments `rawko` is started with: `serve`, `--web ADDR` when `config.web` asks for the
+--- web page of the tasks and their approvals, and `--nats URLS` when `config.team.nats` names
+--- the team's NATS server(s), whose tasks and blocked calls then show here too (docs/team.md).
 ---@param config rawko.Config
 ---@return string[]
 function M.serve_args(config)
+  local args = { 'serve' }
   local addr = M.web_address(config)
-  return addr and { 'serve', '--web', addr } or { 'serve' }
+  if addr then
+    vim.list_extend(args, { '--web', addr })
+  end
+  local nats = M.team_nats(config)
+  if nats then
+    vim.list_extend(args, { '--nats', nats })
+  end
+  return args
 end
 
 --- What `setup()` was given.

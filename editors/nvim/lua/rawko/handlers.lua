@@ -107,8 +107,12 @@ M.status = task_notification(function(task, params)
   task.phases_done = params.phasesDone
   state.touch(task)
   if not state.waits_for_approval(task) then
-    -- The approval ended (answered, timed out, or the task was cancelled).
-    prompt.withdraw_task(task.id, 'approval')
+    -- The approval ended (answered, timed out, or the task was cancelled). Not a team task's
+    -- (`rawko serve --nats`): its status is the team's record of it, which may lag behind the
+    -- question or come from the worker that took the task over, and a question withdrawn here
+    -- would be answered `cancelled` for the whole team. rawko withdraws that one by its tool
+    -- call (`rawko/approvalWithdrawn`) once anyone answered it or the task stopped waiting.
+    prompt.withdraw_task(task.id, 'approval', { keep_team = true })
   end
   output.status(task, before_text)
   if
@@ -290,7 +294,19 @@ local function ask(spec, ctx, respond)
   return respond(answer)
 end
 
+--- Whether `rawko/approveToolCall` params are about a team task (`rawko serve --nats`, a task
+--- a worker on another machine runs): rawko ends their `detail` with `(team task on WORKER)`.
+---@param params table
+---@return boolean
+function M.is_team_approval(params)
+  return type(params) == 'table'
+    and type(params.detail) == 'string'
+    and params.detail:match(' %(team task on .+%)$') ~= nil
+end
+
 --- `rawko/approveToolCall`: a tool call the phase does not allow waits for the user's answer.
+--- The task may be one this editor never started nor heard of (an external agent's session, a
+--- team task): it is asked all the same.
 function M.approve_tool_call(_, params, ctx)
   -- The offer to open the web page gives way: the approval is what the user must see now.
   prompt.withdraw_messages(ctx.client_id)
@@ -324,6 +340,7 @@ function M.approve_tool_call(_, params, ctx)
       items = items,
       task_id = params.taskId,
       tool_call_id = params.toolCallId,
+      team = M.is_team_approval(params),
     },
     ctx,
     function(answer)

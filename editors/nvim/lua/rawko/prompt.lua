@@ -26,6 +26,7 @@ M.WITHDRAWN = {}
 ---@field items rawko.PromptItem[]
 ---@field task_id? string
 ---@field tool_call_id? string the tool call an approval is about
+---@field team? boolean an approval of a team task (`rawko serve --nats`)
 ---@field workspace? string the workspace a trust question is about
 ---@field client_id? integer the LSP client whose server asked
 
@@ -242,12 +243,15 @@ function M.withdraw_trust(workspace)
   end)
 end
 
---- Withdraws every question of `kind` about task `task_id` (its state moved on).
+--- Withdraws every question of `kind` about task `task_id` (its state moved on); with
+--- `opts.keep_team`, not a team task's approval, which rawko withdraws itself.
 ---@param task_id string
 ---@param kind string
-function M.withdraw_task(task_id, kind)
+---@param opts? {keep_team?: boolean}
+function M.withdraw_task(task_id, kind, opts)
+  local keep_team = opts and opts.keep_team
   withdraw_if(function(p)
-    return p.task_id == task_id and p.kind == kind
+    return p.task_id == task_id and p.kind == kind and not (keep_team and p.team)
   end)
 end
 

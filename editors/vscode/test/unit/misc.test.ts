@@ -100,7 +100,7 @@ describe('finding rawko', () => {
 });
 
 describe('the arguments of rawko serve', () => {
-  it('is plain serve without rawko.web.listen, so no page is served', () => {
+  it('is plain serve without rawko.web.listen nor rawko.team.nats, so no page is served', () => {
     assert.deepEqual(serveArgs(''), ['serve']);
     assert.deepEqual(serveArgs('   '), ['serve']);
   });
@@ -108,6 +108,14 @@ describe('the arguments of rawko serve', () => {
   it('adds --web with the address of rawko.web.listen, trimmed', () => {
     assert.deepEqual(serveArgs('127.0.0.1:0'), ['serve', '--web', '127.0.0.1:0']);
     assert.deepEqual(serveArgs(' [::1]:8080 '), ['serve', '--web', '[::1]:8080']);
+  });
+
+  it('adds --nats with the URLs of rawko.team.nats, trimmed, after --web; empty: no flag', () => {
+    assert.deepEqual(serveArgs('', 'nats://nats1:4222'), ['serve', '--nats', 'nats://nats1:4222']);
+    assert.deepEqual(serveArgs('', ' nats://a:4222,nats://b:4222 '), ['serve', '--nats', 'nats://a:4222,nats://b:4222']);
+    assert.deepEqual(serveArgs('127.0.0.1:0', 'nats://a:4222'), ['serve', '--web', '127.0.0.1:0', '--nats', 'nats://a:4222']);
+    assert.deepEqual(serveArgs('127.0.0.1:0', '  '), ['serve', '--web', '127.0.0.1:0']);
+    assert.deepEqual(serveArgs('', ''), ['serve']);
   });
 });
 

@@ -219,6 +219,38 @@ describe('the Rawko view', () => {
     assert.deepEqual(labels(task)[0], '▶ 📋 Plan');
   });
 
+  it("asks a team task's blocked call that comes before any status of the task, and lists it under the task", async () => {
+    // `rawko serve --nats`: a task another machine runs, never started here nor told of yet.
+    const clock = new ManualClock();
+    const store = new TaskStore(clock);
+    const vs = new FakeVs();
+    const approvals = new Approvals(vs, clock, { openDiff: () => Promise.resolve() });
+    const tree = new TaskTree(fakeTreeVs, clock, store, approvals, () => undefined);
+    const item = (node: TreeNode): FakeTreeItem => tree.getTreeItem(node) as unknown as FakeTreeItem;
+    const params = approval({
+      taskId: 'task-team',
+      toolCallId: 'call-9',
+      detail: 'Write is blocked in the Plan phase (allowed: Read, Glob, Grep) (team task on ci-runner-1)',
+    });
+    store.asked(params);
+    const answer = approvals.ask(params, never);
+    assert.match(String(vs.visiblePick()?.title), /Write PLAN.md \(4 bytes\)/, 'the prompt is shown');
+    const [task] = tree.getChildren();
+    assert.ok(task);
+    assert.equal(item(task).label, 'task-team', 'named by its id until rawko describes it');
+    assert.equal(store.get('task-team')?.state, 'waiting_approval');
+    assert.equal(store.active()?.taskId, 'task-team', 'the status bar offers the approval');
+    const row = item(tree.getChildren(task)[0] as TreeNode);
+    assert.equal(row.contextValue, 'approval');
+    assert.match(String(row.description), /\(team task on ci-runner-1\)$/);
+    // Its first status tells the rest; a call of a known task leaves the task as its statuses say.
+    store.status(status({ taskId: 'task-team', workflow: undefined, breadcrumbText: 'Add a flag', text: 'Add a flag · running (on ci-runner-1)' }));
+    store.asked(approval({ taskId: 'task-team', toolCallId: 'call-10' }));
+    assert.equal(store.get('task-team')?.state, 'running');
+    assert.ok(approvals.answer('task-team', 'call-9', 'allow_once'), 'the view answers it');
+    assert.deepEqual(await answer, { outcome: 'allow_once' });
+  });
+
   it('asks for a task\'s phases when it shows one it has none of, and the store asks once per workflow', () => {
     const { store, tree, wanted } = setup();
     store.status(status({ taskId: 'ext-1', workflow: undefined }));
