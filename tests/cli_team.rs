@@ -56,10 +56,7 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn commands_without_nats_say_where_to_give_it() {
     let sb = Sandbox::new();
-    for args in [
-        &["submit", "a task"][..],
-        &["worker"][..],
-    ] {
+    for args in [&["submit", "a task"][..], &["worker"][..]] {
         let out = sb.rawko(args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -83,7 +80,11 @@ fn a_workspace_config_never_names_the_teams_nats() {
     );
     let out = sb.rawko(&["submit", "a task"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("say where the team's NATS is"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("say where the team's NATS is"),
+        "{}",
+        stderr(&out)
+    );
     // The user's config is.
     sb.write(
         &sb.home.join(".config/rawko/config.json"),
@@ -102,17 +103,44 @@ fn a_workspace_config_never_names_the_teams_nats() {
 fn bad_values_are_named() {
     let sb = Sandbox::new();
     let cases: &[(&[&str], &str)] = &[
-        (&["submit", "  ", "--nats", "nats://127.0.0.1:1"], "say what the task is"),
+        (
+            &["submit", "  ", "--nats", "nats://127.0.0.1:1"],
+            "say what the task is",
+        ),
         (&["submit", "t", "--nats", " , "], "no NATS URL given"),
         (
-            &["submit", "t", "--nats", "nats://127.0.0.1:1", "--script", "missing.yaml", "--repo", "x"],
+            &[
+                "submit",
+                "t",
+                "--nats",
+                "nats://127.0.0.1:1",
+                "--script",
+                "missing.yaml",
+                "--repo",
+                "x",
+            ],
             "cannot read the script",
         ),
-        (&["submit", "t", "--nats", "nats://127.0.0.1:1"], "is not a clone with an `origin` remote"),
-        (&["worker", "--nats", "nats://127.0.0.1:1"], "is not a git clone"),
-        (&["worker", "--nats", "nats://127.0.0.1:1", "--max-tasks", "0"], "--max-tasks must be 1 to 64"),
-        (&["worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "1"], "--ack-wait must be 2 to 3600"),
-        (&["tasks", "show", "../x", "--nats", "nats://127.0.0.1:1"], "is not a task id"),
+        (
+            &["submit", "t", "--nats", "nats://127.0.0.1:1"],
+            "is not a clone with an `origin` remote",
+        ),
+        (
+            &["worker", "--nats", "nats://127.0.0.1:1"],
+            "is not a git clone",
+        ),
+        (
+            &["worker", "--nats", "nats://127.0.0.1:1", "--max-tasks", "0"],
+            "--max-tasks must be 1 to 64",
+        ),
+        (
+            &["worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "1"],
+            "--ack-wait must be 2 to 3600",
+        ),
+        (
+            &["tasks", "show", "../x", "--nats", "nats://127.0.0.1:1"],
+            "is not a task id",
+        ),
     ];
     std::fs::create_dir_all(sb.ws.join(".git")).unwrap();
     for (args, want) in cases {
@@ -141,8 +169,10 @@ fn help_explains_the_team_commands() {
     for (args, want) in [
         (&["worker", "--help"][..], "rawko/TASK_ID"),
         (&["submit", "--help"][..], "Queue a task for the team"),
-        (&["tasks", "list", "--help"][..], "The team's tasks on NATS"),
-        (&["serve", "--help"][..], "team's tasks on NATS"),
+        (&["tasks", "list", "--help"][..], "with --nats, the team's"),
+        (&["tasks", "show", "--help"][..], "--nats-creds"),
+        (&["serve", "--help"][..], "with --nats, the team's"),
+        (&["web", "--help"][..], "--nats <URLS>"),
     ] {
         let out = sb.rawko(args);
         assert_eq!(out.status.code(), Some(0));

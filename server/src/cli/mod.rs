@@ -256,14 +256,15 @@ rawko rewind task-1795-1 --to 2 --force"
     /// An MCP server on stdio with workflow_step, workflow_status and workflow_start, for an
     /// external agent to move its rawko workflow itself
     Mcp,
-    /// Run the JSON-RPC server on stdin/stdout (LSP framing) for an editor
+    /// Run the JSON-RPC server on stdin/stdout (LSP framing) for an editor; with --nats, the
+    /// team's tasks on NATS are shown beside the editor's own and their blocked calls asked
+    /// there (docs/team.md)
     Serve {
         /// Accepted for editors that pass it; stdio is the only transport
         #[arg(long)]
         stdio: bool,
         #[command(flatten)]
         web: WebArgs,
-        /// Also show the team's tasks on NATS (docs/team.md) and ask their blocked calls here
         #[command(flatten)]
         nats: team::NatsArgs,
     },
@@ -320,8 +321,9 @@ or SIGTERM: the tasks it holds go back to the queue at once."
         repo: Option<String>,
     },
     /// Serve a web page of the workspace's tasks and their approvals, for any browser (a phone
-    /// included): follow tasks, answer blocked calls, start, cancel, interrupt and resume tasks.
-    /// Prints one line, `rawko web: http://HOST:PORT/?token=TOKEN`, and runs until Ctrl-C
+    /// included): follow tasks, answer blocked calls, start, cancel, interrupt and resume tasks;
+    /// with --nats, the team's tasks and their blocked calls too (docs/team.md). Prints one
+    /// line, `rawko web: http://HOST:PORT/?token=TOKEN`, and runs until Ctrl-C
     #[command(
         after_help = "The address carries a token made for this start: open it once and the browser keeps a \
 cookie. The page listens on this machine only (127.0.0.1) unless --listen names another address, \
@@ -355,7 +357,6 @@ which then needs --tls-cert and --tls-key (or --insecure-http). From a phone, fo
         /// The provider's base URL (an Ollama, llama.cpp or vLLM server, say)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
-        /// Also show the team's tasks on NATS (docs/team.md) and ask their blocked calls here
         #[command(flatten)]
         nats: team::NatsArgs,
     },
@@ -459,23 +460,23 @@ pub enum AgentsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum TasksCommand {
-    /// The tasks of this workspace, newest first: id, state, start, where it is
+    /// The tasks of this workspace, newest first: id, state, start, where it is; with --nats,
+    /// the team's tasks on NATS (docs/team.md): id, state, worker, where it is
     List {
         /// Tasks of every workspace
         #[arg(long)]
         all: bool,
-        /// The team's tasks on NATS instead (docs/team.md): id, state, worker, where it is
         #[command(flatten)]
         nats: team::NatsArgs,
     },
     /// One task: its state and its whole history (every orchestrator transition with the guard
     /// that decided, every phase change, tool call and approval), and the records its log was
     /// found to have damaged when it was recovered after a crash (the file and the byte each
-    /// started at; a task that lost a record cannot be resumed)
+    /// started at; a task that lost a record cannot be resumed); with --nats, a team task's
+    /// whole log as JetStream holds it (docs/team.md)
     Show {
         /// The task id, as `rawko tasks list` shows it
         id: String,
-        /// A team task on NATS instead: its whole log as JetStream holds it
         #[command(flatten)]
         nats: team::NatsArgs,
     },
