@@ -877,6 +877,7 @@ def cmd_check(args):
         figures["tasksPerSecond"] = round(len(ids) / span, 3) if span > 0 else None
         figures["lastFinishFrom"] = end_source
     latencies = []
+    steady, in_failover = [], []
     unmatched = 0
     for a in asks:
         starts = [s for s in tool_started.get((a.get("taskId"), a.get("toolCallId")), []) if isinstance(s, int)]
@@ -884,17 +885,28 @@ def cmd_check(args):
         before = [s for s in starts if isinstance(received, int) and s <= received]
         if before:
             latencies.append(received - max(before))
+            # Asked while the stopped node's assets elect new leaders (up to ~15 s after).
+            stop = args.node_stop_ms
+            if isinstance(stop, int) and stop <= max(before) <= stop + 15000:
+                in_failover.append(received - max(before))
+            else:
+                steady.append(received - max(before))
         else:
             unmatched += 1
+
+    def summary(values):
+        return {
+            "count": len(values),
+            "p50": percentile(values, 50),
+            "p99": percentile(values, 99),
+            "max": max(values),
+            "mean": round(sum(values) / len(values), 1),
+        } if values else None
+
     if latencies:
-        figures["promptLatencyMs"] = {
-            "count": len(latencies),
-            "unmatched": unmatched,
-            "p50": percentile(latencies, 50),
-            "p99": percentile(latencies, 99),
-            "max": max(latencies),
-            "mean": round(sum(latencies) / len(latencies), 1),
-        }
+        figures["promptLatencyMs"] = dict(summary(latencies), unmatched=unmatched)
+        figures["promptLatencyMsSteady"] = summary(steady)
+        figures["promptLatencyMsInFailover"] = summary(in_failover)
     else:
         figures["promptLatencyMs"] = None
     figures["takeoverMs"] = dict(sorted(takeovers.items()))
@@ -922,6 +934,13 @@ def cmd_check(args):
             + (f"; {unmatched} without a tool_started record before the prompt, left out" if unmatched else "")
             + ")"
         )
+        for key, what in (
+            ("promptLatencyMsSteady", "  outside the node's failover"),
+            ("promptLatencyMsInFailover", "  blocked within 15 s after the node stopped"),
+        ):
+            q = figures.get(key)
+            if q:
+                print(f"{what}: p50 {q['p50']} ms, p99 {q['p99']} ms, max {q['max']} ms ({q['count']} prompts)")
     else:
         print(f"blocked call -> editor's prompt: not measured ({unmatched} prompts without a tool_started record)")
     if takeovers:
