@@ -2,15 +2,20 @@
 # The end-to-end test of rawko's team on NATS JetStream (issue 37, §3): a real three-node
 # JetStream cluster on loopback (scripts/nats-cluster.sh), a bare git repository as the shared
 # remote, three `rawko worker`s (one clone each), an attached editor (`rawko serve --nats`, driven
-# by scripts/team/driver.py) that answers every approval, and 100 scripted tasks
-# (tests/team_fixture: a Write blocked in the first phase and asked of the editor, two Bash appends
-# to trace.txt, two workflow_step moves). While the tasks run, one worker that holds tasks is killed
-# with SIGKILL, and a few seconds later one NATS node is stopped. Then it checks: all 100 complete;
-# each task's branch rawko/<taskId> on the remote holds out/result.txt and trace.txt with exactly
-# one line per Bash call; no log has a tool_finished id twice; the editor was asked each approval
-# once; the killed worker's tasks went on on another worker. And it measures: tasks per second
-# through the team, p50/p99 from a blocked call (its tool_started record) to the editor's receipt
-# of the prompt, and the time from the kill to the first record of each lost task's log written after it.
+# by scripts/team/driver.py) that answers every approval 250 ms after its prompt, a second attached
+# editor that answers none (`driver.py editor --silent`), and 100 scripted tasks
+# (tests/team_fixture: a Write blocked in the first phase and asked of the editors, two Bash
+# appends to trace.txt, two workflow_step moves). While the tasks run, one worker that holds tasks
+# is killed with SIGKILL, and a few seconds later one NATS node is stopped. Then it checks: all
+# 100 complete; each task's branch rawko/<taskId> on the remote holds out/result.txt and trace.txt
+# with exactly one line per Bash call; no log has a tool_finished id twice; the editor was asked
+# each approval once; the silent editor was asked them too (each at most once; all but those asked while the
+# stopped node fails over), and every prompt it got was withdrawn after the first editor's answer
+# (the first answer wins, the other face's prompt is withdrawn); the killed worker's tasks went
+# on on another worker. And it measures: tasks per second through the team, p50/p99 from a blocked
+# call (its tool_started record) to the editor's receipt of the prompt, p50/p99 from the first
+# editor's answer to the silent editor's receipt of the withdrawal, and the time from the kill to
+# the first record of each lost task's log written after it.
 #
 #   scripts/test-team.sh            # ends with `N passed, N failed`; exit 1 on any failure
 #
@@ -96,15 +101,19 @@ export RAWKO_NATS_SERVER=$server
 work=$(mktemp -d "${TMPDIR:-/tmp}/rawko-team.XXXXXX")
 nats_dir=$work/nats
 declare -A worker_pid=()
+# The editors' drivers: the one that answers, the silent one.
 driver_pid=""
+driver2_pid=""
 cleanup() {
   local rc=$? pid name i
   trap - EXIT INT TERM
-  if [ -n "$driver_pid" ] && kill -0 "$driver_pid" 2>/dev/null; then
-    kill -TERM "$driver_pid" 2>/dev/null || true
-    for i in $(seq 150); do kill -0 "$driver_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$driver_pid" 2>/dev/null || true
-  fi
+  for pid in $driver_pid $driver2_pid; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in $driver_pid $driver2_pid; do
+    for i in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
   for name in "${!worker_pid[@]}"; do
     pid=${worker_pid[$name]}
     kill -TERM "$pid" 2>/dev/null || true
@@ -159,7 +168,7 @@ else
   abort "the 3-node cluster did not start (scripts/nats-cluster.sh start)"
 fi
 
-# -- the shared remote, and a clone per worker, the submitter and the editor ----------------
+# -- the shared remote, and a clone per worker, the submitter and each editor ---------------
 remote=$work/remote.git
 (
   set -e
@@ -174,26 +183,55 @@ remote=$work/remote.git
   git -c user.name="rawko team test" -c user.email=team@rawko.invalid commit -q -m "the team test's project"
   git push -q "$remote" HEAD:refs/heads/main
   git --git-dir="$remote" symbolic-ref HEAD refs/heads/main
-  for who in w1 w2 w3 submit editor; do git clone -q "$remote" "$work/clones/$who"; done
+  for who in w1 w2 w3 submit editor editor2; do git clone -q "$remote" "$work/clones/$who"; done
 ) >"$work/git-setup.log" 2>&1 || { cat "$work/git-setup.log" >&2; abort "the bare remote and its clones could not be made"; }
-pass "a bare remote with the workflow $workflow, and a clone per worker, the submitter and the editor"
+pass "a bare remote with the workflow $workflow, and a clone per worker, the submitter and each editor"
 
-# -- the attached editor ---------------------------------------------------------------------
+# -- the attached editors: one answers every approval, the other (--silent) none --------------
+# One after the other, each waited for until it watches the team's asks (a consumer of the asks
+# bucket, seen on the nodes' monitoring endpoints): the first creates the team's buckets, so the
+# second (and the workers after them) only opens them. Started at once on a fresh cluster, both
+# create them, and one face was seen to start watching only 10 s later (rawko's NATS request
+# timeout: concurrent creates of one replicated stream may go unanswered); a face that is not
+# watching yet is not asked the approvals answered meanwhile.
 editor_dir=$work/editor
-(run_as editor python3 "$driver" editor --rawko "$rawko" --nats "$urls" \
-  --workspace "$work/clones/editor" --out "$editor_dir" </dev/null >"$work/driver.stdout" 2>"$work/driver.stderr") &
-driver_pid=$!
-for _ in $(seq 300); do
-  [ -f "$editor_dir/ready" ] && break
-  kill -0 "$driver_pid" 2>/dev/null || break
-  sleep 0.1
+editor2_dir=$work/editor2
+monitors=()
+for conf in "$nats_dir"/n*.conf; do
+  monitors+=(--monitor "http://$(sed -n 's/^http: *//p' "$conf")")
 done
-if [ -f "$editor_dir/ready" ]; then
-  pass "the editor (rawko serve --nats, scripts/team/driver.py) is initialized"
-else
-  tail -n 20 "$work/driver.stderr" "$editor_dir/driver.log" "$editor_dir/serve.stderr" >&2 2>/dev/null || true
-  abort "the editor did not initialize within 30 s"
-fi
+# start_editor NAME PIDVAR WATCHERS WHAT [OPTION...]: starts `driver.py editor OPTION...` as NAME
+# (its clone, its home, its --out $work/NAME, its stdout/stderr $work/NAME.driver.*), sets PIDVAR
+# to its pid (for the cleanup), and waits until it is initialized and WATCHERS faces watch the
+# asks bucket.
+start_editor() {
+  local name=$1 pidvar=$2 want=$3 what=$4 t0 n=0 started_pid
+  shift 4
+  t0=$(now_ms)
+  (run_as "$name" python3 "$driver" editor "$@" --rawko "$rawko" --nats "$urls" \
+    --workspace "$work/clones/$name" --out "$work/$name" </dev/null \
+    >"$work/$name.driver.stdout" 2>"$work/$name.driver.stderr") &
+  started_pid=$!
+  printf -v "$pidvar" '%s' "$started_pid"
+  for _ in $(seq 300); do
+    if [ -f "$work/$name/ready" ]; then
+      n=$(python3 "$driver" watchers "${monitors[@]}" 2>/dev/null || echo 0)
+      [ "$n" -ge "$want" ] && break
+    fi
+    kill -0 "$started_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -f "$work/$name/ready" ] && [ "$n" -ge "$want" ]; then
+    pass "$what is initialized and watches the team's asks ($(($(now_ms) - t0)) ms after its start)"
+  else
+    tail -n 20 "$work/$name.driver.stderr" "$work/$name/driver.log" "$work/$name/serve.stderr" >&2 2>/dev/null || true
+    abort "$what was not initialized and watching the team's asks within 30 s ($n of $want faces watch them)"
+  fi
+}
+# The first answers each approval 250 ms after its prompt: long enough for the silent editor to be
+# asked too (the two faces' watches differ by a few ms), short beside a task (seconds).
+start_editor editor driver_pid 1 "the editor (rawko serve --nats, scripts/team/driver.py)" --answer-delay-ms 250
+start_editor editor2 driver2_pid 2 "the silent editor (rawko serve --nats, scripts/team/driver.py editor --silent)" --silent
 
 # -- the workers -----------------------------------------------------------------------------
 for i in $(seq "$workers"); do
@@ -314,7 +352,7 @@ while :; do
   if [ $((elapsed - last_report)) -ge 10 ]; then
     last_report=$elapsed
     if [ -f "$work/list.json" ]; then
-      echo "    ${elapsed}s: $(python3 "$driver" progress <"$work/list.json" 2>&1); the editor was asked $(grep -c . "$editor_dir/asks.jsonl" 2>/dev/null || true) approvals" >&2
+      echo "    ${elapsed}s: $(python3 "$driver" progress <"$work/list.json" 2>&1); the editor was asked $(grep -c . "$editor_dir/asks.jsonl" 2>/dev/null || true) approvals, the silent one $(grep -c . "$editor2_dir/asks.jsonl" 2>/dev/null || true) ($(grep -c approvalWithdrawn "$editor2_dir/withdrawn.jsonl" 2>/dev/null || true) withdrawn)" >&2
     else
       echo "    ${elapsed}s: tasks list gives nothing yet" >&2
     fi
@@ -328,10 +366,12 @@ else
   fail "not every task finished within $timeout_s s: $(python3 "$driver" progress <"$work/list.json" 2>&1 || true)"
 fi
 
-# The editor ends (shutdown, exit) and writes its stats before the checks read them.
-kill -TERM "$driver_pid" 2>/dev/null || true
+# The editors end (shutdown, exit) and write their stats before the checks read them.
+kill -TERM "$driver_pid" "$driver2_pid" 2>/dev/null || true
 wait "$driver_pid" 2>/dev/null || true
+wait "$driver2_pid" 2>/dev/null || true
 driver_pid=""
+driver2_pid=""
 
 # -- the checks and the figures -----------------------------------------------------------
 for name in w1 w2 w3; do
@@ -342,12 +382,15 @@ done
 if grep -q "panicked" "$editor_dir/serve.stderr" 2>/dev/null; then
   fail "rawko serve --nats panicked: $(grep -m 1 panicked "$editor_dir/serve.stderr")"
 fi
+if grep -q "panicked" "$editor2_dir/serve.stderr" 2>/dev/null; then
+  fail "the silent editor's rawko serve --nats panicked: $(grep -m 1 panicked "$editor2_dir/serve.stderr")"
+fi
 figures=${RAWKO_TEAM_FIGURES:-$work/figures.json}
 worker_logs=()
 for i in $(seq "$workers"); do worker_logs+=(--worker-log "$work/w$i.log"); done
 python3 "$driver" check --rawko "$rawko" --nats "$urls" --cwd "$work/clones/submit" \
   --remote "$remote" --run "$work" --ids "$work/ids" --list "$work/list.json" \
-  --editor "$editor_dir" --expect-files "$expect_files" --held "$work/held" \
+  --editor "$editor_dir" --silent-editor "$editor2_dir" --expect-files "$expect_files" --held "$work/held" \
   --victim "$victim" --kill-ms "$kill_ms" --node-stop-ms "$node_stop_ms" \
   --first-submit-ms "$first_submit_ms" --ack-wait "${ack_wait:-25}" --workers "$workers" \
   --max-tasks "$max_tasks" "${worker_logs[@]}" --figures "$figures" || true

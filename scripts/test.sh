@@ -65,7 +65,8 @@ fi
 echo "==> cargo test"
 cargo test --workspace --locked
 # The team on NATS JetStream end to end (issue 37): a 3-node cluster on loopback, a bare remote,
-# three workers, 100 scripted tasks approved by an attached editor, a worker killed with SIGKILL
+# three workers, 100 scripted tasks approved by an attached editor (a second, silent one sees
+# each prompt withdrawn), a worker killed with SIGKILL
 # and a node stopped; it prints its figures. RAWKO_TEAM_E2E=0 skips it, saying so; without a
 # nats-server it fails under CI instead of skipping.
 echo "==> team on NATS JetStream (scripts/test-team.sh)"

@@ -3,15 +3,22 @@
 Python 3 standard library only.
 
     driver.py editor --rawko BIN --nats URLS --workspace DIR --out DIR
+                      [--answer-delay-ms N | --silent]
         Runs `rawko serve --nats URLS --workspace DIR` as the team's attached editor: the LSP
         lifecycle (initialize, initialized; shutdown and exit on SIGTERM), every
         `rawko/approveToolCall` answered {"outcome": "allow_once"} at once, the other requests a
         server may send answered as an editor would (rawko/trustWorkspace: trusted,
         window/workDoneProgress/create, workspace/configuration, client/registerCapability, …).
+        With --answer-delay-ms N each answer is sent N ms after the request arrived (a user who
+        reads the prompt first). With --silent it answers no `rawko/approveToolCall` (a second
+        face whose user looks away): each stays open until rawko withdraws it.
         Writes into DIR: `asks.jsonl` (one line per approval request, as it arrives: taskId,
-        toolCallId, tool, receivedAt ms, …), `withdrawn.jsonl`, `ready` once initialized,
-        `stats.json` at the end (counts of every method, the tasks seen in rawko/status),
-        `serve.stderr` (the server's stderr), `driver.log`.
+        toolCallId, tool, requestId, receivedAt ms, and answeredAt ms, taken once the answer is
+        written to rawko serve's stdin, unless --silent), `withdrawn.jsonl` (every
+        `rawko/approvalWithdrawn` and `$/cancelRequest`, with the ms it was received at),
+        `ready` once initialized, `stats.json` at the end (counts of every method, the tasks seen
+        in rawko/status, the approval requests still open), `serve.stderr` (the server's stderr),
+        `driver.log`.
 
     driver.py progress < tasks-list.json       one line: finished N/T, outcomes, states, workers
     driver.py busiest --log W1.log --log W2.log ... [--min-finished N] [--min-held N]
@@ -20,6 +27,8 @@ Python 3 standard library only.
         least --min-held; nothing otherwise
     driver.py held --log NAME.log                    the ids of the tasks that worker holds
     driver.py finished < tasks-list.json             exit 0 when every task listed is finished
+    driver.py watchers --monitor URL ...             how many faces watch the asks bucket (the
+        consumers of KV_rawko-asks described `kv watch consumer`, by the nodes' /jsz)
 
     driver.py check --rawko BIN --nats URLS --remote GITDIR --run DIR ...
         The checks after the run (see `check` below); prints `PASS what` / `FAIL what: why` lines
@@ -38,6 +47,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 
 def now_ms():
@@ -65,6 +75,10 @@ class Editor:
         self.status_tasks = set()
         self.finished_tasks = set()
         self.asks = 0
+        self.withdrawn = 0
+        self.cancelled = 0
+        # --silent: the approval requests left unanswered and not yet withdrawn, by request id.
+        self.open_asks = {}
         self.unknown_requests = []
         self.closed = None
         self.next_id = 1
@@ -171,7 +185,6 @@ class Editor:
 
     def request(self, rid, method, params, received):
         if method == "rawko/approveToolCall":
-            self.reply(rid, {"outcome": "allow_once"})
             record = {
                 "taskId": params.get("taskId"),
                 "toolCallId": params.get("toolCallId"),
@@ -180,11 +193,21 @@ class Editor:
                 "summary": params.get("summary"),
                 "requestId": rid,
                 "receivedAt": received,
-                "answeredAt": now_ms(),
             }
             with self.state_lock:
                 self.asks += 1
-            self.asks_file.write(json.dumps(record) + "\n")
+            if self.args.silent:
+                # Never answered: rawko withdraws it once another face's answer is the team's.
+                with self.state_lock:
+                    self.open_asks[json.dumps(rid)] = record
+                self.asks_file.write(json.dumps(record) + "\n")
+            elif self.args.answer_delay_ms > 0:
+                # Off the reader thread, so the messages after it are read meanwhile.
+                timer = threading.Timer(self.args.answer_delay_ms / 1000, self.answer, (rid, record))
+                timer.daemon = True
+                timer.start()
+            else:
+                self.answer(rid, record)
         elif method == "rawko/trustWorkspace":
             self.log(f"trustWorkspace {json.dumps(params)[:300]}: trusted")
             self.reply(rid, {"trusted": True})
@@ -219,6 +242,12 @@ class Editor:
                 }
             )
 
+    def answer(self, rid, record):
+        self.reply(rid, {"outcome": "allow_once"})
+        # Once the answer is written to (and flushed into) rawko serve's stdin.
+        record["answeredAt"] = now_ms()
+        self.asks_file.write(json.dumps(record) + "\n")
+
     def notification(self, method, params, received):
         if method == "rawko/status":
             task = params.get("taskId")
@@ -231,10 +260,15 @@ class Editor:
                 with self.state_lock:
                     self.finished_tasks.add(task)
         elif method == "rawko/approvalWithdrawn":
+            with self.state_lock:
+                self.withdrawn += 1
             self.withdrawn_file.write(
                 json.dumps({"kind": "approvalWithdrawn", "params": params, "at": received}) + "\n"
             )
         elif method == "$/cancelRequest":
+            with self.state_lock:
+                self.cancelled += 1
+                self.open_asks.pop(json.dumps(params.get("id")), None)
             self.withdrawn_file.write(
                 json.dumps({"kind": "cancelRequest", "params": params, "at": received}) + "\n"
             )
@@ -301,6 +335,11 @@ class Editor:
         with self.state_lock:
             return {
                 "asks": self.asks,
+                "silent": bool(self.args.silent),
+                "approvalsWithdrawn": self.withdrawn,
+                "requestsCancelled": self.cancelled,
+                # --silent: the approval requests never cancelled ($/cancelRequest) by the end.
+                "openAsksAtEnd": sorted(self.open_asks.values(), key=lambda r: r["receivedAt"]),
                 "methods": self.methods,
                 "statusTasks": sorted(self.status_tasks),
                 "finishedTasks": sorted(self.finished_tasks),
@@ -466,6 +505,30 @@ def cmd_finished(_args):
     return 0 if tasks and all(is_finished(t) for t in tasks) else 1
 
 
+def cmd_watchers(args):
+    """How many watches follow a KV bucket: its stream's consumers described as a KV watch, as
+    the nodes' monitoring endpoints (/jsz) list them, across every node that answers. Each face
+    (`rawko serve --nats`, `rawko web --nats`) watches the asks bucket once it is connected, and
+    nothing else does, so this counts the faces ready to be asked."""
+    names = set()
+    for base in args.monitor:
+        url = base.rstrip("/") + "/jsz?consumers=true&config=true"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                jsz = json.load(r)
+        except (OSError, ValueError):
+            continue
+        for account in jsz.get("account_details") or []:
+            for stream in account.get("stream_detail") or []:
+                if stream.get("name") != args.stream:
+                    continue
+                for consumer in stream.get("consumer_detail") or []:
+                    if (consumer.get("config") or {}).get("description") == args.description:
+                        names.add(consumer.get("name"))
+    print(len(names))
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------
 # The checks and figures after the run
 # ---------------------------------------------------------------------------------------------
@@ -585,6 +648,117 @@ def rerun_in_flight(task, got, held, logs):
     return len(doubled) <= 1 and all(
         lines.count(l) <= starts.get(TRACE_CALLS[l], 0) for l in TRACE_CALLS
     )
+
+
+def read_stats(directory):
+    try:
+        with open(os.path.join(directory, "stats.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def check_silent_editor(c, args, ids, answered_asks, figures):
+    """The second editor (driver.py editor --silent) saw the same approvals and answered none:
+    the first answer (the first editor's) won, and each prompt here was withdrawn after it
+    (issue 37: "an approval is answered once — the first answer wins, every other face's prompt
+    is withdrawn"). Returns [(answeredAt, ms from it to the withdrawal)] for the figures."""
+    d = args.silent_editor
+    asks = read_jsonl(os.path.join(d, "asks.jsonl"))
+    notes = read_jsonl(os.path.join(d, "withdrawn.jsonl"))
+    stats = read_stats(d)
+    id_set = set(ids)
+    answered = {}  # (task, call) → the first editor's earliest answeredAt
+    for a in answered_asks:
+        key = (a.get("taskId"), a.get("toolCallId"))
+        at = a.get("answeredAt")
+        if isinstance(at, int) and (key not in answered or at < answered[key]):
+            answered[key] = at
+
+    counts = {}
+    for a in asks:
+        key = (a.get("taskId"), a.get("toolCallId"))
+        counts[key] = counts.get(key, 0) + 1
+    again = [f"{t} {cid} asked {n} times" for (t, cid), n in counts.items() if n > 1]
+    strangers = [f"{t} {cid}" for (t, cid) in counts if t not in id_set]
+    not_write = [f"{a.get('taskId')} {a.get('tool')}" for a in asks if a.get("tool") != "Write"]
+    asked_tasks = {t for (t, _) in counts if t in id_set}
+    # A face is not asked a call whose answer is in the answers bucket already when its watcher
+    # gets to it (`offer` reads the answers first). The first editor answers --answer-delay-ms
+    # after its prompt (test-team.sh: 250 ms), far more than the two faces' watches differ by
+    # while the cluster is whole (a few ms), so then the silent editor is asked every call. A
+    # watch on the stopped node falls silent until the client notices, and the look for asks
+    # every 5 s finds only those still unanswered: a call asked of the first editor in the 15 s
+    # after the node stopped may be missed.
+    stop = args.node_stop_ms
+    in_failover = lambda at: bool(stop) and isinstance(at, int) and stop <= at <= stop + 15000
+    missed = [a for a in answered_asks if (a.get("taskId"), a.get("toolCallId")) not in counts]
+    missed_steady = [
+        f"{a.get('taskId')} {a.get('toolCallId')} (asked of the first editor at {a.get('receivedAt')}, the node stopped at {stop})"
+        for a in missed
+        if not in_failover(a.get("receivedAt"))
+    ]
+    c.check(
+        not again and not strangers and not not_write and not missed_steady,
+        f"the silent editor was asked the tasks' blocked Writes, each at most once: {len(asked_tasks)} of "
+        f"{len(ids)}, every one outside the node's failover ({len(missed)} missed, asked of the first "
+        f"editor within 15 s after the node stopped)",
+        f"{len(asks)} asks of {len(asked_tasks)} tasks; asked again: {first(again)}; other tasks: "
+        f"{first(strangers)}; not the Write: {first(not_write)}; missed outside the failover: "
+        f"{len(missed_steady)}: {first(missed_steady, 4)}",
+    )
+
+    withdrawn = {}  # (task, call) → [at, ...]
+    cancelled = {}  # request id (as JSON) → [at, ...]
+    for n in notes:
+        params = n.get("params") or {}
+        if n.get("kind") == "approvalWithdrawn":
+            withdrawn.setdefault((params.get("taskId"), params.get("toolCallId")), []).append(n.get("at"))
+        elif n.get("kind") == "cancelRequest":
+            cancelled.setdefault(json.dumps(params.get("id")), []).append(n.get("at"))
+    problems, latencies = [], []
+    for a in asks:
+        key = (a.get("taskId"), a.get("toolCallId"))
+        name = f"{key[0]} {key[1]}"
+        received = a.get("receivedAt")
+        ats = sorted(t for t in withdrawn.get(key, []) if isinstance(t, int))
+        after = [t for t in ats if isinstance(received, int) and t >= received]
+        if not after:
+            problems.append(f"{name}: asked at {received}, never withdrawn (approvalWithdrawn: {ats or 'none'})")
+            continue
+        at = after[0]
+        if not cancelled.get(json.dumps(a.get("requestId"))):
+            problems.append(f"{name}: approvalWithdrawn, but no $/cancelRequest of request {a.get('requestId')}")
+        won = answered.get(key)
+        if won is None:
+            problems.append(f"{name}: withdrawn, but the first editor never answered it")
+        elif at < won:
+            problems.append(f"{name}: withdrawn {won - at} ms before the first editor's answer")
+        else:
+            latencies.append((won, at - won))
+    asked_keys = set(counts)
+    stray = [f"{t} {cid} ({len(v)})" for (t, cid), v in withdrawn.items() if (t, cid) not in asked_keys or len(v) > 1]
+    open_at_end = [f"{r.get('taskId')} {r.get('toolCallId')}" for r in stats.get("openAsksAtEnd") or []]
+    c.check(
+        asks and not problems and not stray and not open_at_end,
+        f"every prompt the silent editor got ({len(asks)}) was withdrawn after the first editor's answer "
+        "(rawko/approvalWithdrawn for its taskId+toolCallId, and $/cancelRequest of its request); "
+        "nothing else was withdrawn",
+        f"{len(problems)} problems: {first(problems, 4)}; withdrawn though not asked, or twice: {first(stray)}; "
+        f"still open when it ended: {first(open_at_end)}",
+    )
+    if stats:
+        c.check(
+            not stats.get("serveExitedEarly"),
+            "the silent editor's rawko serve --nats stayed up to the end",
+            f"it went away: {stats.get('closed')} (exit {stats.get('serveExitCode')})",
+        )
+    else:
+        c.check(False, "the silent editor's stats.json is readable", "missing (did the driver end cleanly?)")
+    figures["silentEditorAsked"] = len(asked_tasks)
+    figures["silentEditorNotAsked"] = sorted(t for t in ids if t not in asked_tasks)
+    figures["silentEditorMissedInFailover"] = len(missed) - len(missed_steady)
+    return latencies
 
 
 def cmd_check(args):
@@ -758,6 +932,11 @@ def cmd_check(args):
     else:
         c.check(False, "the editor's stats.json is readable", "missing (did the driver end cleanly?)")
 
+    # -- The second, silent editor: asked too, never answers; its prompts are withdrawn. --
+    withdraw_latencies = []  # (the first editor's answeredAt, ms from it to the withdrawal here)
+    if args.silent_editor:
+        withdraw_latencies = check_silent_editor(c, args, ids, asks, figures)
+
     # -- The workers' own account: who took what, and when. --
     worker_events = {worker_name(path): parse_worker_log(path) for path in args.worker_log or []}
     deliveries = {}  # task → [(ms, worker, kind)]
@@ -839,14 +1018,21 @@ def cmd_check(args):
             )
             if later:
                 takeovers_stderr[task] = later[0][0] - kill_ms
-            if not any(kind == "resumed" for _, _, kind in later):
+            # A worker says `resumed` when the task's log holds records, `took` when it holds
+            # none: a task the killed worker had taken but not yet begun (no record before the
+            # kill) is taken afresh.
+            begun = any(
+                isinstance(r.get("at"), int) and r["at"] < kill_ms for r in logs.get(task) or []
+            )
+            want = ("resumed",) if begun else ("resumed", "took")
+            if not any(kind in want for _, _, kind in later):
                 problems.append(
-                    f"{task}: no other worker's stderr says `resumed {task}` after the kill "
-                    f"(it says: {', '.join(f'{k} by {w}' for _, w, k in later) or 'nothing'})"
+                    f"{task}: no other worker's stderr says `{' or '.join(f'{k} {task}' for k in want)}` "
+                    f"after the kill (it says: {', '.join(f'{k} by {w}' for _, w, k in later) or 'nothing'})"
                 )
         c.check(
             held and not problems,
-            f"the {len(held)} tasks the killed worker held were continued (resumed) by another worker and completed",
+            f"the {len(held)} tasks the killed worker held were continued by another worker (resumed; taken afresh if the kill came before its first record) and completed",
             first(problems),
         )
         measured = takeovers or takeovers_stderr
@@ -909,6 +1095,13 @@ def cmd_check(args):
         figures["promptLatencyMsInFailover"] = summary(in_failover)
     else:
         figures["promptLatencyMs"] = None
+    if args.silent_editor:
+        stop = args.node_stop_ms
+        in_failover = [ms for at, ms in withdraw_latencies if stop and stop <= at <= stop + 15000]
+        steady = [ms for at, ms in withdraw_latencies if not (stop and stop <= at <= stop + 15000)]
+        figures["withdrawLatencyMs"] = summary([ms for _, ms in withdraw_latencies])
+        figures["withdrawLatencyMsSteady"] = summary(steady)
+        figures["withdrawLatencyMsInFailover"] = summary(in_failover)
     figures["takeoverMs"] = dict(sorted(takeovers.items()))
     figures["takeoverMsMax"] = max(takeovers.values()) if takeovers else None
     figures["takeoverMsFromWorkerStderr"] = dict(sorted(takeovers_stderr.items()))
@@ -943,6 +1136,24 @@ def cmd_check(args):
                 print(f"{what}: p50 {q['p50']} ms, p99 {q['p99']} ms, max {q['max']} ms ({q['count']} prompts)")
     else:
         print(f"blocked call -> editor's prompt: not measured ({unmatched} prompts without a tool_started record)")
+    if args.silent_editor:
+        w = figures.get("withdrawLatencyMs")
+        if w:
+            print(
+                f"first editor's answer -> the silent editor's prompt withdrawn (answer written to its "
+                f"rawko serve -> rawko/approvalWithdrawn received by the other): p50 {w['p50']} ms, "
+                f"p99 {w['p99']} ms, max {w['max']} ms ({w['count']} prompts; the silent editor was asked "
+                f"{figures.get('silentEditorAsked')} of {len(ids)})"
+            )
+            for key, what in (
+                ("withdrawLatencyMsSteady", "  outside the node's failover"),
+                ("withdrawLatencyMsInFailover", "  answered within 15 s after the node stopped"),
+            ):
+                q = figures.get(key)
+                if q:
+                    print(f"{what}: p50 {q['p50']} ms, p99 {q['p99']} ms, max {q['max']} ms ({q['count']} prompts)")
+        else:
+            print("first editor's answer -> the silent editor's prompt withdrawn: not measured (no withdrawal matched)")
     if takeovers:
         each = ", ".join(f"{ms}" for _, ms in sorted(takeovers.items()))
         print(
@@ -972,6 +1183,17 @@ def main():
     e.add_argument("--nats", required=True)
     e.add_argument("--workspace", required=True)
     e.add_argument("--out", required=True)
+    e.add_argument(
+        "--answer-delay-ms",
+        type=int,
+        default=0,
+        help="answer each rawko/approveToolCall this long after it arrived (default 0: at once)",
+    )
+    e.add_argument(
+        "--silent",
+        action="store_true",
+        help="answer no rawko/approveToolCall: record each and keep it open until it is withdrawn",
+    )
     sub.add_parser("progress")
     b = sub.add_parser("busiest")
     b.add_argument("--log", action="append", required=True, help="a worker's stderr (NAME.log)")
@@ -980,6 +1202,10 @@ def main():
     h = sub.add_parser("held")
     h.add_argument("--log", required=True, help="the worker's stderr")
     sub.add_parser("finished")
+    w = sub.add_parser("watchers")
+    w.add_argument("--monitor", action="append", required=True, help="a node's monitoring URL")
+    w.add_argument("--stream", default="KV_rawko-asks")
+    w.add_argument("--description", default="kv watch consumer")
     k = sub.add_parser("check")
     k.add_argument("--rawko", required=True)
     k.add_argument("--nats", required=True)
@@ -989,6 +1215,7 @@ def main():
     k.add_argument("--ids", required=True, help="the submitted task ids, one a line")
     k.add_argument("--list", required=True, help="the last `tasks list --json`")
     k.add_argument("--editor", required=True, help="the editor driver's --out")
+    k.add_argument("--silent-editor", help="the --out of a second editor driver run with --silent")
     k.add_argument("--expect-files", required=True, help='JSON {"path": "content", ...}')
     k.add_argument("--held", help="the ids the killed worker held, one a line")
     k.add_argument("--victim")
@@ -1007,6 +1234,7 @@ def main():
         "busiest": cmd_busiest,
         "held": cmd_held,
         "finished": cmd_finished,
+        "watchers": cmd_watchers,
         "check": cmd_check,
     }[args.cmd](args)
 

@@ -832,7 +832,10 @@ async fn ask(ctx: Arc<Ctx>, task_id: String, request: ApprovalRequest) {
         }
     }
     if let Some(answer) = get_json::<Answer>(&ctx.answers, &key).await {
+        // Answered before this worker asked (a task taken over): never asked again, and a
+        // question the lost worker left open in the faces is withdrawn.
         let _ = reply.send(answer_of(&answer.outcome));
+        let _ = ctx.asks.delete(&key).await;
         return;
     }
     let Some(mut watch) = watch else {
