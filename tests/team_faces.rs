@@ -293,3 +293,115 @@ fn a_team_task_is_answered_from_the_web_page_once() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown team task"));
     drop(cluster);
 }
+
+/// The team's credentials: against a NATS server that admits one nkey user only, a command
+/// without the key is refused with NATS's own reason, and with `--nats-nkey SEEDFILE` (or
+/// `team.nats.nkey` of the user's config) it works.
+#[test]
+fn an_nkey_user_reaches_a_server_that_requires_it() {
+    let Some(server) = nats_server("team_faces") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let user = nkeys::KeyPair::new_user();
+    let seed = tmp.path().join("team.nk");
+    std::fs::write(&seed, format!("{}\n", user.seed().unwrap())).unwrap();
+    let port = 26232;
+    let config = tmp.path().join("nats.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "server_name: auth1\nlisten: 127.0.0.1:{port}\njetstream {{ store_dir: \"{}\" }}\n\
+             authorization {{ users: [ {{ nkey: {} }} ] }}\n",
+            tmp.path().join("store").display(),
+            user.public_key()
+        ),
+    )
+    .unwrap();
+    let nats = Running(
+        Command::new(&server)
+            .arg("-c")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let url = format!("nats://127.0.0.1:{port}");
+    let team = Team {
+        tmp,
+        nats: url.clone(),
+    };
+    std::fs::create_dir_all(team.home()).unwrap();
+    wait_for("the server to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    let seed_arg = seed.to_str().unwrap();
+    let out = team.rawko(
+        &[
+            "tasks",
+            "list",
+            "--nats",
+            &url,
+            "--nats-nkey",
+            seed_arg,
+            "--json",
+        ],
+        team.tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    // From the user's config, the same.
+    let config_dir = team.home().join(".config/rawko");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.json"),
+        json!({"team": {"nats": {"url": url, "nkey": seed_arg}}}).to_string(),
+    )
+    .unwrap();
+    let out = team.rawko(
+        &["tasks", "list", "--nats", &url, "--json"],
+        team.tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without the key: refused, and said so (not a 30 s wait for nothing).
+    std::fs::remove_file(config_dir.join("config.json")).unwrap();
+    let started = Instant::now();
+    let out = team.rawko(&["tasks", "list", "--nats", &url], team.tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(
+        err.contains("authorization") || err.contains("authentication"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(40));
+    // A seed file without a seed is named.
+    let bad = team.path("bad.nk");
+    std::fs::write(&bad, "not a seed\n").unwrap();
+    let out = team.rawko(
+        &[
+            "tasks",
+            "list",
+            "--nats",
+            &url,
+            "--nats-nkey",
+            bad.to_str().unwrap(),
+        ],
+        team.tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no user seed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(nats);
+}

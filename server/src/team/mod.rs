@@ -89,6 +89,57 @@ pub struct Connection {
     pub tls_key: Option<std::path::PathBuf>,
 }
 
+/// The client's options for `connection`: its credentials and TLS, a name, reconnecting
+/// forever.
+async fn options(connection: &Connection, name: &str) -> Result<async_nats::ConnectOptions, Error> {
+    let mut options = async_nats::ConnectOptions::new();
+    if let Some(creds) = &connection.creds {
+        options = options
+            .credentials_file(creds)
+            .await
+            .map_err(|e| Error::new(format!("reading the credentials {}", creds.display()), e))?;
+    }
+    if let Some(seed_file) = &connection.nkey {
+        let seed = std::fs::read_to_string(seed_file)
+            .map_err(|e| Error::new(format!("reading the nkey seed {}", seed_file.display()), e))?;
+        let seed = seed
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("SU"))
+            .ok_or_else(|| {
+                Error::new(
+                    format!("reading the nkey seed {}", seed_file.display()),
+                    "no user seed (a line starting with SU) in it",
+                )
+            })?
+            .to_owned();
+        options = options.nkey(seed);
+    }
+    if let Some(ca) = &connection.tls_ca {
+        options = options.add_root_certificates(ca.clone()).require_tls(true);
+    }
+    match (&connection.tls_cert, &connection.tls_key) {
+        (Some(cert), Some(key)) => {
+            options = options
+                .add_client_certificate(cert.clone(), key.clone())
+                .require_tls(true);
+        }
+        (None, None) => {}
+        _ => {
+            return Err(Error::new(
+                "reading the NATS TLS settings",
+                "a client certificate needs both its certificate and its key",
+            ))
+        }
+    }
+    Ok(options
+        .name(name)
+        .max_reconnects(None)
+        .connection_timeout(Duration::from_secs(5))
+        .request_timeout(Some(Duration::from_secs(10)))
+        .event_callback(|event| async move { tracing::info!(%event, "nats") }))
+}
+
 /// A connection to a team's NATS deployment and its JetStream context.
 #[derive(Clone)]
 pub struct Team {
@@ -112,67 +163,49 @@ impl Team {
         .await
     }
 
-    /// [`Team::connect`] with credentials and TLS.
+    /// [`Team::connect`] with credentials and TLS. A server that refuses the credentials is
+    /// said at once; servers that do not answer yet are waited for (up to 30 s).
     pub async fn connect_with(connection: &Connection, name: &str) -> Result<Team, Error> {
         let nats = connection.nats.as_str();
         let urls = parse_urls(nats)?;
-        let mut options = async_nats::ConnectOptions::new();
-        if let Some(creds) = &connection.creds {
-            options = options.credentials_file(creds).await.map_err(|e| {
-                Error::new(format!("reading the credentials {}", creds.display()), e)
-            })?;
-        }
-        if let Some(seed_file) = &connection.nkey {
-            let seed = std::fs::read_to_string(seed_file).map_err(|e| {
-                Error::new(format!("reading the nkey seed {}", seed_file.display()), e)
-            })?;
-            let seed = seed
-                .lines()
-                .map(str::trim)
-                .find(|l| l.starts_with("SU"))
-                .ok_or_else(|| {
-                    Error::new(
-                        format!("reading the nkey seed {}", seed_file.display()),
-                        "no user seed (a line starting with SU) in it",
-                    )
-                })?
-                .to_owned();
-            options = options.nkey(seed);
-        }
-        if let Some(ca) = &connection.tls_ca {
-            options = options.add_root_certificates(ca.clone()).require_tls(true);
-        }
-        match (&connection.tls_cert, &connection.tls_key) {
-            (Some(cert), Some(key)) => {
-                options = options
-                    .add_client_certificate(cert.clone(), key.clone())
-                    .require_tls(true);
-            }
-            (None, None) => {}
-            _ => {
-                return Err(Error::new(
-                    "reading the NATS TLS settings",
-                    "a client certificate needs both its certificate and its key",
-                ))
-            }
-        }
-        let client = options
-            .name(name)
-            .retry_on_initial_connect()
-            .max_reconnects(None)
-            .connection_timeout(Duration::from_secs(5))
-            .request_timeout(Some(Duration::from_secs(10)))
-            .event_callback(|event| async move { tracing::info!(%event, "nats") })
+        let doing = || format!("connecting to NATS at {nats}");
+        // One attempt first: it says why a server refused; with retries on, the client would
+        // keep trying quietly.
+        let client = match options(connection, name)
+            .await?
             .connect(urls.as_slice())
             .await
-            .map_err(|e| Error::new(format!("connecting to NATS at {nats}"), e))?;
+        {
+            Ok(client) => client,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    async_nats::ConnectErrorKind::AuthorizationViolation
+                        | async_nats::ConnectErrorKind::Authentication
+                        | async_nats::ConnectErrorKind::Tls
+                ) =>
+            {
+                return Err(Error::new(
+                    doing(),
+                    format!("{e} (check --nats-creds, --nats-nkey, the --nats-tls options or team.nats in ~/.config/rawko/config.json)"),
+                ));
+            }
+            // No server answers yet (one starting, one lost): keep trying, as a worker started
+            // while a node is down must.
+            Err(_) => options(connection, name)
+                .await?
+                .retry_on_initial_connect()
+                .connect(urls.as_slice())
+                .await
+                .map_err(|e| Error::new(doing(), e))?,
+        };
         // With retries on the first connection, `connect` returns before it is made; wait for it
         // (the server's INFO, which says the cluster's size, comes with it).
         let started = tokio::time::Instant::now();
         while client.connection_state() != async_nats::connection::State::Connected {
             if started.elapsed() > CONNECT_WAIT {
                 return Err(Error::new(
-                    format!("connecting to NATS at {nats}"),
+                    doing(),
                     format!("no server answered within {} s", CONNECT_WAIT.as_secs()),
                 ));
             }
