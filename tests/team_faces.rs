@@ -405,3 +405,172 @@ fn an_nkey_user_reaches_a_server_that_requires_it() {
     );
     drop(nats);
 }
+
+/// TLS: against a NATS server that requires it, with a certificate of a CA made for the test
+/// (by `openssl`), `--nats-tls-ca` (or `team.nats.tlsCa`) admits the client, and without the CA
+/// the server's certificate is refused at once, saying so.
+#[test]
+#[allow(clippy::print_stderr)]
+fn tls_with_the_teams_ca_is_required_and_checked() {
+    let Some(server) = nats_server("team_faces") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let openssl = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+    };
+    let Ok(probe) = openssl(&["version"]) else {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+        assert!(
+            !ci,
+            "tls test: openssl is not installed (apt-get install openssl)"
+        );
+        eprintln!("SKIPPED tls test: openssl is not installed");
+        return;
+    };
+    assert!(probe.status.success());
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    for args in [
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=rawko test CA",
+        ][..],
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ][..],
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ][..],
+    ] {
+        let out = openssl(args).unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let port = 26242;
+    let config = dir.join("nats.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "server_name: tls1\nlisten: 127.0.0.1:{port}\njetstream {{ store_dir: \"{}\" }}\n\
+             tls {{ cert_file: \"{}\", key_file: \"{}\" }}\n",
+            dir.join("store").display(),
+            dir.join("server.pem").display(),
+            dir.join("server.key").display()
+        ),
+    )
+    .unwrap();
+    let nats = Running(
+        Command::new(&server)
+            .arg("-c")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let url = format!("tls://127.0.0.1:{port}");
+    let ca = dir.join("ca.pem");
+    let team = Team {
+        tmp,
+        nats: url.clone(),
+    };
+    std::fs::create_dir_all(team.home()).unwrap();
+    wait_for("the server to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    let out = team.rawko(
+        &[
+            "tasks",
+            "list",
+            "--nats",
+            &url,
+            "--nats-tls-ca",
+            ca.to_str().unwrap(),
+            "--json",
+        ],
+        team.tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    // The CA from the user's config.
+    let config_dir = team.home().join(".config/rawko");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.json"),
+        json!({"team": {"nats": {"tlsCa": ca}}}).to_string(),
+    )
+    .unwrap();
+    let out = team.rawko(
+        &["tasks", "list", "--nats", &url, "--json"],
+        team.tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without it, the test CA's certificate is not trusted: refused at once, and said.
+    std::fs::remove_file(config_dir.join("config.json")).unwrap();
+    let started = Instant::now();
+    let out = team.rawko(&["tasks", "list", "--nats", &url], team.tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(err.contains("tls") || err.contains("certificate"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(nats);
+}

@@ -89,6 +89,13 @@ pub struct Connection {
     pub tls_key: Option<std::path::PathBuf>,
 }
 
+/// Whether a connection error says the server's certificate was refused (rustls's words, which
+/// the client may pass on as an I/O error).
+fn refuses_certificate(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    error.contains("certificate") || error.contains("unknownissuer")
+}
+
 /// The client's options for `connection`: its credentials and TLS, a name, reconnecting
 /// forever.
 async fn options(connection: &Connection, name: &str) -> Result<async_nats::ConnectOptions, Error> {
@@ -171,11 +178,12 @@ impl Team {
         let doing = || format!("connecting to NATS at {nats}");
         // One attempt first: it says why a server refused; with retries on, the client would
         // keep trying quietly.
-        let client = match options(connection, name)
+        let first = options(connection, name)
             .await?
             .connect(urls.as_slice())
-            .await
-        {
+            .await;
+        let mut first_error = None;
+        let client = match first {
             Ok(client) => client,
             Err(e)
                 if matches!(
@@ -183,7 +191,7 @@ impl Team {
                     async_nats::ConnectErrorKind::AuthorizationViolation
                         | async_nats::ConnectErrorKind::Authentication
                         | async_nats::ConnectErrorKind::Tls
-                ) =>
+                ) || refuses_certificate(&e.to_string()) =>
             {
                 return Err(Error::new(
                     doing(),
@@ -192,21 +200,30 @@ impl Team {
             }
             // No server answers yet (one starting, one lost): keep trying, as a worker started
             // while a node is down must.
-            Err(_) => options(connection, name)
-                .await?
-                .retry_on_initial_connect()
-                .connect(urls.as_slice())
-                .await
-                .map_err(|e| Error::new(doing(), e))?,
+            Err(e) => {
+                first_error = Some(e.to_string());
+                options(connection, name)
+                    .await?
+                    .retry_on_initial_connect()
+                    .connect(urls.as_slice())
+                    .await
+                    .map_err(|e| Error::new(doing(), e))?
+            }
         };
         // With retries on the first connection, `connect` returns before it is made; wait for it
         // (the server's INFO, which says the cluster's size, comes with it).
         let started = tokio::time::Instant::now();
         while client.connection_state() != async_nats::connection::State::Connected {
             if started.elapsed() > CONNECT_WAIT {
+                let first = first_error
+                    .map(|e| format!(" (the first try: {e})"))
+                    .unwrap_or_default();
                 return Err(Error::new(
                     doing(),
-                    format!("no server answered within {} s", CONNECT_WAIT.as_secs()),
+                    format!(
+                        "no server answered within {} s{first}",
+                        CONNECT_WAIT.as_secs()
+                    ),
                 ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;

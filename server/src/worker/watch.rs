@@ -105,8 +105,9 @@ async fn look_for_asks(w: Arc<Watcher>, asks: kv::Store) {
 /// Follows the tasks bucket: a running task's status, a finished one's end.
 async fn watch_tasks(w: Arc<Watcher>) {
     loop {
-        // Only changes from now: a finished task is shown by `rawko tasks list --nats`.
-        let Ok(mut entries) = w.tasks.watch_all().await else {
+        // Every task's latest entry first (a running one shows at once; a finished one, which
+        // `rawko tasks list --nats` shows, does not), then each change.
+        let Ok(mut entries) = w.tasks.watch_with_history(">").await else {
             tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
         };
