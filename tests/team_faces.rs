@@ -61,6 +61,47 @@ impl Team {
     fn path(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
     }
+
+    /// Sets `team.nats` of the user's config (`None`: no config).
+    fn user_team_nats(&self, nats: Option<Value>) {
+        let file = self.home().join(".config/rawko/config.json");
+        match nats {
+            Some(nats) => {
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                std::fs::write(&file, json!({"team": {"nats": nats}}).to_string()).unwrap();
+            }
+            None => {
+                let _ = std::fs::remove_file(&file);
+            }
+        }
+    }
+
+    /// `rawko tasks list --nats URL --json EXTRA` is admitted: an empty list.
+    fn list_admitted(&self, url: &str, extra: &[&str]) {
+        let mut args = vec!["tasks", "list", "--nats", url, "--json"];
+        args.extend_from_slice(extra);
+        let out = self.rawko(&args, self.tmp.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    }
+
+    /// `rawko tasks list --nats URL` is refused at once (not after the 30 s wait for a server):
+    /// its stderr, lower-cased.
+    fn list_refused(&self, url: &str) -> String {
+        let started = Instant::now();
+        let out = self.rawko(&["tasks", "list", "--nats", url], self.tmp.path());
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            started.elapsed() < Duration::from_secs(25),
+            "{:?}",
+            started.elapsed()
+        );
+        String::from_utf8_lossy(&out.stderr).to_lowercase()
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -98,6 +139,33 @@ fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) ->
         assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// A one-node JetStream server on `port` with `extra` in its config (its store in `dir`),
+/// listening when this returns; ended when the value is dropped.
+fn start_server(server: &Path, dir: &Path, port: u16, extra: &str) -> Running {
+    let config = dir.join(format!("nats-{port}.conf"));
+    std::fs::write(
+        &config,
+        format!(
+            "server_name: s{port}\nlisten: 127.0.0.1:{port}\njetstream {{ store_dir: \"{}\" }}\n{extra}\n",
+            dir.join(format!("store-{port}")).display()
+        ),
+    )
+    .unwrap();
+    let running = Running(
+        Command::new(server)
+            .arg("-c")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the server to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    running
 }
 
 #[test]
@@ -307,25 +375,14 @@ fn an_nkey_user_reaches_a_server_that_requires_it() {
     let seed = tmp.path().join("team.nk");
     std::fs::write(&seed, format!("{}\n", user.seed().unwrap())).unwrap();
     let port = 26232;
-    let config = tmp.path().join("nats.conf");
-    std::fs::write(
-        &config,
-        format!(
-            "server_name: auth1\nlisten: 127.0.0.1:{port}\njetstream {{ store_dir: \"{}\" }}\n\
-             authorization {{ users: [ {{ nkey: {} }} ] }}\n",
-            tmp.path().join("store").display(),
+    let nats = start_server(
+        &server,
+        tmp.path(),
+        port,
+        &format!(
+            "authorization {{ users: [ {{ nkey: {} }} ] }}",
             user.public_key()
         ),
-    )
-    .unwrap();
-    let nats = Running(
-        Command::new(&server)
-            .arg("-c")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
     );
     let url = format!("nats://127.0.0.1:{port}");
     let team = Team {
@@ -333,56 +390,18 @@ fn an_nkey_user_reaches_a_server_that_requires_it() {
         nats: url.clone(),
     };
     std::fs::create_dir_all(team.home()).unwrap();
-    wait_for("the server to listen", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
     let seed_arg = seed.to_str().unwrap();
-    let out = team.rawko(
-        &[
-            "tasks",
-            "list",
-            "--nats",
-            &url,
-            "--nats-nkey",
-            seed_arg,
-            "--json",
-        ],
-        team.tmp.path(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    team.list_admitted(&url, &["--nats-nkey", seed_arg]);
     // From the user's config, the same.
-    let config_dir = team.home().join(".config/rawko");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.json"),
-        json!({"team": {"nats": {"url": url, "nkey": seed_arg}}}).to_string(),
-    )
-    .unwrap();
-    let out = team.rawko(
-        &["tasks", "list", "--nats", &url, "--json"],
-        team.tmp.path(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // Without the key: refused, and said so (not a 30 s wait for nothing).
-    std::fs::remove_file(config_dir.join("config.json")).unwrap();
-    let started = Instant::now();
-    let out = team.rawko(&["tasks", "list", "--nats", &url], team.tmp.path());
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    team.user_team_nats(Some(json!({"url": url, "nkey": seed_arg})));
+    team.list_admitted(&url, &[]);
+    // Without the key: refused, and said so.
+    team.user_team_nats(None);
+    let err = team.list_refused(&url);
     assert!(
         err.contains("authorization") || err.contains("authentication"),
         "{err}"
     );
-    assert!(started.elapsed() < Duration::from_secs(40));
     // A seed file without a seed is named.
     let bad = team.path("bad.nk");
     std::fs::write(&bad, "not a seed\n").unwrap();
@@ -494,26 +513,15 @@ fn tls_with_the_teams_ca_is_required_and_checked() {
         );
     }
     let port = 26242;
-    let config = dir.join("nats.conf");
-    std::fs::write(
-        &config,
-        format!(
-            "server_name: tls1\nlisten: 127.0.0.1:{port}\njetstream {{ store_dir: \"{}\" }}\n\
-             tls {{ cert_file: \"{}\", key_file: \"{}\" }}\n",
-            dir.join("store").display(),
+    let nats = start_server(
+        &server,
+        dir,
+        port,
+        &format!(
+            "tls {{ cert_file: \"{}\", key_file: \"{}\" }}",
             dir.join("server.pem").display(),
             dir.join("server.key").display()
         ),
-    )
-    .unwrap();
-    let nats = Running(
-        Command::new(&server)
-            .arg("-c")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
     );
     let url = format!("tls://127.0.0.1:{port}");
     let ca = dir.join("ca.pem");
@@ -522,55 +530,13 @@ fn tls_with_the_teams_ca_is_required_and_checked() {
         nats: url.clone(),
     };
     std::fs::create_dir_all(team.home()).unwrap();
-    wait_for("the server to listen", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
-    let out = team.rawko(
-        &[
-            "tasks",
-            "list",
-            "--nats",
-            &url,
-            "--nats-tls-ca",
-            ca.to_str().unwrap(),
-            "--json",
-        ],
-        team.tmp.path(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    team.list_admitted(&url, &["--nats-tls-ca", ca.to_str().unwrap()]);
     // The CA from the user's config.
-    let config_dir = team.home().join(".config/rawko");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.json"),
-        json!({"team": {"nats": {"tlsCa": ca}}}).to_string(),
-    )
-    .unwrap();
-    let out = team.rawko(
-        &["tasks", "list", "--nats", &url, "--json"],
-        team.tmp.path(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    team.user_team_nats(Some(json!({"tlsCa": ca})));
+    team.list_admitted(&url, &[]);
     // Without it, the test CA's certificate is not trusted: refused at once, and said.
-    std::fs::remove_file(config_dir.join("config.json")).unwrap();
-    let started = Instant::now();
-    let out = team.rawko(&["tasks", "list", "--nats", &url], team.tmp.path());
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    team.user_team_nats(None);
+    let err = team.list_refused(&url);
     assert!(err.contains("tls") || err.contains("certificate"), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(25),
-        "{:?}",
-        started.elapsed()
-    );
     drop(nats);
 }

@@ -74,6 +74,17 @@ impl NatsArgs {
     }
 }
 
+/// `--nats` and its options as a connection, or `None` once the problem is said.
+fn connection_of(ctx: &mut Context<'_>, nats: &NatsArgs) -> io::Result<Option<Connection>> {
+    match nats.connection(ctx.env) {
+        Ok(c) => Ok(Some(c)),
+        Err(e) => {
+            writeln!(ctx.err, "error: {e}")?;
+            Ok(None)
+        }
+    }
+}
+
 fn expand_home(p: &str, env: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
     match (p.strip_prefix("~/"), env("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
@@ -134,12 +145,8 @@ pub struct WorkerArgs {
 
 /// `rawko worker`: takes queued tasks of the workspace's repository until SIGINT or SIGTERM.
 pub fn worker(ctx: &mut Context<'_>, args: WorkerArgs) -> io::Result<ExitCode> {
-    let connection = match args.nats.connection(ctx.env) {
-        Ok(c) => c,
-        Err(e) => {
-            writeln!(ctx.err, "error: {e}")?;
-            return Ok(EXIT_USAGE);
-        }
+    let Some(connection) = connection_of(ctx, &args.nats)? else {
+        return Ok(EXIT_USAGE);
     };
     if !(1..=64).contains(&args.max_tasks) {
         writeln!(ctx.err, "error: --max-tasks must be 1 to 64")?;
@@ -271,12 +278,8 @@ pub fn submit(ctx: &mut Context<'_>, args: SubmitArgs) -> io::Result<ExitCode> {
         writeln!(ctx.err, "error: the task is longer than 1 MiB")?;
         return Ok(EXIT_USAGE);
     }
-    let connection = match args.nats.connection(ctx.env) {
-        Ok(c) => c,
-        Err(e) => {
-            writeln!(ctx.err, "error: {e}")?;
-            return Ok(EXIT_USAGE);
-        }
+    let Some(connection) = connection_of(ctx, &args.nats)? else {
+        return Ok(EXIT_USAGE);
     };
     let repo = match args.repo.clone() {
         Some(r) if !r.trim().is_empty() => r.trim().to_owned(),
@@ -437,12 +440,8 @@ async fn all_entries(team: &Team) -> Result<Vec<TaskEntry>, String> {
 
 /// `rawko tasks list --nats`: the team's tasks, newest first.
 pub fn list(ctx: &mut Context<'_>, nats: &NatsArgs) -> io::Result<ExitCode> {
-    let connection = match nats.connection(ctx.env) {
-        Ok(c) => c,
-        Err(e) => {
-            writeln!(ctx.err, "error: {e}")?;
-            return Ok(EXIT_USAGE);
-        }
+    let Some(connection) = connection_of(ctx, nats)? else {
+        return Ok(EXIT_USAGE);
     };
     let runtime = runtime()?;
     let entries = runtime.block_on(async {
@@ -495,12 +494,8 @@ pub fn list(ctx: &mut Context<'_>, nats: &NatsArgs) -> io::Result<ExitCode> {
 
 /// `rawko tasks show ID --nats`: a team task's whole history, from its log in JetStream.
 pub fn show(ctx: &mut Context<'_>, id: &str, nats: &NatsArgs) -> io::Result<ExitCode> {
-    let connection = match nats.connection(ctx.env) {
-        Ok(c) => c,
-        Err(e) => {
-            writeln!(ctx.err, "error: {e}")?;
-            return Ok(EXIT_USAGE);
-        }
+    let Some(connection) = connection_of(ctx, nats)? else {
+        return Ok(EXIT_USAGE);
     };
     if id.is_empty()
         || !id
