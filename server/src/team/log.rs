@@ -30,6 +30,10 @@ impl Team {
     /// The log stream, created on first use: file storage, replicated like the queue, records
     /// kept until removed.
     pub async fn log_stream(&self) -> Result<stream::Stream, Error> {
+        super::retrying(|| self.log_stream_once()).await
+    }
+
+    async fn log_stream_once(&self) -> Result<stream::Stream, Error> {
         self.jetstream()
             .get_or_create_stream(stream::Config {
                 name: LOG_STREAM.to_owned(),

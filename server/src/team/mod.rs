@@ -147,6 +147,28 @@ async fn options(connection: &Connection, name: &str) -> Result<async_nats::Conn
         .event_callback(|event| async move { tracing::info!(%event, "nats") }))
 }
 
+/// Runs `f` until it succeeds, up to 6 times a second apart: JetStream's API may time out
+/// while another client creates the same stream or bucket, or a leader is being elected; the
+/// calls retried here (get-or-create) are safe to repeat.
+pub(crate) async fn retrying<T, F, Fut>(mut f: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Error>>,
+{
+    let mut attempt = 0;
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt < 5 => {
+                attempt += 1;
+                tracing::warn!("{e}; trying again");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A connection to a team's NATS deployment and its JetStream context.
 #[derive(Clone)]
 pub struct Team {

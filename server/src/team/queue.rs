@@ -105,6 +105,10 @@ impl Queue {
     /// repository's durable consumer if they are not there. An existing consumer keeps the
     /// `ack_wait` and `max_deliver` it was created with.
     pub async fn open(team: &Team, repo_url: &str, config: QueueConfig) -> Result<Queue, Error> {
+        super::retrying(|| Queue::open_once(team, repo_url, config.clone())).await
+    }
+
+    async fn open_once(team: &Team, repo_url: &str, config: QueueConfig) -> Result<Queue, Error> {
         let hash = repo_hash(repo_url);
         let subject = format!("rawko.queue.{hash}");
         let replicas = config.replicas.unwrap_or_else(|| team.default_replicas());

@@ -129,6 +129,10 @@ pub fn task_of_key(key: &str) -> &str {
 impl Team {
     /// A KV bucket of the team, created on first use (replicated like the streams).
     pub async fn bucket(&self, name: &str) -> Result<kv::Store, Error> {
+        super::retrying(|| self.bucket_once(name)).await
+    }
+
+    async fn bucket_once(&self, name: &str) -> Result<kv::Store, Error> {
         let js = self.jetstream();
         if let Ok(store) = js.get_key_value(name).await {
             return Ok(store);
