@@ -10,7 +10,11 @@
 //! it follows was recorded complete), writes the log from JetStream into its store, and resumes
 //! the task from it like a local resume.
 
+mod definitions;
+mod events;
 pub mod watch;
+
+pub use events::{answer_of, crumbs_json};
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -19,16 +23,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{oneshot, watch as tokio_watch, Semaphore};
 
+use crate::engine::now_millis;
 use crate::engine::tasks::{Opening, Route, StartRequest, Tasks};
-use crate::engine::{now_millis, ApprovalAnswer, ApprovalRequest, Crumb, TaskEvent};
 use crate::store::replica::Replica;
 use crate::team::records::{
-    self, get_json, put_json, Answer, Ask, JobSpec, TaskEntry, WorkerBeat, ANSWERS_BUCKET,
-    ASKS_BUCKET, DEFINITIONS_BUCKET, TASKS_BUCKET, WORKERS_BUCKET,
+    get_json, put_json, JobSpec, TaskEntry, WorkerBeat, ANSWERS_BUCKET, ASKS_BUCKET,
+    DEFINITIONS_BUCKET, TASKS_BUCKET, WORKERS_BUCKET,
 };
 use crate::team::{self, Job, LogWriter, Queue, QueueConfig, Team};
 
@@ -481,7 +484,7 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
     let task_dir = crate::store::TaskFiles::dir_of(&ctx.store, &id);
     let _ = tokio::fs::remove_dir_all(&task_dir).await;
     if takeover {
-        download_definitions(ctx).await?;
+        definitions::download_definitions(ctx).await?;
         tokio::fs::create_dir_all(&task_dir)
             .await
             .map_err(|e| format!("{}: {e}", task_dir.display()))?;
@@ -525,8 +528,8 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
         Arc::new(move |line: Bytes| {
             let ctx = ctx.clone();
             Box::pin(async move {
-                if names_definitions(&line) {
-                    upload_definitions(&ctx).await;
+                if definitions::names_definitions(&line) {
+                    definitions::upload_definitions(&ctx).await;
                 }
             })
         })
@@ -556,7 +559,7 @@ async fn run_task(ctx: &Arc<Ctx>, job: &Job, spec: &JobSpec) -> Result<Ended, St
     let route = Route::new(Arc::new(move |task_id: String, events| {
         let ctx = sink_ctx.clone();
         let ended = (task_id == main_id).then(|| ended_tx.clone());
-        tokio::spawn(follow(ctx, task_id, events, ended));
+        tokio::spawn(events::follow(ctx, task_id, events, ended));
     }));
     let env = |name: &str| std::env::var_os(name);
     let opened = Tasks::open(
@@ -637,262 +640,4 @@ async fn read_log_retrying(team: &Team, id: &str) -> Result<(Vec<Bytes>, u64), S
         }
     }
     Err(last)
-}
-
-/// Whether a log record names pinned definitions (`started`, `pinned`).
-fn names_definitions(line: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(line)
-        .ok()
-        .and_then(|v| {
-            v.get("event")?
-                .get("type")?
-                .as_str()
-                .map(|t| t == "started" || t == "pinned")
-        })
-        .unwrap_or(false)
-}
-
-/// Stores every pinned definition of the worker's store the team's bucket lacks (before a
-/// record naming them is published).
-async fn upload_definitions(ctx: &Arc<Ctx>) {
-    let dir = crate::store::definitions::definitions(&ctx.store)
-        .dir()
-        .to_owned();
-    let Ok(mut entries) = tokio::fs::read_dir(&dir).await else {
-        return;
-    };
-    while let Ok(Some(entry)) = entries.next_entry().await {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !crate::store::definitions::is_digest(&name)
-            || ctx
-                .uploaded
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(&name)
-        {
-            continue;
-        }
-        let Ok(bytes) = tokio::fs::read(entry.path()).await else {
-            continue;
-        };
-        for attempt in 0..100u32 {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            if ctx
-                .definitions
-                .put(&name, bytes.clone().into())
-                .await
-                .is_ok()
-            {
-                ctx.uploaded
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(name.clone());
-                break;
-            }
-        }
-    }
-}
-
-/// Fetches the team's pinned definitions this worker's store lacks (each checked against its
-/// digest as it is stored).
-async fn download_definitions(ctx: &Arc<Ctx>) -> Result<(), String> {
-    let defs = crate::store::definitions::definitions(&ctx.store);
-    let mut keys = ctx
-        .definitions
-        .keys()
-        .await
-        .map_err(|e| format!("listing the team's definitions: {e}"))?;
-    let mut wanted = Vec::new();
-    while let Some(key) = keys.next().await {
-        let Ok(key) = key else { continue };
-        if crate::store::definitions::is_digest(&key) && !defs.path(&key).is_file() {
-            wanted.push(key);
-        }
-    }
-    for key in wanted {
-        let Ok(Some(bytes)) = ctx.definitions.get(&key).await else {
-            continue;
-        };
-        let defs = defs.clone();
-        let name = key.clone();
-        let stored = tokio::task::spawn_blocking(move || defs.put(&[(name.as_str(), &bytes)]))
-            .await
-            .map_err(|e| e.to_string())?;
-        match stored {
-            Ok(()) => {
-                // It is in the team's bucket already.
-                ctx.uploaded
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key);
-            }
-            Err(e) => (ctx.say)(format!(
-                "warning: a definition from the team is refused: {e}"
-            )),
-        }
-    }
-    Ok(())
-}
-
-/// The breadcrumb's levels as `rawko/status` sends them.
-pub fn crumbs_json(crumbs: &[Crumb]) -> Value {
-    Value::Array(
-        crumbs
-            .iter()
-            .map(|c| {
-                json!({"name": c.name, "phaseName": c.phase_name, "emoji": c.emoji,
-                       "index": c.index, "total": c.total})
-            })
-            .collect(),
-    )
-}
-
-/// Reads one task's events (the task or one of its subagents): its status to the team's view,
-/// its blocked calls to the team's faces, and its end.
-async fn follow(
-    ctx: Arc<Ctx>,
-    task_id: String,
-    mut events: crate::engine::EventReceiver,
-    ended: Option<Arc<Mutex<Option<oneshot::Sender<String>>>>>,
-) {
-    let mut outcome = None;
-    while let Some(event) = events.recv().await {
-        match event {
-            TaskEvent::Status {
-                state,
-                breadcrumb,
-                breadcrumb_text,
-                ..
-            } if ended.is_some() => {
-                let mut entry = get_json::<TaskEntry>(&ctx.tasks, &task_id)
-                    .await
-                    .unwrap_or_default();
-                entry.task_id = task_id.clone();
-                entry.state = state.as_str().to_owned();
-                entry.breadcrumb = breadcrumb_text;
-                entry.crumbs = crumbs_json(&breadcrumb);
-                entry.worker = Some(ctx.name.clone());
-                entry.updated_at = now_millis();
-                let _ = put_json(&ctx.tasks, &task_id, &entry).await;
-            }
-            TaskEvent::Approval(request) => {
-                tokio::spawn(ask(ctx.clone(), task_id.clone(), *request));
-            }
-            TaskEvent::Finished { outcome: o, .. } => outcome = Some(o.as_str().to_owned()),
-            _ => {}
-        }
-    }
-    if let Some(ended) = ended {
-        if let Some(tx) = ended.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = tx.send(outcome.unwrap_or_else(|| "failed".to_owned()));
-        }
-    }
-}
-
-/// An answer's outcome as the task takes it.
-pub fn answer_of(outcome: &str) -> ApprovalAnswer {
-    match outcome {
-        "allow_once" => ApprovalAnswer::AllowOnce,
-        "allow_always" => ApprovalAnswer::AllowAlways,
-        "reject_once" => ApprovalAnswer::RejectOnce,
-        "reject_always" => ApprovalAnswer::RejectAlways,
-        _ => ApprovalAnswer::Cancelled,
-    }
-}
-
-/// Asks the team about a blocked call: an answer recorded before (the task was taken over after
-/// it was answered) is used at once; else the call is put in the asks bucket for every face,
-/// and the first answer created in the answers bucket is the task's.
-async fn ask(ctx: Arc<Ctx>, task_id: String, request: ApprovalRequest) {
-    let ApprovalRequest {
-        tool_call_id,
-        tool,
-        input,
-        phase,
-        reason,
-        detail,
-        summary,
-        expires_at,
-        timeout,
-        mut reply,
-        ..
-    } = request;
-    let key = records::ask_key(&task_id, &tool_call_id);
-    // Watch first, so an answer given between the look and the ask is not missed.
-    let mut watch = None;
-    for attempt in 0..100u32 {
-        if attempt > 0 {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        if let Ok(w) = ctx.answers.watch(&key).await {
-            watch = Some(w);
-            break;
-        }
-    }
-    if let Some(answer) = get_json::<Answer>(&ctx.answers, &key).await {
-        // Answered before this worker asked (a task taken over): never asked again, and a
-        // question the lost worker left open in the faces is withdrawn.
-        let _ = reply.send(answer_of(&answer.outcome));
-        let _ = ctx.asks.delete(&key).await;
-        return;
-    }
-    let Some(mut watch) = watch else {
-        let _ = reply.send(ApprovalAnswer::Cancelled);
-        return;
-    };
-    let question = Ask {
-        task_id: task_id.clone(),
-        tool_call_id,
-        tool,
-        input,
-        phase,
-        reason,
-        detail,
-        summary,
-        expires_at,
-        timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-        worker: ctx.name.clone(),
-        asked_at: now_millis(),
-    };
-    if let Err(e) = put_json(&ctx.asks, &key, &question).await {
-        (ctx.say)(format!("warning: task {task_id}: asking the team: {e}"));
-    }
-    // The watch is the fast path; a look every few seconds covers a watch that a node's loss
-    // left silent.
-    let mut look = tokio::time::interval(Duration::from_secs(3));
-    look.tick().await;
-    loop {
-        tokio::select! {
-            _ = look.tick() => {
-                if let Some(answer) = get_json::<Answer>(&ctx.answers, &key).await {
-                    let _ = reply.send(answer_of(&answer.outcome));
-                    break;
-                }
-            }
-            entry = watch.next() => match entry {
-                Some(Ok(entry)) if entry.operation == async_nats::jetstream::kv::Operation::Put => {
-                    if let Ok(answer) = serde_json::from_slice::<Answer>(&entry.value) {
-                        let _ = reply.send(answer_of(&answer.outcome));
-                        break;
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    // The watch ended (the connection moved): look, then watch again.
-                    if let Some(answer) = get_json::<Answer>(&ctx.answers, &key).await {
-                        let _ = reply.send(answer_of(&answer.outcome));
-                        break;
-                    }
-                    match ctx.answers.watch(&key).await {
-                        Ok(w) => watch = w,
-                        Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-                    }
-                }
-            },
-            () = reply.closed() => break,
-        }
-    }
-    let _ = ctx.asks.delete(&key).await;
 }
